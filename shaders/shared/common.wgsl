@@ -1,0 +1,29 @@
+// Shared structs and constants. `const WG: u32` (the workgroup size) is prepended by
+// src/gpu/layout.rs, the one source of truth; the struct layouts are checked against the Rust
+// structs there by a naga test.
+
+// Per-run parameters (uniform). Rust twin: gpu::layout::GpuParams.
+struct Params {
+    gravity: vec4<f32>,   // xyz: g (m/s²); w: air drag d0 (1/s)
+    wind: vec4<f32>,      // xyz: wind velocity (m/s); w: central field strength s (1/s²)
+    center: vec4<f32>,    // xyz: central field centre (m); w: LEU speed limit (m/s)
+    n_particles: u32,
+    n_springs: u32,
+    h: f32,               // step (s)
+    alpha: f32,           // Rayleigh alpha (s), Shinya eq. 28
+}
+
+// A damped Hooke spring. Rust twin: gpu::layout::GpuSpring.
+struct Spring {
+    a: u32,
+    b: u32,
+    rest: f32,
+    k: f32,
+    kd: f32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+// Springs shorter than this have no direction; their force and Jacobian are zero (twin: cpu::forces::EPS_LEN).
+const EPS_LEN: f32 = 1e-9;

@@ -1,0 +1,59 @@
+// The per-particle force gather over the CSR incidence lists: the twin of cpu::forces.
+// Needs, in the including kernel: P (Params), springs, csr (n+1 offsets then the entries) and
+// src (a state: positions at [0, n) with w = 1/m, 0 when pinned; velocities at [n, 2n)).
+
+// The other endpoint of incidence entry `ent` (2·spring + side).
+fn other_end(s: Spring, ent: u32) -> u32 {
+    if ((ent & 1u) == 0u) {
+        return s.b;
+    }
+    return s.a;
+}
+
+// K_c·u of a spring: k[c·u + (1 − c)(n̂·u) n̂] (twin: cpu::forces::kc_apply).
+fn kc_apply(k: f32, c: f32, n: vec3<f32>, u: vec3<f32>) -> vec3<f32> {
+    let un = dot(n, u);
+    return (u * c + n * ((1.0 - c) * un)) * k;
+}
+
+// External acceleration of a free particle: g − d0 (v − wind) − s (x − c).
+fn external_accel(x: vec3<f32>, v: vec3<f32>) -> vec3<f32> {
+    var a = P.gravity.xyz - (v - P.wind.xyz) * P.gravity.w;
+    if (P.wind.w != 0.0) {
+        a -= (x - P.center.xyz) * P.wind.w;
+    }
+    return a;
+}
+
+// a = M⁻¹ f(x, v) of particle i at state `src`: Hooke springs, damping along the spring, the
+// Rayleigh term −α K_c (v_i − v_j), and the external fields (twin: cpu::forces::accelerations).
+fn accel(i: u32) -> vec3<f32> {
+    let n = P.n_particles;
+    let xi4 = src[i];
+    let w = xi4.w;
+    if (w == 0.0) {
+        return vec3<f32>(0.0);
+    }
+    let xi = xi4.xyz;
+    let vi = src[n + i].xyz;
+    var f = vec3<f32>(0.0);
+    let e_end = csr[i + 1u];
+    for (var e = csr[i]; e < e_end; e++) {
+        let ent = csr[n + 1u + e];
+        let s = springs[ent >> 1u];
+        let j = other_end(s, ent);
+        let d = xi - src[j].xyz;
+        let l = length(d);
+        if (l > EPS_LEN) {
+            let dir = d / l;
+            let u = vi - src[n + j].xyz;
+            let un = dot(dir, u);
+            f += dir * (-(s.k * (l - s.rest) + s.kd * un));
+            if (P.alpha != 0.0) {
+                let c = max(0.0, 1.0 - s.rest / l);
+                f -= kc_apply(s.k, c, dir, u) * P.alpha;
+            }
+        }
+    }
+    return f * w + external_accel(xi, vi);
+}

@@ -1,0 +1,199 @@
+//! The headless benchmark: runs a scene with a method on a backend and reports one record.
+
+use crate::cpu::{CpuModel, CpuSimulator};
+use crate::error::{Error, Result};
+use crate::gpu::{GpuContext, GpuSimulator};
+use crate::method::{Method, StepSettings};
+use crate::scene::{self, SceneOptions};
+use crate::sim::{state_stats, Simulator};
+use serde::Serialize;
+use std::time::Instant;
+
+/// Where a simulation runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// The f64 CPU reference.
+    Cpu,
+    /// wgpu compute.
+    Gpu,
+}
+
+impl Backend {
+    /// Parses `cpu` or `gpu`.
+    pub fn parse(s: &str) -> Result<Backend> {
+        match s {
+            "cpu" => Ok(Backend::Cpu),
+            "gpu" => Ok(Backend::Gpu),
+            _ => Err(Error::param("backend", s, "must be cpu or gpu")),
+        }
+    }
+
+    /// The name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Cpu => "cpu",
+            Backend::Gpu => "gpu",
+        }
+    }
+}
+
+/// One benchmark run.
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    /// Scene name.
+    pub scene: String,
+    /// Scene options.
+    pub options: SceneOptions,
+    /// Method.
+    pub method: Method,
+    /// Backend.
+    pub backend: Backend,
+    /// Frames to run.
+    pub frames: usize,
+    /// Step settings.
+    pub settings: StepSettings,
+    /// Air drag d₀ (1/s) instead of the scene's.
+    pub drag: Option<f64>,
+}
+
+impl BenchConfig {
+    /// The same run with air drag d₀.
+    pub fn with_drag(mut self, d0: f64) -> Self {
+        self.drag = Some(d0);
+        self
+    }
+}
+
+/// The record `springsim bench` prints.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchResult {
+    /// Scene.
+    pub scene: String,
+    /// Particles.
+    pub particles: usize,
+    /// Springs.
+    pub springs: usize,
+    /// Method.
+    pub method: String,
+    /// Backend.
+    pub backend: String,
+    /// Adapter (or the CPU).
+    pub adapter: String,
+    /// Frame step (s).
+    pub frame_dt: f64,
+    /// Step (s).
+    pub h: f64,
+    /// Stability limit (s).
+    pub h_max: f64,
+    /// k₀ (1/s²).
+    pub k0: f64,
+    /// Rayleigh α (s).
+    pub alpha: f64,
+    /// Steps per frame.
+    pub substeps: usize,
+    /// Solver iterations per frame (0 for the explicit methods, which solve nothing).
+    pub iterations: usize,
+    /// LEU divergence retries over the run.
+    pub leu_retries: usize,
+    /// Frames run.
+    pub frames: usize,
+    /// Median wall time of a frame (ms).
+    pub ms_per_frame: f64,
+    /// `ms_per_frame / substeps`.
+    pub ms_per_substep: f64,
+    /// Every coordinate finite at the end.
+    pub finite: bool,
+    /// The frame at which a non-finite value first appeared.
+    pub failed_frame: Option<usize>,
+    /// Largest strain at the end.
+    pub max_strain: f64,
+    /// Total energy at the end (J).
+    pub energy: f64,
+    /// Lowest y at the end (m).
+    pub min_y: f64,
+}
+
+/// Builds the simulator for a backend.
+pub fn make_simulator(
+    model: &crate::Model,
+    method: Method,
+    backend: Backend,
+    settings: StepSettings,
+    gpu: Option<&GpuContext>,
+) -> Result<Box<dyn Simulator>> {
+    Ok(match backend {
+        Backend::Cpu => Box::new(CpuSimulator::new(model, method, settings)?),
+        Backend::Gpu => {
+            let ctx = gpu.ok_or_else(|| Error::NoAdapter("the gpu backend needs a device".into()))?;
+            Box::new(GpuSimulator::new(&ctx.device, &ctx.queue, model, method, settings)?.with_adapter_name(ctx.adapter_name()))
+        }
+    })
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        0.5 * (v[m - 1] + v[m])
+    }
+}
+
+/// Runs one benchmark. Each frame is timed alone; the state is checked for finiteness between frames,
+/// outside the timing, and a run stops at the first non-finite frame.
+pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>) -> Result<BenchResult> {
+    let mut model = scene::build(&cfg.scene, &cfg.options)?;
+    if let Some(d) = cfg.drag {
+        model.forces.drag = d;
+    }
+    let cm = CpuModel::new(&model)?;
+    let mut sim = make_simulator(&model, cfg.method, cfg.backend, cfg.settings.clone(), gpu)?;
+    let mut times = Vec::with_capacity(cfg.frames);
+    let mut failed_frame = None;
+    let mut report = Default::default();
+    for f in 0..cfg.frames {
+        let t = Instant::now();
+        report = sim.step_frame()?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        let (x, v) = sim.read_state()?;
+        if !x.iter().chain(v.iter()).all(|p| p.iter().all(|c| c.is_finite())) {
+            failed_frame = Some(f);
+            break;
+        }
+    }
+    let (x, v) = sim.read_state()?;
+    let stats = state_stats(&cm, &x, &v);
+    let plan = sim.plan();
+    let ms = median(times.clone());
+    Ok(BenchResult {
+        scene: cfg.scene.clone(),
+        particles: model.n_particles(),
+        springs: model.springs.len(),
+        method: cfg.method.name().to_string(),
+        backend: cfg.backend.name().to_string(),
+        adapter: match cfg.backend {
+            Backend::Cpu => "cpu (f64)".to_string(),
+            Backend::Gpu => gpu.map(|g| g.adapter_name()).unwrap_or_default(),
+        },
+        frame_dt: cfg.settings.frame_dt,
+        h: plan.h,
+        h_max: plan.h_max,
+        k0: plan.k0,
+        alpha: plan.alpha,
+        substeps: plan.substeps,
+        iterations: 0,
+        leu_retries: report.leu_retries,
+        frames: times.len(),
+        ms_per_frame: ms,
+        ms_per_substep: ms / plan.substeps as f64,
+        finite: stats.finite && failed_frame.is_none(),
+        failed_frame,
+        max_strain: stats.max_strain,
+        energy: stats.energy,
+        min_y: stats.min_y,
+    })
+}

@@ -1,0 +1,277 @@
+//! The f64 CPU reference: one twin per GPU kernel, same names, same argument order. Users without a
+//! GPU run on it; the tests hold the GPU to it.
+
+pub mod explicit;
+pub mod forces;
+pub mod leu;
+pub mod power;
+
+use crate::error::Result;
+use crate::method::{plan, Method, StepPlan, StepSettings};
+use crate::model::{Incidence, Model};
+use crate::sim::{FrameReport, Simulator};
+use forces::StepParams;
+
+/// The CPU's vector type.
+pub type V3 = nalgebra::Vector3<f64>;
+
+/// A model laid out for the CPU kernels (structure of arrays).
+#[derive(Clone, Debug)]
+pub struct CpuModel {
+    /// Number of particles.
+    pub n: usize,
+    /// Masses.
+    pub mass: Vec<f64>,
+    /// 1/m, 0 for pinned particles.
+    pub inv_mass: Vec<f64>,
+    /// Spring endpoints a.
+    pub sa: Vec<u32>,
+    /// Spring endpoints b.
+    pub sb: Vec<u32>,
+    /// Rest lengths.
+    pub rest: Vec<f64>,
+    /// Stiffnesses.
+    pub k: Vec<f64>,
+    /// Spring damping.
+    pub kd: Vec<f64>,
+    /// CSR incidence lists.
+    pub incidence: Incidence,
+    /// Gravity.
+    pub gravity: V3,
+    /// Drag d₀.
+    pub drag: f64,
+    /// Wind.
+    pub wind: V3,
+    /// Central field centre.
+    pub central_center: V3,
+    /// Central field strength s (1/s²), 0 for none.
+    pub central_strength: f64,
+}
+
+impl CpuModel {
+    /// Lays out a validated model.
+    pub fn new(model: &Model) -> Result<Self> {
+        model.validate()?;
+        let f = &model.forces;
+        let (cc, cs) = f.central.unwrap_or(([0.0; 3], 0.0));
+        Ok(CpuModel {
+            n: model.n_particles(),
+            mass: model.masses.clone(),
+            inv_mass: model.masses.iter().zip(&model.pinned).map(|(m, &p)| if p { 0.0 } else { 1.0 / m }).collect(),
+            sa: model.springs.iter().map(|s| s.a).collect(),
+            sb: model.springs.iter().map(|s| s.b).collect(),
+            rest: model.springs.iter().map(|s| s.rest).collect(),
+            k: model.springs.iter().map(|s| s.k).collect(),
+            kd: model.springs.iter().map(|s| s.kd).collect(),
+            incidence: model.incidence(),
+            gravity: V3::from(f.gravity),
+            drag: f.drag,
+            wind: V3::from(f.wind),
+            central_center: V3::from(cc),
+            central_strength: cs,
+        })
+    }
+}
+
+/// Working memory of the CPU steps, allocated once.
+#[derive(Clone, Debug, Default)]
+pub struct Scratch {
+    pub(crate) spring_f: Vec<V3>,
+    pub(crate) a1: Vec<V3>,
+    pub(crate) a2: Vec<V3>,
+    pub(crate) xt: Vec<V3>,
+    pub(crate) vt: Vec<V3>,
+    pub(crate) xt2: Vec<V3>,
+    pub(crate) vt2: Vec<V3>,
+    pub(crate) acc_x: Vec<V3>,
+    pub(crate) acc_v: Vec<V3>,
+}
+
+impl Scratch {
+    fn new(n: usize, springs: usize) -> Self {
+        let z = vec![V3::zeros(); n];
+        Scratch {
+            spring_f: vec![V3::zeros(); springs],
+            a1: z.clone(),
+            a2: z.clone(),
+            xt: z.clone(),
+            vt: z.clone(),
+            xt2: z.clone(),
+            vt2: z.clone(),
+            acc_x: z.clone(),
+            acc_v: z,
+        }
+    }
+}
+
+/// The CPU simulator: the f64 reference of every method.
+pub struct CpuSimulator {
+    model: CpuModel,
+    method: Method,
+    settings: StepSettings,
+    plan: StepPlan,
+    /// Positions.
+    pub x: Vec<V3>,
+    /// Velocities.
+    pub v: Vec<V3>,
+    x_next: Vec<V3>,
+    v_next: Vec<V3>,
+    scratch: Scratch,
+    lin: leu::Linearization,
+    steps_since_lin: usize,
+    leu_retries: usize,
+    needs_replan: bool,
+}
+
+impl CpuSimulator {
+    /// Builds the simulator and plans its step from k₀ (power iteration at the initial state).
+    pub fn new(model: &Model, method: Method, settings: StepSettings) -> Result<Self> {
+        settings.validate()?;
+        let cm = CpuModel::new(model)?;
+        let x: Vec<V3> = model.positions.iter().map(|p| V3::from(*p)).collect();
+        let v: Vec<V3> = model
+            .velocities
+            .iter()
+            .zip(&model.pinned)
+            .map(|(v, &p)| if p { V3::zeros() } else { V3::from(*v) })
+            .collect();
+        let k0 = power::power_k0(&cm, &x, settings.power_iterations);
+        let plan = plan(method, k0, cm.drag, &settings);
+        let n = cm.n;
+        let scratch = Scratch::new(n, cm.sa.len());
+        Ok(CpuSimulator {
+            x_next: x.clone(),
+            v_next: v.clone(),
+            x,
+            v,
+            model: cm,
+            method,
+            settings,
+            plan,
+            scratch,
+            lin: leu::Linearization::default(),
+            steps_since_lin: usize::MAX,
+            leu_retries: 0,
+            needs_replan: false,
+        })
+    }
+
+    /// The laid-out model.
+    pub fn model(&self) -> &CpuModel {
+        &self.model
+    }
+
+    /// The step parameters of the current plan.
+    pub fn step_params(&self) -> StepParams {
+        StepParams { h: self.plan.h, alpha: self.plan.alpha }
+    }
+
+    /// Sets the step h outright (and α for it), keeping k₀.
+    pub fn set_h(&mut self, h: f64) -> Result<()> {
+        self.settings.fixed_h = Some(h);
+        self.settings.frame_dt = h;
+        self.settings.validate()?;
+        self.plan = plan(self.method, self.plan.k0, self.model.drag, &self.settings);
+        self.steps_since_lin = usize::MAX;
+        Ok(())
+    }
+
+    /// One step of the current method with the current plan.
+    pub fn step(&mut self) {
+        let p = self.step_params();
+        let m = &self.model;
+        let s = &mut self.scratch;
+        match self.method {
+            Method::ExplicitEuler => explicit::euler_step(m, &p, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s),
+            Method::SymplecticEuler => {
+                explicit::symplectic_step(m, &p, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s)
+            }
+            Method::Midpoint => explicit::midpoint_step(m, &p, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s),
+            Method::Rk4 => explicit::rk4_step(m, &p, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s),
+            Method::Leu => {
+                if self.steps_since_lin >= self.plan.relinearize_every {
+                    leu::leu_linearize(m, &p, &self.x, &self.v, &mut self.lin, s);
+                    self.steps_since_lin = 0;
+                }
+                let diverged = leu::leu_step(
+                    m,
+                    &p,
+                    &self.lin,
+                    self.settings.leu_speed_limit,
+                    &self.x,
+                    &self.v,
+                    &mut self.x_next,
+                    &mut self.v_next,
+                );
+                if diverged {
+                    leu::leu_fixup(m, &p, &mut self.lin, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s);
+                    self.steps_since_lin = 0;
+                    self.leu_retries += 1;
+                    self.needs_replan = true;
+                }
+                self.steps_since_lin += 1;
+            }
+        }
+        std::mem::swap(&mut self.x, &mut self.x_next);
+        std::mem::swap(&mut self.v, &mut self.v_next);
+    }
+
+    /// LEU divergence retries so far.
+    pub fn leu_retries(&self) -> usize {
+        self.leu_retries
+    }
+
+    /// Recomputes k₀ at the current state and re-plans the step.
+    pub fn replan(&mut self) {
+        let k0 = power::power_k0(&self.model, &self.x, self.settings.power_iterations);
+        self.plan = plan(self.method, k0, self.model.drag, &self.settings);
+        self.steps_since_lin = usize::MAX;
+    }
+}
+
+impl Simulator for CpuSimulator {
+    fn step_frame(&mut self) -> Result<FrameReport> {
+        for _ in 0..self.plan.substeps {
+            self.step();
+        }
+        let retries = std::mem::take(&mut self.needs_replan);
+        if retries {
+            // Shinya §5.3: recompute k₀ when divergence is detected.
+            self.replan();
+        }
+        Ok(FrameReport { substeps: self.plan.substeps, leu_retries: self.leu_retries })
+    }
+
+    fn plan(&self) -> StepPlan {
+        self.plan
+    }
+
+    fn method(&self) -> Method {
+        self.method
+    }
+
+    fn set_method(&mut self, method: Method) -> Result<()> {
+        self.method = method;
+        self.plan = plan(method, self.plan.k0, self.model.drag, &self.settings);
+        self.steps_since_lin = usize::MAX;
+        Ok(())
+    }
+
+    fn read_state(&mut self) -> Result<(Vec<[f64; 3]>, Vec<[f64; 3]>)> {
+        Ok((self.x.iter().map(|p| [p.x, p.y, p.z]).collect(), self.v.iter().map(|p| [p.x, p.y, p.z]).collect()))
+    }
+
+    fn write_state(&mut self, x: &[[f64; 3]], v: &[[f64; 3]]) -> Result<()> {
+        crate::sim::check_state_len(self.model.n, x, v)?;
+        for i in 0..self.model.n {
+            self.x[i] = V3::from(x[i]);
+            self.v[i] = if self.model.inv_mass[i] == 0.0 { V3::zeros() } else { V3::from(v[i]) };
+        }
+        self.steps_since_lin = usize::MAX;
+        Ok(())
+    }
+
+    fn backend_name(&self) -> String {
+        "cpu (f64)".to_string()
+    }
+}

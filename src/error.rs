@@ -1,0 +1,68 @@
+//! The library's one error type.
+
+use thiserror::Error;
+
+/// Everything that can go wrong in springsim, with the field and value that caused it.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// A model field failed validation (see [`crate::model::Model::validate`]).
+    #[error("invalid model: {field} = {value}: {reason}")]
+    InvalidModel {
+        /// The field, with its index, e.g. `particles[3].mass`.
+        field: String,
+        /// The offending value as written.
+        value: String,
+        /// What the rule is.
+        reason: &'static str,
+    },
+    /// A parameter of a scene, method or run was out of range.
+    #[error("invalid parameter: {name} = {value}: {reason}")]
+    InvalidParameter {
+        /// The parameter's name as the CLI and the API spell it.
+        name: String,
+        /// The offending value.
+        value: String,
+        /// What the rule is.
+        reason: String,
+    },
+    /// A scene name that the registry does not know.
+    #[error("unknown scene '{0}' (known: {1})")]
+    UnknownScene(String, String),
+    /// A method name that is not known.
+    #[error("unknown method '{0}' (known: {1})")]
+    UnknownMethod(String, String),
+    /// Reading a mesh file failed.
+    #[error("could not load mesh '{path}': {reason}")]
+    Mesh {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// No GPU adapter could be found (or none matched `WGPU_ADAPTER_NAME` / `WGPU_BACKEND`).
+    #[error("no GPU adapter: {0}")]
+    NoAdapter(String),
+    /// The device could not be created.
+    #[error("could not create a GPU device: {0}")]
+    Device(String),
+    /// A GPU operation (mapping, polling) failed.
+    #[error("GPU error: {0}")]
+    Gpu(String),
+    /// The simulation left the finite range.
+    #[error("simulation diverged at frame {frame}: {what}")]
+    Diverged {
+        /// The frame at which a non-finite value or a runaway was seen.
+        frame: usize,
+        /// What was seen.
+        what: String,
+    },
+}
+
+/// Result alias.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub(crate) fn param(name: &str, value: impl ToString, reason: impl Into<String>) -> Self {
+        Error::InvalidParameter { name: name.to_string(), value: value.to_string(), reason: reason.into() }
+    }
+}

@@ -1,0 +1,85 @@
+//! GPU-facing data layout and shader composition: the one source of truth for the workgroup size and
+//! the structs shared with WGSL (checked against naga's layout by a test).
+
+use bytemuck::{Pod, Zeroable};
+
+/// Threads per workgroup of every kernel (prepended to each WGSL module as `const WG`).
+pub const WORKGROUP_SIZE: u32 = 64;
+
+/// `Params` in `shaders/shared/common.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuParams {
+    /// xyz: gravity; w: air drag d₀.
+    pub gravity: [f32; 4],
+    /// xyz: wind; w: central field strength.
+    pub wind: [f32; 4],
+    /// xyz: central field centre; w: LEU speed limit.
+    pub center: [f32; 4],
+    /// Particles.
+    pub n_particles: u32,
+    /// Springs.
+    pub n_springs: u32,
+    /// Step h.
+    pub h: f32,
+    /// Rayleigh α.
+    pub alpha: f32,
+}
+
+/// `Spring` in `shaders/shared/common.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuSpring {
+    /// Endpoint a.
+    pub a: u32,
+    /// Endpoint b.
+    pub b: u32,
+    /// Rest length.
+    pub rest: f32,
+    /// Stiffness.
+    pub k: f32,
+    /// Damping along the spring.
+    pub kd: f32,
+    /// Padding to 32 bytes.
+    pub _pad: [u32; 3],
+}
+
+/// `LeuPass` in `shaders/leu.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct LeuPass {
+    /// Ping-pong parity of the step.
+    pub parity: u32,
+    /// Padding to 16 bytes.
+    pub _pad: [u32; 3],
+}
+
+/// The shared WGSL files, in inclusion order.
+pub const SHARED_WGSL: [(&str, &str); 2] = [
+    ("shared/common.wgsl", include_str!("../../shaders/shared/common.wgsl")),
+    ("shared/forces.wgsl", include_str!("../../shaders/shared/forces.wgsl")),
+];
+
+/// The kernel WGSL files.
+pub const KERNEL_WGSL: [(&str, &str); 3] = [
+    ("explicit.wgsl", include_str!("../../shaders/explicit.wgsl")),
+    ("leu.wgsl", include_str!("../../shaders/leu.wgsl")),
+    ("power.wgsl", include_str!("../../shaders/power.wgsl")),
+];
+
+/// A kernel file's full module source: the workgroup size, the shared structs, then the kernel file,
+/// then the force gather (which refers to the kernel's bindings).
+pub fn compose(kernel: &str) -> String {
+    let mut s = format!("const WG: u32 = {WORKGROUP_SIZE}u;\n");
+    s.push_str(SHARED_WGSL[0].1);
+    s.push('\n');
+    s.push_str(kernel);
+    s.push('\n');
+    s.push_str(SHARED_WGSL[1].1);
+    s
+}
+
+/// Workgroups to cover `n` threads.
+pub fn groups(n: usize) -> u32 {
+    (n as u32).div_ceil(WORKGROUP_SIZE)
+}

@@ -1,0 +1,71 @@
+//! Helpers shared by the pipeline structs (one per WGSL file).
+
+use super::layout::compose;
+
+/// A uniform buffer binding.
+pub fn uniform(binding: u32) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Uniform, has_dynamic_offset: false, min_binding_size: None },
+        count: None,
+    }
+}
+
+/// A storage buffer binding.
+pub fn storage(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+/// Builds a bind group layout and one compute pipeline per entry point of a kernel file.
+pub fn build(
+    device: &wgpu::Device,
+    label: &str,
+    kernel_src: &str,
+    entries: &[wgpu::BindGroupLayoutEntry],
+    entry_points: &[&str],
+) -> (wgpu::BindGroupLayout, Vec<wgpu::ComputePipeline>) {
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(compose(kernel_src).into()),
+    });
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(label), entries });
+    let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(label),
+        bind_group_layouts: &[Some(&layout)],
+        immediate_size: 0,
+    });
+    let pipelines = entry_points
+        .iter()
+        .map(|ep| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(ep),
+                layout: Some(&pl),
+                module: &module,
+                entry_point: Some(ep),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        })
+        .collect();
+    (layout, pipelines)
+}
+
+/// A bind group of whole buffers, bound in order from binding 0.
+pub fn bind(device: &wgpu::Device, layout: &wgpu::BindGroupLayout, label: &str, buffers: &[&wgpu::Buffer]) -> wgpu::BindGroup {
+    let entries: Vec<wgpu::BindGroupEntry> = buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() })
+        .collect();
+    device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(label), layout, entries: &entries })
+}

@@ -1,0 +1,148 @@
+//! `GpuState`: every buffer of one simulation, owned by the caller's simulator. Kernels and layouts
+//! live apart, in the pipeline structs.
+
+use super::layout::{GpuSpring, LeuPass, WORKGROUP_SIZE};
+use crate::cpu::CpuModel;
+use wgpu::util::DeviceExt;
+
+/// The buffers of one simulation.
+pub struct GpuState {
+    /// Particles.
+    pub n: usize,
+    /// Springs.
+    pub n_springs: usize,
+    /// `Params` (uniform).
+    pub params: wgpu::Buffer,
+    /// The springs.
+    pub springs: wgpu::Buffer,
+    /// CSR: n + 1 offsets, then the entries.
+    pub csr: wgpu::Buffer,
+    /// The ping-pong states: positions (`vec4<f32>`, w = 1/m) at [0, n), velocities at [n, 2n).
+    /// `state[0]` holds the current state between frames; its first n entries are the positions,
+    /// usable as a vertex buffer.
+    pub state: [wgpu::Buffer; 2],
+    /// Intermediate states of the multi-stage methods.
+    pub tmp: [wgpu::Buffer; 2],
+    /// RK4's accumulator.
+    pub acc: wgpu::Buffer,
+    /// LEU: x₀, v₀, a₀.
+    pub lin: wgpu::Buffer,
+    /// LEU: three `vec4` per incidence entry (the K and D blocks).
+    pub blocks: wgpu::Buffer,
+    /// LEU: divergence flags of the two parities and the retry count.
+    pub flags: wgpu::Buffer,
+    /// LEU: the parity uniforms.
+    pub leu_pass: [wgpu::Buffer; 2],
+    /// Power iteration vectors.
+    pub y: [wgpu::Buffer; 2],
+    /// Per-workgroup partial sums.
+    pub partials: wgpu::Buffer,
+    /// Reduced scalars.
+    pub scalars: wgpu::Buffer,
+    /// Staging buffer for read-back (state size).
+    pub readback: wgpu::Buffer,
+}
+
+fn storage(device: &wgpu::Device, label: &str, bytes: u64, extra: wgpu::BufferUsages) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: bytes.max(16),
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC | extra,
+        mapped_at_creation: false,
+    })
+}
+
+/// Packs positions (w = 1/m, 0 when pinned) and velocities into the state layout.
+pub fn pack_state(m: &CpuModel, x: &[[f64; 3]], v: &[[f64; 3]]) -> Vec<[f32; 4]> {
+    let mut out = Vec::with_capacity(2 * m.n);
+    for i in 0..m.n {
+        out.push([x[i][0] as f32, x[i][1] as f32, x[i][2] as f32, m.inv_mass[i] as f32]);
+    }
+    for i in 0..m.n {
+        let vi = if m.inv_mass[i] == 0.0 { [0.0; 3] } else { v[i] };
+        out.push([vi[0] as f32, vi[1] as f32, vi[2] as f32, 0.0]);
+    }
+    out
+}
+
+impl GpuState {
+    /// Allocates and uploads.
+    pub fn new(device: &wgpu::Device, m: &CpuModel, x: &[[f64; 3]], v: &[[f64; 3]]) -> Self {
+        let n = m.n;
+        let ns = m.sa.len();
+        let springs: Vec<GpuSpring> = (0..ns)
+            .map(|s| GpuSpring {
+                a: m.sa[s],
+                b: m.sb[s],
+                rest: m.rest[s] as f32,
+                k: m.k[s] as f32,
+                kd: m.kd[s] as f32,
+                _pad: [0; 3],
+            })
+            .collect();
+        let mut csr = m.incidence.offsets.clone();
+        csr.extend_from_slice(&m.incidence.entries);
+        let init = |label: &str, data: &[u8], usage: wgpu::BufferUsages| {
+            let mut bytes = data.to_vec();
+            bytes.resize(bytes.len().max(16), 0);
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents: &bytes, usage })
+        };
+        let ro = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let state_bytes = (2 * n * 16) as u64;
+        let packed = pack_state(m, x, v);
+        let sv = wgpu::BufferUsages::VERTEX;
+        let state = [
+            init("springsim.state0", bytemuck::cast_slice(&packed), ro | wgpu::BufferUsages::COPY_SRC | sv),
+            storage(device, "springsim.state1", state_bytes, sv),
+        ];
+        let groups = (n as u64).div_ceil(WORKGROUP_SIZE as u64);
+        let entries = m.incidence.entries.len() as u64;
+        let uni = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
+        GpuState {
+            n,
+            n_springs: ns,
+            params: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("springsim.params"),
+                size: std::mem::size_of::<super::layout::GpuParams>() as u64,
+                usage: uni,
+                mapped_at_creation: false,
+            }),
+            springs: init("springsim.springs", bytemuck::cast_slice(&springs), ro),
+            csr: init("springsim.csr", bytemuck::cast_slice(&csr), ro),
+            state,
+            tmp: [
+                storage(device, "springsim.tmp0", state_bytes, wgpu::BufferUsages::empty()),
+                storage(device, "springsim.tmp1", state_bytes, wgpu::BufferUsages::empty()),
+            ],
+            acc: storage(device, "springsim.acc", state_bytes, wgpu::BufferUsages::empty()),
+            lin: storage(device, "springsim.lin", (3 * n * 16) as u64, wgpu::BufferUsages::empty()),
+            blocks: storage(device, "springsim.blocks", 3 * entries * 16, wgpu::BufferUsages::empty()),
+            flags: storage(device, "springsim.flags", 16, wgpu::BufferUsages::empty()),
+            leu_pass: [0u32, 1].map(|p| {
+                init("springsim.leu_pass", bytemuck::bytes_of(&LeuPass { parity: p, _pad: [0; 3] }), uni)
+            }),
+            y: [
+                storage(device, "springsim.y0", (n * 16) as u64, wgpu::BufferUsages::empty()),
+                storage(device, "springsim.y1", (n * 16) as u64, wgpu::BufferUsages::empty()),
+            ],
+            partials: storage(device, "springsim.partials", groups * 16, wgpu::BufferUsages::empty()),
+            scalars: storage(device, "springsim.scalars", 16, wgpu::BufferUsages::empty()),
+            readback: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("springsim.readback"),
+                size: state_bytes.max(16),
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
+        }
+    }
+
+    /// Bytes of one state buffer.
+    pub fn state_bytes(&self) -> u64 {
+        (2 * self.n * 16).max(16) as u64
+    }
+
+    /// The byte range of the positions in `state[0]` (bind it as a vertex buffer of `vec4<f32>`).
+    pub fn positions_range(&self) -> std::ops::Range<u64> {
+        0..(self.n * 16) as u64
+    }
+}

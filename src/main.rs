@@ -1,0 +1,185 @@
+//! The `springsim` command line: `bench` (headless benchmark), `info` (adapters).
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use springsim::bench::{self, Backend, BenchConfig, BenchResult};
+use springsim::gpu::context::{adapter_name, instance_from_env};
+use springsim::gpu::GpuContext;
+use springsim::scene::{self, SceneOptions};
+use springsim::{Method, StepSettings};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "springsim", version, about = "GPU-compute mass-spring simulator (wgpu) with f64 CPU twins")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum Format {
+    Json,
+    Table,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Runs scenes headless and prints one record per run (JSON lines or a table).
+    Bench {
+        /// Scene(s), comma-separated: curtain, cloth, rope, hair, slinky, jelly, orbit, mesh.
+        #[arg(long, default_value = "curtain")]
+        scene: String,
+        /// Method(s), comma-separated, or `all`: explicit-euler, symplectic-euler, midpoint, rk4, leu.
+        #[arg(long, default_value = "symplectic-euler")]
+        method: String,
+        /// Backend(s), comma-separated: gpu, cpu.
+        #[arg(long, default_value = "gpu")]
+        backend: String,
+        /// Frames per run.
+        #[arg(long, default_value_t = 60)]
+        frames: usize,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Json)]
+        format: Format,
+        /// Particles per side (or per strand).
+        #[arg(long)]
+        size: Option<usize>,
+        /// Spring stiffness k (N/m), instead of the scene's resolution-aware default.
+        #[arg(long)]
+        stiffness: Option<f64>,
+        /// h = S · h_max (default 1/sqrt(1.5), Shinya's safety factor).
+        #[arg(long)]
+        substep_scale: Option<f64>,
+        /// A fixed step h (s) instead of the stable one.
+        #[arg(long)]
+        h: Option<f64>,
+        /// The frame step (s).
+        #[arg(long, default_value_t = 1.0 / 30.0)]
+        frame_dt: f64,
+        /// Air drag d0 (1/s).
+        #[arg(long)]
+        drag: Option<f64>,
+        /// Turn Rayleigh damping (alpha K) off.
+        #[arg(long)]
+        no_rayleigh: bool,
+        /// OBJ file for the mesh scene.
+        #[arg(long)]
+        mesh: Option<PathBuf>,
+    },
+    /// Lists the adapters wgpu sees, with their limits.
+    Info,
+}
+
+fn print_table(rows: &[BenchResult]) {
+    println!(
+        "{:<10} {:>8} {:>8} {:<17} {:<4} {:>10} {:>10} {:>6} {:>10} {:>10} {:>6} {:>10} {:>12}  {}",
+        "scene", "particles", "springs", "method", "back", "h", "h_max", "subst", "ms/frame", "ms/subst", "finite", "max_strain", "energy", "adapter"
+    );
+    for r in rows {
+        println!(
+            "{:<10} {:>8} {:>8} {:<17} {:<4} {:>10.3e} {:>10.3e} {:>6} {:>10.3} {:>10.4} {:>6} {:>10.4} {:>12.5e}  {}",
+            r.scene, r.particles, r.springs, r.method, r.backend, r.h, r.h_max, r.substeps, r.ms_per_frame, r.ms_per_substep,
+            r.finite, r.max_strain, r.energy, r.adapter
+        );
+    }
+}
+
+fn split(s: &str) -> Vec<String> {
+    s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect()
+}
+
+fn run() -> Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Info => {
+            let instance = instance_from_env();
+            let adapters = pollster::block_on(instance.enumerate_adapters(springsim::wgpu::Backends::all()));
+            if adapters.is_empty() {
+                println!("no adapters found (WGPU_BACKEND={})", std::env::var("WGPU_BACKEND").unwrap_or_else(|_| "all".into()));
+            }
+            for a in adapters {
+                let info = a.get_info();
+                let l = a.limits();
+                println!("{}", adapter_name(&info));
+                println!("  driver: {} {}", info.driver, info.driver_info);
+                println!(
+                    "  limits: max_storage_buffer_binding_size = {}, max_buffer_size = {}, max_storage_buffers_per_shader_stage = {}, max_compute_workgroup_size_x = {}, max_compute_invocations_per_workgroup = {}, max_compute_workgroups_per_dimension = {}",
+                    l.max_storage_buffer_binding_size,
+                    l.max_buffer_size,
+                    l.max_storage_buffers_per_shader_stage,
+                    l.max_compute_workgroup_size_x,
+                    l.max_compute_invocations_per_workgroup,
+                    l.max_compute_workgroups_per_dimension
+                );
+            }
+            Ok(())
+        }
+        Command::Bench {
+            scene,
+            method,
+            backend,
+            frames,
+            format,
+            size,
+            stiffness,
+            substep_scale,
+            h,
+            frame_dt,
+            drag,
+            no_rayleigh,
+            mesh,
+        } => {
+            let scenes = split(&scene);
+            for s in &scenes {
+                if !scene::SCENES.iter().any(|i| i.name == s) {
+                    anyhow::bail!("unknown scene '{s}' (known: {})", scene::scene_names());
+                }
+            }
+            let methods: Vec<Method> = if method == "all" {
+                Method::ALL.to_vec()
+            } else {
+                split(&method).iter().map(|m| Method::parse(m)).collect::<Result<_, _>>()?
+            };
+            let backends: Vec<Backend> = split(&backend).iter().map(|b| Backend::parse(b)).collect::<Result<_, _>>()?;
+            let mut settings = StepSettings { frame_dt, fixed_h: h, rayleigh: !no_rayleigh, ..Default::default() };
+            if let Some(s) = substep_scale {
+                settings.substep_scale = s;
+            }
+            settings.validate()?;
+            let gpu = if backends.contains(&Backend::Gpu) {
+                Some(GpuContext::headless().context("the gpu backend needs an adapter (try --backend cpu)")?)
+            } else {
+                None
+            };
+            let mut rows = Vec::new();
+            for s in &scenes {
+                for &m in &methods {
+                    for &b in &backends {
+                        let mut options = SceneOptions { size, stiffness, mesh: mesh.clone() };
+                        if s == "orbit" {
+                            options.size = None;
+                        }
+                        let cfg =
+                            BenchConfig { scene: s.clone(), options, method: m, backend: b, frames, settings: settings.clone(), drag };
+                        let r = bench::run(&cfg, gpu.as_ref())?;
+                        if format == Format::Json {
+                            println!("{}", serde_json::to_string(&r)?);
+                        }
+                        rows.push(r);
+                    }
+                }
+            }
+            if format == Format::Table {
+                print_table(&rows);
+            }
+            Ok(())
+        }
+    }
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("springsim: {e:#}");
+        std::process::exit(2);
+    }
+}

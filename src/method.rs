@@ -1,0 +1,175 @@
+//! Integration methods, step settings and Shinya's stable step (Shinya 2004, §3).
+
+use crate::error::{Error, Result};
+
+/// An integration method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// Explicit (forward) Euler: x' = x + h v, v' = v + h a(x, v) (slides; Shinya eq. 10-11).
+    ExplicitEuler,
+    /// Symplectic (semi-implicit) Euler: v' = v + h a(x, v), x' = x + h v'.
+    SymplecticEuler,
+    /// The midpoint method, second-order Runge-Kutta (slides; Shinya eq. 18).
+    Midpoint,
+    /// Classic fourth-order Runge-Kutta (Shinya eq. 19).
+    Rk4,
+    /// Shinya's linearized explicit Euler (§4, eq. 34): K and D evaluated every h_nl, the force
+    /// f = f₀ − K(x − x₀) − D(v − v₀) in between, a divergence check that discards the step.
+    Leu,
+}
+
+impl Method {
+    /// Every method, in CLI order.
+    pub const ALL: [Method; 5] =
+        [Method::ExplicitEuler, Method::SymplecticEuler, Method::Midpoint, Method::Rk4, Method::Leu];
+
+    /// The CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::ExplicitEuler => "explicit-euler",
+            Method::SymplecticEuler => "symplectic-euler",
+            Method::Midpoint => "midpoint",
+            Method::Rk4 => "rk4",
+            Method::Leu => "leu",
+        }
+    }
+
+    /// Parses a CLI name.
+    pub fn parse(s: &str) -> Result<Method> {
+        Method::ALL.iter().copied().find(|m| m.name() == s).ok_or_else(|| {
+            Error::UnknownMethod(s.to_string(), Method::ALL.iter().map(|m| m.name()).collect::<Vec<_>>().join(", "))
+        })
+    }
+
+    /// Force evaluations per step.
+    pub fn stages(self) -> usize {
+        match self {
+            Method::Midpoint => 2,
+            Method::Rk4 => 4,
+            _ => 1,
+        }
+    }
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How the step is chosen and the knobs of the explicit methods.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepSettings {
+    /// The frame step (s): one `step_frame` advances the simulation this much.
+    pub frame_dt: f64,
+    /// h = substep_scale · h_max. Default 1/√F_safe with Shinya's safety factor F_safe = 1.5.
+    pub substep_scale: f64,
+    /// A fixed step instead of the stable one (the frame is then ⌈frame_dt / h⌉ steps of frame_dt / that).
+    pub fixed_h: Option<f64>,
+    /// Rayleigh damping D = d₀M + αK with Shinya's α (eq. 31, eq. 33). Off: only d₀ and spring damping.
+    pub rayleigh: bool,
+    /// LEU: the interval h_nl at which K and D are re-evaluated (s).
+    pub leu_interval: f64,
+    /// LEU: a speed (m/s) above which a step counts as diverging.
+    pub leu_speed_limit: f64,
+    /// Power iterations for k₀.
+    pub power_iterations: usize,
+}
+
+/// Shinya's safety factor on k₀.
+pub const F_SAFE: f64 = 1.5;
+
+impl Default for StepSettings {
+    fn default() -> Self {
+        StepSettings {
+            frame_dt: 1.0 / 30.0,
+            substep_scale: 1.0 / F_SAFE.sqrt(),
+            fixed_h: None,
+            rayleigh: true,
+            leu_interval: 1.0 / 90.0,
+            leu_speed_limit: 50.0,
+            power_iterations: 300,
+        }
+    }
+}
+
+impl StepSettings {
+    /// Checks the settings; the error names the field.
+    pub fn validate(&self) -> Result<()> {
+        let pos = |name: &str, v: f64| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(Error::param(name, v, "must be finite and > 0"))
+            }
+        };
+        pos("frame_dt", self.frame_dt)?;
+        pos("substep_scale", self.substep_scale)?;
+        pos("leu_interval", self.leu_interval)?;
+        pos("leu_speed_limit", self.leu_speed_limit)?;
+        if let Some(h) = self.fixed_h {
+            pos("h", h)?;
+        }
+        if self.power_iterations == 0 {
+            return Err(Error::param("power_iterations", 0, "must be >= 1"));
+        }
+        Ok(())
+    }
+}
+
+/// The step plan: the stable step of Shinya §3 and what follows from it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepPlan {
+    /// Largest eigenvalue of M⁻¹K (1/s²), by power iteration.
+    pub k0: f64,
+    /// The stability limit for the method (s).
+    pub h_max: f64,
+    /// The step taken (s).
+    pub h: f64,
+    /// Steps per frame.
+    pub substeps: usize,
+    /// The Rayleigh α (s) of D = d₀M + αK.
+    pub alpha: f64,
+    /// LEU: re-linearize every this many steps.
+    pub relinearize_every: usize,
+}
+
+/// Shinya's maximum step for `method`, given k₀ and the drag d₀.
+///
+/// Explicit Euler and midpoint (and LEU): h_max = 2/√k₀ (eq. 27; the RK2 polynomial has the same
+/// real-axis interval and, on Shinya's Rayleigh line, |R| = |1 − Y/2| < 1 for Y < 4).
+/// RK4: √8.75/√k₀ (eq. 33). Symplectic Euler: its region is 0 < X < 2, Y < 4 − 2X (Jury's test on
+/// λ² − (2 − X − Y)λ + 1 − X), so with X = h d₀ the limit is the root of h²k₀ + 2d₀h − 4 = 0, which is
+/// 2/√k₀ when d₀ = 0.
+pub fn h_max(method: Method, k0: f64, d0: f64) -> f64 {
+    if k0 <= 0.0 {
+        return f64::INFINITY;
+    }
+    match method {
+        Method::ExplicitEuler | Method::Midpoint | Method::Leu => 2.0 / k0.sqrt(),
+        Method::Rk4 => 8.75f64.sqrt() / k0.sqrt(),
+        Method::SymplecticEuler => (-d0 + (d0 * d0 + 4.0 * k0).sqrt()) / k0,
+    }
+}
+
+/// Shinya's Rayleigh α for step h and drag d₀: eq. 31 for the Euler family (α = h(4 − d₀h)/4), eq. 33
+/// for RK4 (α = h(0.725 − d₀h)/8.75). Symplectic Euler gets none: damping shrinks its region (Y < 4 − 2X).
+pub fn rayleigh_alpha(method: Method, h: f64, d0: f64) -> f64 {
+    match method {
+        Method::ExplicitEuler | Method::Midpoint | Method::Leu => (h * (4.0 - d0 * h) / 4.0).max(0.0),
+        Method::Rk4 => (h * (0.725 - d0 * h) / 8.75).max(0.0),
+        Method::SymplecticEuler => 0.0,
+    }
+}
+
+/// Plans the steps of a frame from k₀ (Shinya §3): h = scale·h_max, rounded down so that a whole
+/// number of steps fills the frame, and α for that h.
+pub fn plan(method: Method, k0: f64, d0: f64, s: &StepSettings) -> StepPlan {
+    let hm = h_max(method, k0, d0);
+    let target = s.fixed_h.unwrap_or(s.substep_scale * hm).min(s.frame_dt);
+    let substeps = ((s.frame_dt / target) - 1e-9).ceil().max(1.0) as usize;
+    let h = s.frame_dt / substeps as f64;
+    let alpha = if s.rayleigh { rayleigh_alpha(method, h, d0) } else { 0.0 };
+    let relinearize_every = ((s.leu_interval / h).round() as usize).max(1);
+    StepPlan { k0, h_max: hm, h, substeps, alpha, relinearize_every }
+}

@@ -1,0 +1,80 @@
+//! The scene registry: one list of named scenes that the window, the bench and the tests share.
+
+use crate::error::{Error, Result};
+use crate::model::{self, Forces, Model};
+use std::path::PathBuf;
+
+/// Options a scene takes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SceneOptions {
+    /// Resolution (particles per side or per strand); each scene has its default.
+    pub size: Option<usize>,
+    /// Spring stiffness k (N/m) outright, instead of the scene's resolution-aware default.
+    pub stiffness: Option<f64>,
+    /// An OBJ file, for the `mesh` scene.
+    pub mesh: Option<PathBuf>,
+}
+
+/// A registered scene.
+#[derive(Clone, Copy, Debug)]
+pub struct SceneInfo {
+    /// The CLI name.
+    pub name: &'static str,
+    /// One line about it.
+    pub about: &'static str,
+    /// Its default size.
+    pub default_size: usize,
+}
+
+/// Every scene.
+pub const SCENES: &[SceneInfo] = &[
+    SceneInfo { name: "curtain", about: "Liu et al. 2013's curtain: 81x81, 1 m, 1 kg, k = 1000 N/m, two corners pinned", default_size: 81 },
+    SceneInfo { name: "cloth", about: "the lecture's cloth grid: structural, both shear diagonals, flexion", default_size: 81 },
+    SceneInfo { name: "rope", about: "a rope pinned at one end, with skip-one bend springs", default_size: 32 },
+    SceneInfo { name: "hair", about: "16 strands with skip-one bend springs, roots pinned", default_size: 24 },
+    SceneInfo { name: "slinky", about: "the massive spring (Witkin/Baraff/Kass): k_i = n k, m/(n+1), hanging", default_size: 64 },
+    SceneInfo { name: "jelly", about: "a volumetric lattice with edge, face- and body-diagonal springs", default_size: 8 },
+    SceneInfo { name: "orbit", about: "one particle in a central field (the slides' integrator test)", default_size: 1 },
+    SceneInfo { name: "mesh", about: "an OBJ triangle mesh (--mesh path.obj): edge and bending springs", default_size: 0 },
+];
+
+/// The names, comma-separated.
+pub fn scene_names() -> String {
+    SCENES.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+}
+
+/// Builds a scene by name.
+pub fn build(name: &str, opts: &SceneOptions) -> Result<Model> {
+    let info = SCENES.iter().find(|s| s.name == name).ok_or_else(|| Error::UnknownScene(name.to_string(), scene_names()))?;
+    let n = opts.size.unwrap_or(info.default_size);
+    let k = opts.stiffness;
+    match name {
+        "curtain" => model::curtain(n, k),
+        "cloth" => model::cloth(n, k),
+        "rope" => model::rope(n, k),
+        "hair" => model::hair(n, k),
+        "slinky" => model::slinky(n, k.unwrap_or(20.0), 0.2, 0.5),
+        "jelly" => model::jelly(n, k),
+        "orbit" => {
+            // Start (1, 0, 0), velocity (0, 5, 0), pulled to the origin with magnitude proportional to the
+            // distance: a = −25 x, so the orbit is the unit circle with period 2π/5.
+            let mut m = Model::new(Forces { central: Some(([0.0; 3], k.unwrap_or(25.0))), ..Forces::none() });
+            m.add_particle([1.0, 0.0, 0.0], 1.0);
+            m.velocities[0] = [0.0, 5.0, 0.0];
+            Ok(m)
+        }
+        "mesh" => {
+            let path = opts.mesh.as_ref().ok_or_else(|| Error::param("mesh", "(none)", "the mesh scene needs --mesh path.obj"))?;
+            let k = k.unwrap_or(500.0);
+            let mut m = model::load_obj(path, 1.0, k, k / 10.0)?;
+            // hang it from its two highest vertices
+            let mut idx: Vec<usize> = (0..m.n_particles()).collect();
+            idx.sort_by(|&a, &b| m.positions[b][1].total_cmp(&m.positions[a][1]));
+            for &i in idx.iter().take(2) {
+                m.pin(i);
+            }
+            Ok(m)
+        }
+        _ => unreachable!("every registered scene has a builder"),
+    }
+}
