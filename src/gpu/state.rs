@@ -46,7 +46,7 @@ pub struct GpuState {
 fn storage(device: &wgpu::Device, label: &str, bytes: u64, extra: wgpu::BufferUsages) -> wgpu::Buffer {
     device.create_buffer(&wgpu::BufferDescriptor {
         label: Some(label),
-        size: bytes.max(16),
+        size: bytes.max(64),
         usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC | extra,
         mapped_at_creation: false,
     })
@@ -84,7 +84,7 @@ impl GpuState {
         csr.extend_from_slice(&m.incidence.entries);
         let init = |label: &str, data: &[u8], usage: wgpu::BufferUsages| {
             let mut bytes = data.to_vec();
-            bytes.resize(bytes.len().max(16), 0);
+            bytes.resize(bytes.len().max(64), 0);
             device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents: &bytes, usage })
         };
         let ro = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;

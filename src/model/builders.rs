@@ -161,6 +161,8 @@ pub fn hair(n: usize, k: Option<f64>) -> Result<Model> {
         let a = std::f64::consts::PI * (s as f64 + 0.5) / strands as f64;
         let root = [0.1 * a.cos(), 0.1 * a.sin(), 0.0];
         let d = [a.cos() * 0.8, 0.6, 0.0];
+        let len = (d[0] * d[0] + d[1] * d[1]).sqrt();
+        let d = [d[0] / len, d[1] / len, 0.0]; // strand() needs a unit direction
         strand(&mut m, n, root, d, 0.3, 0.002, k, k / 4.0);
     }
     Ok(m)

@@ -1,0 +1,184 @@
+//! The `springsim` binary's `bench` command on the CPU backend (no GPU).
+
+use std::process::{Command, Output};
+
+fn springsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_springsim"))
+        .args(args)
+        .output()
+        .expect("run springsim")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8(b.to_vec()).expect("utf-8 output")
+}
+
+/// A failed run: non-zero exit, stderr one line naming `needle`, no panic, nothing on stdout.
+fn assert_clean_failure(out: &Output, needle: &str) {
+    let stderr = text(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "expected failure, got {:?}; stderr: {stderr}",
+        out.status
+    );
+    assert!(
+        out.status.code().is_some_and(|c| c != 0),
+        "exit code {:?}",
+        out.status.code()
+    );
+    assert!(!stderr.contains("panicked"), "panic: {stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "stderr is one line: {stderr:?}");
+    assert!(stderr.ends_with('\n'));
+    assert!(
+        lines[0].contains(needle),
+        "stderr '{}' does not mention {needle}",
+        lines[0]
+    );
+    assert!(
+        text(&out.stdout).is_empty(),
+        "stdout: {}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn unknown_scene_is_one_line_error() {
+    let out = springsim(&[
+        "bench",
+        "--scene",
+        "no-such-scene",
+        "--backend",
+        "cpu",
+        "--frames",
+        "1",
+    ]);
+    assert_clean_failure(&out, "no-such-scene");
+    // and it lists the known scenes
+    assert!(
+        text(&out.stderr).contains("curtain"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn unknown_method_is_one_line_error() {
+    let out = springsim(&[
+        "bench",
+        "--scene",
+        "rope",
+        "--method",
+        "no-such-method",
+        "--backend",
+        "cpu",
+        "--frames",
+        "1",
+    ]);
+    assert_clean_failure(&out, "no-such-method");
+    assert!(
+        text(&out.stderr).contains("symplectic-euler"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn bench_json_rope_cpu() {
+    let out = springsim(&[
+        "bench",
+        "--scene",
+        "rope",
+        "--backend",
+        "cpu",
+        "--frames",
+        "2",
+        "--format",
+        "json",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "status {:?}; stderr: {}",
+        out.status,
+        text(&out.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "one JSON line: {stdout:?}");
+    let v: serde_json::Value =
+        serde_json::from_str(lines[0]).unwrap_or_else(|e| panic!("bad JSON ({e}): {}", lines[0]));
+    let obj = v.as_object().expect("a JSON object");
+    for key in [
+        "scene",
+        "particles",
+        "springs",
+        "method",
+        "backend",
+        "adapter",
+        "frame_dt",
+        "h",
+        "h_max",
+        "substeps",
+        "iterations",
+        "frames",
+        "ms_per_frame",
+        "finite",
+        "max_strain",
+        "energy",
+    ] {
+        assert!(obj.contains_key(key), "missing key {key} in {}", lines[0]);
+    }
+    assert_eq!(v["scene"], "rope");
+    assert_eq!(v["backend"], "cpu");
+    assert_eq!(v["method"], "symplectic-euler");
+    assert_eq!(v["frames"], 2);
+    // the default rope: 32 particles, 31 edge + 30 bend springs
+    assert_eq!(v["particles"], 32);
+    assert_eq!(v["springs"], 61);
+    assert_eq!(v["finite"], true);
+    let f = |k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k} is a number"));
+    assert!((f("frame_dt") - 1.0 / 30.0).abs() < 1e-12);
+    assert!(f("h") > 0.0 && f("h") <= f("h_max"), "0 < h <= h_max");
+    assert!(v["substeps"].as_u64().unwrap() >= 1);
+    assert!(f("ms_per_frame") >= 0.0);
+    assert!(f("max_strain").is_finite() && f("energy").is_finite());
+}
+
+#[test]
+fn bench_table_rope_cpu() {
+    let out = springsim(&[
+        "bench",
+        "--scene",
+        "rope",
+        "--backend",
+        "cpu",
+        "--frames",
+        "2",
+        "--format",
+        "table",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "status {:?}; stderr: {}",
+        out.status,
+        text(&out.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "a header and one row: {stdout:?}");
+    let header: Vec<&str> = lines[0].split_whitespace().collect();
+    assert_eq!(header.first(), Some(&"scene"));
+    assert!(
+        header.contains(&"method") && header.contains(&"energy"),
+        "{}",
+        lines[0]
+    );
+    let row: Vec<&str> = lines[1].split_whitespace().collect();
+    assert_eq!(
+        row[..5],
+        ["rope", "32", "61", "symplectic-euler", "cpu"],
+        "{}",
+        lines[1]
+    );
+    assert!(!stdout.trim_start().starts_with('{'), "not JSON");
+}

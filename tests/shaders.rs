@@ -1,0 +1,222 @@
+//! WGSL checks with naga (no GPU): every kernel parses and validates, the shared structs have the
+//! Rust twins' sizes and field offsets, and every entry point uses the one workgroup size.
+
+use naga::proc::Layouter;
+use naga::valid::{Capabilities, ValidationFlags, Validator};
+use naga::{Module, ShaderStage, TypeInner};
+use springsim::gpu::layout::{
+    compose, GpuParams, GpuSpring, LeuPass, KERNEL_WGSL, SHARED_WGSL, WORKGROUP_SIZE,
+};
+use std::mem::{offset_of, size_of};
+
+/// Parses and validates `src`, panicking with naga's rendered diagnostic on failure.
+fn parse_and_validate(name: &str, src: &str) -> Module {
+    let module = naga::front::wgsl::parse_str(src)
+        .unwrap_or_else(|e| panic!("{name}: WGSL parse error:\n{}", e.emit_to_string(src)));
+    let mut validator = Validator::new(ValidationFlags::all(), Capabilities::default());
+    if let Err(e) = validator.validate(&module) {
+        panic!("{name}: naga validation error:\n{}", e.emit_to_string(src));
+    }
+    module
+}
+
+/// The size of the struct named `ty` (by both the Layouter and `TypeInner::size`, which must agree)
+/// and its members' (name, offset).
+fn struct_layout(module: &Module, ty: &str) -> Option<(u32, Vec<(String, u32)>)> {
+    let (handle, t) = module
+        .types
+        .iter()
+        .find(|(_, t)| t.name.as_deref() == Some(ty))?;
+    let TypeInner::Struct { members, span } = &t.inner else {
+        panic!("{ty} is not a struct");
+    };
+    let mut layouter = Layouter::default();
+    layouter.update(module.to_ctx()).expect("layout");
+    let size = layouter[handle].size;
+    assert_eq!(
+        size,
+        t.inner.size(module.to_ctx()),
+        "{ty}: Layouter and TypeInner::size disagree"
+    );
+    assert_eq!(size, *span, "{ty}: span");
+    let members = members
+        .iter()
+        .map(|m| (m.name.clone().unwrap_or_default(), m.offset))
+        .collect();
+    Some((size, members))
+}
+
+fn offset_of_member(members: &[(String, u32)], ty: &str, name: &str) -> u32 {
+    members
+        .iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("{ty} has no member {name}"))
+        .1
+}
+
+fn check_params(module: &Module, file: &str) {
+    let (size, m) =
+        struct_layout(module, "Params").unwrap_or_else(|| panic!("{file}: no struct Params"));
+    assert_eq!(
+        size as usize,
+        size_of::<GpuParams>(),
+        "{file}: Params size vs GpuParams"
+    );
+    for (name, off) in [
+        ("gravity", offset_of!(GpuParams, gravity)),
+        ("wind", offset_of!(GpuParams, wind)),
+        ("center", offset_of!(GpuParams, center)),
+        ("n_particles", offset_of!(GpuParams, n_particles)),
+        ("n_springs", offset_of!(GpuParams, n_springs)),
+        ("h", offset_of!(GpuParams, h)),
+        ("alpha", offset_of!(GpuParams, alpha)),
+    ] {
+        assert_eq!(
+            offset_of_member(&m, "Params", name) as usize,
+            off,
+            "{file}: Params.{name} offset"
+        );
+    }
+    assert_eq!(
+        m.len(),
+        7,
+        "{file}: Params has exactly the GpuParams fields"
+    );
+}
+
+fn check_spring(module: &Module, file: &str) {
+    let (size, m) =
+        struct_layout(module, "Spring").unwrap_or_else(|| panic!("{file}: no struct Spring"));
+    assert_eq!(
+        size as usize,
+        size_of::<GpuSpring>(),
+        "{file}: Spring size vs GpuSpring"
+    );
+    for (name, off) in [
+        ("a", offset_of!(GpuSpring, a)),
+        ("b", offset_of!(GpuSpring, b)),
+        ("rest", offset_of!(GpuSpring, rest)),
+        ("k", offset_of!(GpuSpring, k)),
+        ("kd", offset_of!(GpuSpring, kd)),
+    ] {
+        assert_eq!(
+            offset_of_member(&m, "Spring", name) as usize,
+            off,
+            "{file}: Spring.{name} offset"
+        );
+    }
+}
+
+#[test]
+fn kernels_parse_and_validate() {
+    assert!(!KERNEL_WGSL.is_empty());
+    for (file, src) in KERNEL_WGSL {
+        let composed = compose(src);
+        let module = parse_and_validate(file, &composed);
+        assert!(!module.entry_points.is_empty(), "{file} has entry points");
+    }
+}
+
+#[test]
+fn common_wgsl_validates_alone() {
+    let (file, src) = SHARED_WGSL[0];
+    assert_eq!(file, "shared/common.wgsl");
+    let on_disk = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/shaders/shared/common.wgsl"
+    ))
+    .unwrap();
+    assert_eq!(src, on_disk, "SHARED_WGSL[0] is shaders/shared/common.wgsl");
+    let full = format!("const WG: u32 = 64u;\n{on_disk}");
+    let module = parse_and_validate("shared/common.wgsl", &full);
+    check_params(&module, file);
+    check_spring(&module, file);
+}
+
+#[test]
+fn struct_layouts_match_rust() {
+    let mut leu_seen = false;
+    for (file, src) in KERNEL_WGSL {
+        let module = parse_and_validate(file, &compose(src));
+        check_params(&module, file);
+        check_spring(&module, file);
+        if file == "leu.wgsl" {
+            let (size, m) = struct_layout(&module, "LeuPass").expect("leu.wgsl: no struct LeuPass");
+            assert_eq!(size as usize, size_of::<LeuPass>(), "LeuPass size");
+            assert_eq!(
+                offset_of_member(&m, "LeuPass", "parity") as usize,
+                offset_of!(LeuPass, parity)
+            );
+            leu_seen = true;
+        }
+    }
+    assert!(leu_seen, "leu.wgsl is among the kernels");
+    // Sizes the uniform/storage rules need: 16-byte multiples for the uniforms, 32 bytes per spring.
+    assert_eq!(size_of::<GpuParams>() % 16, 0);
+    assert_eq!(size_of::<LeuPass>() % 16, 0);
+    assert_eq!(size_of::<GpuSpring>(), 32);
+}
+
+#[test]
+fn every_entry_point_uses_the_workgroup_size() {
+    let mut count = 0;
+    for (file, src) in KERNEL_WGSL {
+        let module = parse_and_validate(file, &compose(src));
+        for ep in &module.entry_points {
+            assert_eq!(
+                ep.stage,
+                ShaderStage::Compute,
+                "{file}: {} is a compute entry point",
+                ep.name
+            );
+            assert_eq!(
+                ep.workgroup_size,
+                [WORKGROUP_SIZE, 1, 1],
+                "{file}: @workgroup_size of {} must be WORKGROUP_SIZE",
+                ep.name
+            );
+            assert!(
+                ep.workgroup_size_overrides.is_none(),
+                "{file}: {} uses an override",
+                ep.name
+            );
+            count += 1;
+        }
+        // every @compute in the source became an entry point
+        assert_eq!(
+            src.matches("@compute").count(),
+            module.entry_points.len(),
+            "{file}: entry point count"
+        );
+    }
+    assert!(count > 0);
+}
+
+/// The checks above can fail: a kernel with a hard-coded size, or a struct with a different layout,
+/// is seen as different by naga.
+#[test]
+fn checks_detect_mismatches() {
+    let (file, src) = KERNEL_WGSL[0];
+    let bad = compose(&src.replace("@workgroup_size(WG)", "@workgroup_size(32)"));
+    let module = parse_and_validate(file, &bad);
+    assert!(module
+        .entry_points
+        .iter()
+        .all(|ep| ep.workgroup_size == [32, 1, 1]));
+
+    let grown = format!(
+        "const WG: u32 = 64u;\n{}",
+        SHARED_WGSL[0]
+            .1
+            .replace("    kd: f32,\n", "    kd: f32,\n    extra: vec4<f32>,\n")
+    );
+    let module = parse_and_validate("grown common.wgsl", &grown);
+    let (size, _) = struct_layout(&module, "Spring").unwrap();
+    assert_ne!(size as usize, size_of::<GpuSpring>());
+
+    let broken = compose(&src.replace("@compute", "@compute @compute"));
+    assert!(
+        naga::front::wgsl::parse_str(&broken).is_err(),
+        "a malformed kernel does not parse"
+    );
+}
