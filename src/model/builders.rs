@@ -294,10 +294,16 @@ pub fn triangle_mesh(positions: Vec<[f64; 3]>, triangles: Vec<[u32; 3]>, mass: f
     for &(a, b) in &order {
         m.add_spring(a, b, k, 0.0);
     }
+    // A bending spring across each interior edge; on closed meshes the opposite vertices can already
+    // share an edge (a tetrahedron) or another bending spring: no duplicate springs.
+    let mut bends = std::collections::HashSet::new();
     for key in &order {
         let opp = &edges[key];
         if opp.len() == 2 && opp[0] != opp[1] {
-            m.add_spring(opp[0], opp[1], k_bend, 0.0);
+            let pair = (opp[0].min(opp[1]), opp[0].max(opp[1]));
+            if !edges.contains_key(&pair) && bends.insert(pair) {
+                m.add_spring(opp[0], opp[1], k_bend, 0.0);
+            }
         }
     }
     m.triangles = triangles;
