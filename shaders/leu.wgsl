@@ -31,7 +31,7 @@ fn sym_apply(b0: vec3<f32>, b1: vec3<f32>, u: vec3<f32>) -> vec3<f32> {
 }
 
 // Step 1 of Shinya's procedure for particle i at `src`: store x0, v0, a0 and the blocks
-// K_s = k[n̂n̂ᵀ + (1 − L/l)(I − n̂n̂ᵀ)] and D_s = αK_c + k_d n̂n̂ᵀ of each incident spring.
+// K_s = k[n̂n̂ᵀ + max(0, 1 − L/l)(I − n̂n̂ᵀ)] and D_s = αK_s + k_d n̂n̂ᵀ of each incident spring.
 // Returns a0.
 fn linearize(i: u32) -> vec3<f32> {
     let n = P.n_particles;
@@ -52,12 +52,11 @@ fn linearize(i: u32) -> vec3<f32> {
         var dd1 = vec3<f32>(0.0);
         if (l > EPS_LEN) {
             let u = d / l;
-            let t = 1.0 - s.rest / l;
-            let c = max(t, 0.0);
+            let c = max(1.0 - s.rest / l, 0.0);
             let o0 = u * u;
             let o1 = vec3<f32>(u.x * u.y, u.x * u.z, u.y * u.z);
-            kd0 = s.k * (o0 + t * (vec3<f32>(1.0) - o0));
-            kd1 = s.k * (o1 - t * o1);
+            kd0 = s.k * (o0 + c * (vec3<f32>(1.0) - o0));
+            kd1 = s.k * (o1 - c * o1);
             dd0 = P.alpha * s.k * (o0 + c * (vec3<f32>(1.0) - o0)) + s.kd * o0;
             dd1 = P.alpha * s.k * (o1 - c * o1) + s.kd * o1;
         }

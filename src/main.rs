@@ -65,6 +65,12 @@ enum Command {
         /// OBJ file for the mesh scene.
         #[arg(long)]
         mesh: Option<PathBuf>,
+        /// LEU: the interval h_nl (s) at which K and D are re-evaluated.
+        #[arg(long)]
+        leu_interval: Option<f64>,
+        /// LEU: the speed (m/s) above which a step counts as diverging.
+        #[arg(long)]
+        leu_speed_limit: Option<f64>,
     },
     /// Lists the adapters wgpu sees, with their limits.
     Info,
@@ -128,6 +134,8 @@ fn run() -> Result<()> {
             drag,
             no_rayleigh,
             mesh,
+            leu_interval,
+            leu_speed_limit,
         } => {
             let scenes = split(&scene);
             for s in &scenes {
@@ -144,6 +152,12 @@ fn run() -> Result<()> {
             let mut settings = StepSettings { frame_dt, fixed_h: h, rayleigh: !no_rayleigh, ..Default::default() };
             if let Some(s) = substep_scale {
                 settings.substep_scale = s;
+            }
+            if let Some(v) = leu_interval {
+                settings.leu_interval = v;
+            }
+            if let Some(v) = leu_speed_limit {
+                settings.leu_speed_limit = v;
             }
             settings.validate()?;
             let gpu = if backends.contains(&Backend::Gpu) {

@@ -68,7 +68,9 @@ pub struct StepSettings {
     pub fixed_h: Option<f64>,
     /// Rayleigh damping D = d₀M + αK with Shinya's α (eq. 31, eq. 33). Off: only d₀ and spring damping.
     pub rayleigh: bool,
-    /// LEU: the interval h_nl at which K and D are re-evaluated (s).
+    /// LEU: the interval h_nl at which K and D are re-evaluated (s). Default 1 ms: Shinya's 10 ms suits a
+    /// slowly draping cloth, but on the swinging curtain a linearization held for 1/300 s already gains
+    /// energy (+0.33 J after 1 s, where explicit Euler loses 0.19 J) and 1/90 s gains 9.6 J.
     pub leu_interval: f64,
     /// LEU: a speed (m/s) above which a step counts as diverging.
     pub leu_speed_limit: f64,
@@ -86,7 +88,7 @@ impl Default for StepSettings {
             substep_scale: 1.0 / F_SAFE.sqrt(),
             fixed_h: None,
             rayleigh: true,
-            leu_interval: 1.0 / 90.0,
+            leu_interval: 1.0e-3,
             leu_speed_limit: 50.0,
             power_iterations: 300,
         }

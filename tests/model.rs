@@ -985,3 +985,16 @@ fn mesh_scene_loads_and_pins_two_highest() {
         "the top vertex is pinned"
     );
 }
+
+#[test]
+fn closed_tetrahedron_gets_no_duplicate_bending_springs() {
+    let pos = vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+    let tris = vec![[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]];
+    let m = springsim::model::triangle_mesh(pos, tris, 1.0, 100.0, 10.0).unwrap();
+    // 6 edges; every interior edge's opposite pair is itself an edge, so no bending spring
+    assert_eq!(m.springs.len(), 6);
+    let mut pairs: Vec<(u32, u32)> = m.springs.iter().map(|s| (s.a.min(s.b), s.a.max(s.b))).collect();
+    pairs.sort();
+    pairs.dedup();
+    assert_eq!(pairs.len(), 6);
+}

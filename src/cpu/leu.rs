@@ -1,9 +1,12 @@
 //! Shinya's linearized explicit Euler (§4) in f64: the CPU twin of `shaders/leu.wgsl`.
 //!
 //! At a linearization point (x₀, v₀) we keep a₀ = M⁻¹f(x₀, v₀) and, per spring, the stiffness block
-//! K_s = k[n̂n̂ᵀ + (1 − L/l)(I − n̂n̂ᵀ)] (the exact Jacobian −∂f/∂x, Kauppila §2.2) and the damping block
-//! D_s = αK_c + k_d n̂n̂ᵀ (−∂f/∂v with the clamped K_c of the Rayleigh term). Between linearizations the
-//! force is eq. 34: f = f₀ − K(x − x₀) − D(v − v₀), plus the linear drag and central field terms.
+//! K_s = k[n̂n̂ᵀ + max(0, 1 − L/l)(I − n̂n̂ᵀ)] (the Jacobian −∂f/∂x of Kauppila §2.2 with its transverse
+//! term clamped at zero, as Choi & Ko do: the exact block is indefinite for a compressed spring, and a
+//! linearization held for h_nl then grows those modes; measured on the swinging curtain, the exact block
+//! diverged and needed retries where the clamped one did not) and the damping block
+//! D_s = αK_s + k_d n̂n̂ᵀ (−∂f/∂v). Between linearizations the force is eq. 34:
+//! f = f₀ − K(x − x₀) − D(v − v₀), plus the linear drag and central field terms.
 
 use super::forces::{accelerations, StepParams, EPS_LEN};
 use super::{CpuModel, Scratch, V3};
@@ -30,14 +33,13 @@ pub fn spring_blocks(m: &CpuModel, alpha: f64, s: usize, x: &[V3]) -> (Sym3, Sym
     }
     let n = d / l;
     let k = m.k[s];
-    let t = 1.0 - m.rest[s] / l; // exact: may be negative under compression
-    let c = t.max(0.0);
+    let c = (1.0 - m.rest[s] / l).max(0.0);
     let outer = [n.x * n.x, n.y * n.y, n.z * n.z, n.x * n.y, n.x * n.z, n.y * n.z];
     let eye = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0];
     let mut kb = [0.0; 6];
     let mut db = [0.0; 6];
     for j in 0..6 {
-        kb[j] = k * (outer[j] + t * (eye[j] - outer[j]));
+        kb[j] = k * (outer[j] + c * (eye[j] - outer[j]));
         db[j] = alpha * k * (outer[j] + c * (eye[j] - outer[j])) + m.kd[s] * outer[j];
     }
     (kb, db)
