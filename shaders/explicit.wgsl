@@ -3,7 +3,7 @@
 // `base` is the state at the start of the step, `acc` the RK4 accumulator (x at [0,n), v at [n,2n)).
 
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read> springs: array<Spring>;
+@group(0) @binding(1) var<storage, read> nbr: array<Nbr>;
 @group(0) @binding(2) var<storage, read> csr: array<u32>;
 @group(0) @binding(3) var<storage, read> src: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read> base: array<vec4<f32>>;

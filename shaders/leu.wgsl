@@ -12,7 +12,7 @@ struct LeuPass {
 }
 
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read> springs: array<Spring>;
+@group(0) @binding(1) var<storage, read> nbr: array<Nbr>;
 @group(0) @binding(2) var<storage, read> csr: array<u32>;
 @group(0) @binding(3) var<storage, read> src: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> dst: array<vec4<f32>>;
@@ -42,9 +42,8 @@ fn linearize(i: u32) -> vec3<f32> {
     let xi = src[i].xyz;
     let e_end = csr[i + 1u];
     for (var e = csr[i]; e < e_end; e++) {
-        let ent = csr[n + 1u + e];
-        let s = springs[ent >> 1u];
-        let d = xi - src[other_end(s, ent)].xyz;
+        let s = nbr[e];
+        let d = xi - src[s.j].xyz;
         let l = length(d);
         var kd0 = vec3<f32>(0.0);
         var kd1 = vec3<f32>(0.0);
@@ -80,8 +79,7 @@ fn leu_accel(i: u32) -> vec3<f32> {
     var f = vec3<f32>(0.0);
     let e_end = csr[i + 1u];
     for (var e = csr[i]; e < e_end; e++) {
-        let ent = csr[n + 1u + e];
-        let j = other_end(springs[ent >> 1u], ent);
+        let j = nbr[e].j;
         let ddx = dxi - (src[j].xyz - lin[j].xyz);
         let ddv = dvi - (src[n + j].xyz - lin[n + j].xyz);
         let b0 = blocks[3u * e];

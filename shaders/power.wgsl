@@ -4,7 +4,7 @@
 // scalars: (|y|², x·y, _, _) of the last iteration; x·y is the Rayleigh quotient.
 
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read> springs: array<Spring>;
+@group(0) @binding(1) var<storage, read> nbr: array<Nbr>;
 @group(0) @binding(2) var<storage, read> csr: array<u32>;
 @group(0) @binding(3) var<storage, read> src: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read> y_in: array<vec4<f32>>;
@@ -37,9 +37,8 @@ fn power_matvec(
             let pi = src[i].xyz;
             let e_end = csr[i + 1u];
             for (var e = csr[i]; e < e_end; e++) {
-                let ent = csr[n + 1u + e];
-                let s = springs[ent >> 1u];
-                let j = other_end(s, ent);
+                let s = nbr[e];
+                let j = s.j;
                 let d = pi - src[j].xyz;
                 let l = length(d);
                 if (l > EPS_LEN) {

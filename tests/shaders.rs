@@ -5,7 +5,7 @@ use naga::proc::Layouter;
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use naga::{Module, ShaderStage, TypeInner};
 use springsim::gpu::layout::{
-    compose, GpuParams, GpuSpring, LeuPass, KERNEL_WGSL, SHARED_WGSL, WORKGROUP_SIZE,
+    compose, GpuParams, GpuNbr, LeuPass, KERNEL_WGSL, SHARED_WGSL, WORKGROUP_SIZE,
 };
 use std::mem::{offset_of, size_of};
 
@@ -86,23 +86,22 @@ fn check_params(module: &Module, file: &str) {
 
 fn check_spring(module: &Module, file: &str) {
     let (size, m) =
-        struct_layout(module, "Spring").unwrap_or_else(|| panic!("{file}: no struct Spring"));
+        struct_layout(module, "Nbr").unwrap_or_else(|| panic!("{file}: no struct Nbr"));
     assert_eq!(
         size as usize,
-        size_of::<GpuSpring>(),
-        "{file}: Spring size vs GpuSpring"
+        size_of::<GpuNbr>(),
+        "{file}: Nbr size vs GpuNbr"
     );
     for (name, off) in [
-        ("a", offset_of!(GpuSpring, a)),
-        ("b", offset_of!(GpuSpring, b)),
-        ("rest", offset_of!(GpuSpring, rest)),
-        ("k", offset_of!(GpuSpring, k)),
-        ("kd", offset_of!(GpuSpring, kd)),
+        ("j", offset_of!(GpuNbr, j)),
+        ("rest", offset_of!(GpuNbr, rest)),
+        ("k", offset_of!(GpuNbr, k)),
+        ("kd", offset_of!(GpuNbr, kd)),
     ] {
         assert_eq!(
-            offset_of_member(&m, "Spring", name) as usize,
+            offset_of_member(&m, "Nbr", name) as usize,
             off,
-            "{file}: Spring.{name} offset"
+            "{file}: Nbr.{name} offset"
         );
     }
 }
@@ -154,7 +153,7 @@ fn struct_layouts_match_rust() {
     // Sizes the uniform/storage rules need: 16-byte multiples for the uniforms, 32 bytes per spring.
     assert_eq!(size_of::<GpuParams>() % 16, 0);
     assert_eq!(size_of::<LeuPass>() % 16, 0);
-    assert_eq!(size_of::<GpuSpring>(), 32);
+    assert_eq!(size_of::<GpuNbr>(), 16);
 }
 
 #[test]
@@ -211,8 +210,8 @@ fn checks_detect_mismatches() {
             .replace("    kd: f32,\n", "    kd: f32,\n    extra: vec4<f32>,\n")
     );
     let module = parse_and_validate("grown common.wgsl", &grown);
-    let (size, _) = struct_layout(&module, "Spring").unwrap();
-    assert_ne!(size as usize, size_of::<GpuSpring>());
+    let (size, _) = struct_layout(&module, "Nbr").unwrap();
+    assert_ne!(size as usize, size_of::<GpuNbr>());
 
     let broken = compose(&src.replace("@compute", "@compute @compute"));
     assert!(

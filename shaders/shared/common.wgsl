@@ -13,16 +13,14 @@ struct Params {
     alpha: f32,           // Rayleigh alpha (s), Shinya eq. 28
 }
 
-// A damped Hooke spring. Rust twin: gpu::layout::GpuSpring.
-struct Spring {
-    a: u32,
-    b: u32,
+// One CSR incidence entry as the particle that owns it sees it: the spring's other end j and the
+// spring's constants, so that a gather reads one 16-byte record per spring and no spring table.
+// Rust twin: gpu::layout::GpuNbr.
+struct Nbr {
+    j: u32,
     rest: f32,
     k: f32,
     kd: f32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
 }
 
 // Springs shorter than this have no direction; their force and Jacobian are zero (twin: cpu::forces::EPS_LEN).

@@ -1,14 +1,7 @@
 // The per-particle force gather over the CSR incidence lists: the twin of cpu::forces.
-// Needs, in the including kernel: P (Params), springs, csr (n+1 offsets then the entries) and
-// src (a state: positions at [0, n) with w = 1/m, 0 when pinned; velocities at [n, 2n)).
-
-// The other endpoint of incidence entry `ent` (2·spring + side).
-fn other_end(s: Spring, ent: u32) -> u32 {
-    if ((ent & 1u) == 0u) {
-        return s.b;
-    }
-    return s.a;
-}
+// Needs, in the including kernel: P (Params), csr (the n + 1 CSR offsets), nbr (one Nbr per incidence
+// entry, in CSR order) and src (a state: positions at [0, n) with w = 1/m, 0 when pinned; velocities
+// at [n, 2n)).
 
 // K_c·u of a spring: k[c·u + (1 − c)(n̂·u) n̂] (twin: cpu::forces::kc_apply).
 fn kc_apply(k: f32, c: f32, n: vec3<f32>, u: vec3<f32>) -> vec3<f32> {
@@ -39,9 +32,8 @@ fn accel(i: u32) -> vec3<f32> {
     var f = vec3<f32>(0.0);
     let e_end = csr[i + 1u];
     for (var e = csr[i]; e < e_end; e++) {
-        let ent = csr[n + 1u + e];
-        let s = springs[ent >> 1u];
-        let j = other_end(s, ent);
+        let s = nbr[e];
+        let j = s.j;
         let d = xi - src[j].xyz;
         let l = length(d);
         if (l > EPS_LEN) {

@@ -6,7 +6,7 @@ use super::state::GpuState;
 
 /// The explicit kernels and their layout.
 pub struct ExplicitPipelines {
-    /// (P, springs, csr, src, base, dst, acc).
+    /// (P, nbr, csr, src, base, dst, acc).
     pub layout: wgpu::BindGroupLayout,
     /// `euler_step`.
     pub euler: wgpu::ComputePipeline,
@@ -46,7 +46,7 @@ impl ExplicitPipelines {
 
     /// A bind group: derivative at `src`, step from `base`, result to `dst`.
     pub fn bind_group(&self, device: &wgpu::Device, st: &GpuState, src: &wgpu::Buffer, base: &wgpu::Buffer, dst: &wgpu::Buffer) -> wgpu::BindGroup {
-        bind(device, &self.layout, "springsim.explicit", &[&st.params, &st.springs, &st.csr, src, base, dst, &st.acc])
+        bind(device, &self.layout, "springsim.explicit", &[&st.params, &st.nbr, &st.csr, src, base, dst, &st.acc])
     }
 }
 

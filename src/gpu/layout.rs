@@ -26,22 +26,18 @@ pub struct GpuParams {
     pub alpha: f32,
 }
 
-/// `Spring` in `shaders/shared/common.wgsl`.
+/// `Nbr` in `shaders/shared/common.wgsl`: one CSR incidence entry, seen from the particle that owns it.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct GpuSpring {
-    /// Endpoint a.
-    pub a: u32,
-    /// Endpoint b.
-    pub b: u32,
+pub struct GpuNbr {
+    /// The spring's other endpoint.
+    pub j: u32,
     /// Rest length.
     pub rest: f32,
     /// Stiffness.
     pub k: f32,
     /// Damping along the spring.
     pub kd: f32,
-    /// Padding to 32 bytes.
-    pub _pad: [u32; 3],
 }
 
 /// `LeuPass` in `shaders/leu.wgsl`.

@@ -6,7 +6,7 @@ use super::state::GpuState;
 
 /// The LEU kernels and their layout.
 pub struct LeuPipelines {
-    /// (P, springs, csr, src, dst, lin, blocks, flags, pass).
+    /// (P, nbr, csr, src, dst, lin, blocks, flags, pass).
     pub layout: wgpu::BindGroupLayout,
     /// `leu_linearize`.
     pub linearize: wgpu::ComputePipeline,
@@ -42,7 +42,7 @@ impl LeuPipelines {
                 device,
                 &self.layout,
                 "springsim.leu",
-                &[&st.params, &st.springs, &st.csr, &st.state[q], &st.state[1 - q], &st.lin, &st.blocks, &st.flags, &st.leu_pass[q]],
+                &[&st.params, &st.nbr, &st.csr, &st.state[q], &st.state[1 - q], &st.lin, &st.blocks, &st.flags, &st.leu_pass[q]],
             )
         })
     }

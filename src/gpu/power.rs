@@ -8,7 +8,7 @@ use crate::cpu::CpuModel;
 
 /// The power-iteration kernels and their layout.
 pub struct PowerPipelines {
-    /// (P, springs, csr, src, y_in, y_out, partials, scalars).
+    /// (P, nbr, csr, src, y_in, y_out, partials, scalars).
     pub layout: wgpu::BindGroupLayout,
     /// `power_matvec`.
     pub matvec: wgpu::ComputePipeline,
@@ -41,7 +41,7 @@ impl PowerPipelines {
                 device,
                 &self.layout,
                 "springsim.power",
-                &[&st.params, &st.springs, &st.csr, &st.state[0], &st.y[q], &st.y[1 - q], &st.partials, &st.scalars],
+                &[&st.params, &st.nbr, &st.csr, &st.state[0], &st.y[q], &st.y[1 - q], &st.partials, &st.scalars],
             )
         })
     }

@@ -1,7 +1,7 @@
 //! `GpuState`: every buffer of one simulation, owned by the caller's simulator. Kernels and layouts
 //! live apart, in the pipeline structs.
 
-use super::layout::{GpuSpring, LeuPass, WORKGROUP_SIZE};
+use super::layout::{GpuNbr, LeuPass, WORKGROUP_SIZE};
 use crate::cpu::CpuModel;
 use wgpu::util::DeviceExt;
 
@@ -13,9 +13,9 @@ pub struct GpuState {
     pub n_springs: usize,
     /// `Params` (uniform).
     pub params: wgpu::Buffer,
-    /// The springs.
-    pub springs: wgpu::Buffer,
-    /// CSR: n + 1 offsets, then the entries.
+    /// One `Nbr` per CSR incidence entry, in CSR order.
+    pub nbr: wgpu::Buffer,
+    /// The n + 1 CSR offsets into `nbr`.
     pub csr: wgpu::Buffer,
     /// The ping-pong states: positions (`vec4<f32>`, w = 1/m) at [0, n), velocities at [n, 2n).
     /// `state[0]` holds the current state between frames; its first n entries are the positions,
@@ -70,18 +70,17 @@ impl GpuState {
     pub fn new(device: &wgpu::Device, m: &CpuModel, x: &[[f64; 3]], v: &[[f64; 3]]) -> Self {
         let n = m.n;
         let ns = m.sa.len();
-        let springs: Vec<GpuSpring> = (0..ns)
-            .map(|s| GpuSpring {
-                a: m.sa[s],
-                b: m.sb[s],
-                rest: m.rest[s] as f32,
-                k: m.k[s] as f32,
-                kd: m.kd[s] as f32,
-                _pad: [0; 3],
+        let nbr: Vec<GpuNbr> = m
+            .incidence
+            .entries
+            .iter()
+            .map(|&e| {
+                let s = (e >> 1) as usize;
+                let j = if e & 1 == 0 { m.sb[s] } else { m.sa[s] };
+                GpuNbr { j, rest: m.rest[s] as f32, k: m.k[s] as f32, kd: m.kd[s] as f32 }
             })
             .collect();
-        let mut csr = m.incidence.offsets.clone();
-        csr.extend_from_slice(&m.incidence.entries);
+        let csr = &m.incidence.offsets;
         let init = |label: &str, data: &[u8], usage: wgpu::BufferUsages| {
             let mut bytes = data.to_vec();
             bytes.resize(bytes.len().max(64), 0);
@@ -107,8 +106,8 @@ impl GpuState {
                 usage: uni,
                 mapped_at_creation: false,
             }),
-            springs: init("springsim.springs", bytemuck::cast_slice(&springs), ro),
-            csr: init("springsim.csr", bytemuck::cast_slice(&csr), ro),
+            nbr: init("springsim.nbr", bytemuck::cast_slice(&nbr), ro),
+            csr: init("springsim.csr", bytemuck::cast_slice(csr), ro),
             state,
             tmp: [
                 storage(device, "springsim.tmp0", state_bytes, wgpu::BufferUsages::empty()),
