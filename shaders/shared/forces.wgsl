@@ -38,13 +38,18 @@ fn accel(i: u32) -> vec3<f32> {
         let l = length(d);
         if (l > EPS_LEN) {
             let dir = d / l;
-            let u = vi - src[n + j].xyz;
-            let un = dot(dir, u);
-            f += dir * (-(s.k * (l - s.rest) + s.kd * un));
-            if (P.alpha != 0.0) {
-                let c = max(0.0, 1.0 - s.rest / l);
-                f -= kc_apply(s.k, c, dir, u) * P.alpha;
+            var fs = s.k * (l - s.rest);
+            // The neighbour's velocity is read only when something damps (it is a second gather).
+            if (s.kd != 0.0 || P.alpha != 0.0) {
+                let u = vi - src[n + j].xyz;
+                let un = dot(dir, u);
+                fs += s.kd * un;
+                if (P.alpha != 0.0) {
+                    let c = max(0.0, 1.0 - s.rest / l);
+                    f -= kc_apply(s.k, c, dir, u) * P.alpha;
+                }
             }
+            f -= dir * fs;
         }
     }
     return f * w + external_accel(xi, vi);
