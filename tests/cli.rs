@@ -182,3 +182,27 @@ fn bench_table_rope_cpu() {
     );
     assert!(!stdout.trim_start().starts_with('{'), "not JSON");
 }
+
+#[test]
+fn diverged_run_reports_not_finite_and_the_frame() {
+    // Symplectic Euler at 1.3 h_max leaves the stable region (Shinya §3): the record says so.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_springsim"))
+        .args(["bench", "--scene", "rope", "--method", "symplectic-euler", "--backend", "cpu", "--frames", "60"])
+        .args(["--substep-scale", "1.3", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["finite"], serde_json::Value::Bool(false));
+    let f = v["failed_frame"].as_u64().expect("failed_frame is a number");
+    assert!(f < 60);
+    assert_eq!(v["frames"].as_u64(), Some(f + 1));
+    // and at the default scale the same run stays finite
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_springsim"))
+        .args(["bench", "--scene", "rope", "--method", "symplectic-euler", "--backend", "cpu", "--frames", "60", "--format", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["finite"], serde_json::Value::Bool(true));
+    assert!(v["failed_frame"].is_null());
+}
