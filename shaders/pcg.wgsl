@@ -24,6 +24,10 @@ struct CgPass {
     groups: u32,   // workgroups of a per-particle dispatch (partials per slot)
     parity: u32,   // iteration parity q: (rz, rr, bb) of the current residual in slot q; p_old = p[q]
     tol2: f32,     // ε²: converged when r·r <= ε² b·b
+    warm: u32,     // 1: start from the x left by the last solve (r = b − Ax); 0: from x = 0
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(1) @binding(0) var<uniform> C: CgPass;
@@ -46,6 +50,8 @@ var<workgroup> red: array<vec4<f32>, WG>;
 var<workgroup> red_total: vec4<f32>;
 var<workgroup> wg_status: u32;
 var<private> pcg_beta: f32;
+// pcg_begin: the operator's pcg_dir(j) reads x (the warm start) instead of the search direction
+var<private> pcg_dir_is_x: bool;
 
 fn seg(s: u32, i: u32) -> u32 {
     return s * C.n + i;
@@ -64,6 +70,9 @@ fn pcg_solution(i: u32) -> vec3<f32> {
 
 // For the operator, inside pcg_matvec: the search direction p_j = z_j + β p_old_j of particle j.
 fn pcg_dir(j: u32) -> vec3<f32> {
+    if (pcg_dir_is_x) {
+        return cgv[seg(SEG_X, j)].xyz;
+    }
     return cgv[seg(SEG_Z, j)].xyz + pcg_beta * cgv[seg(SEG_P + C.parity, j)].xyz;
 }
 
@@ -100,8 +109,10 @@ fn load_status(lid: u32) -> u32 {
     return workgroupUniformLoad(&wg_status);
 }
 
-// Starts a solve from x = 0: r = b (written by the operator), z = P⁻¹r, p_old = 0, and the partials of
-// (r·z, r·r, b·b) in slot 0 (slot 1 zero: β = 0 at the first iteration).
+// Starts a solve: from the last solve's x when C.warm (r = b − Ax, A·x by the operator's gather; x is
+// only read here, so the neighbours see it whole), else from x = 0 (r = b, as written by the operator);
+// z = P⁻¹r, p_old = 0, and the partials of (r·z, r·r, b·b) in slot 0 (slot 1 zero: β = 0 at the first
+// iteration).
 @compute @workgroup_size(WG)
 fn pcg_begin(
     @builtin(global_invocation_id) gid: vec3<u32>,
@@ -111,14 +122,21 @@ fn pcg_begin(
     let i = gid.x;
     var c = vec4<f32>(0.0);
     if (i < C.n) {
-        let r = cgv[seg(SEG_R, i)].xyz;
+        let b = cgv[seg(SEG_R, i)].xyz;
+        var r = b;
+        if (C.warm != 0u) {
+            pcg_dir_is_x = true;
+            r = b - operator_apply(i, cgv[seg(SEG_X, i)].xyz);
+            pcg_dir_is_x = false;
+        } else {
+            cgv[seg(SEG_X, i)] = vec4<f32>(0.0);
+        }
         let z = r * cgv[seg(SEG_D, i)].xyz;
+        cgv[seg(SEG_R, i)] = vec4<f32>(r, 0.0);
         cgv[seg(SEG_Z, i)] = vec4<f32>(z, 0.0);
         cgv[seg(SEG_P, i)] = vec4<f32>(0.0);
         cgv[seg(SEG_P + 1u, i)] = vec4<f32>(0.0);
-        cgv[seg(SEG_X, i)] = vec4<f32>(0.0);
-        let rr = dot(r, r);
-        c = vec4<f32>(dot(r, z), rr, rr, 0.0);
+        c = vec4<f32>(dot(r, z), dot(r, r), dot(b, b), 0.0);
     }
     let t = wg_reduce(lid, c);
     if (lid == 0u) {

@@ -80,6 +80,9 @@ enum Command {
         /// Implicit Euler: the CG relative tolerance (0: always run the whole budget).
         #[arg(long)]
         cg_tolerance: Option<f64>,
+        /// Implicit Euler: start CG from the last step's Δv (off by default: it diverged on the curtain at h = 1/30).
+        #[arg(long)]
+        cg_warm_start: bool,
         /// Implicit Euler: the exact spring Jacobian (indefinite for compressed springs) instead of the clamped one.
         #[arg(long)]
         exact_jacobian: bool,
@@ -186,6 +189,7 @@ fn run() -> Result<()> {
             global,
             cg_iterations,
             cg_tolerance,
+            cg_warm_start,
             exact_jacobian,
             adaptive,
             strain_limit,
@@ -223,6 +227,7 @@ fn run() -> Result<()> {
                 settings.strain_limit = v;
             }
             settings.exact_jacobian = exact_jacobian;
+            settings.cg_warm_start = cg_warm_start;
             settings.adaptive = adaptive;
             settings.validate()?;
             let gpu = if backends.contains(&Backend::Gpu) {

@@ -165,6 +165,7 @@ fn struct_layouts_match_rust() {
         ("groups", offset_of!(CgPass, groups)),
         ("parity", offset_of!(CgPass, parity)),
         ("tol2", offset_of!(CgPass, tol2)),
+        ("warm", offset_of!(CgPass, warm)),
     ] {
         assert_eq!(
             offset_of_member(&m, "CgPass", name) as usize,

@@ -26,30 +26,65 @@
 //! are > 0 (validated) and h > 0, so with the clamped Jacobian A ⪰ M is never singular; with the exact one
 //! a singular or indefinite system is an error, never a NaN.
 
-use super::forces::{accelerations, StepParams, EPS_LEN};
+use super::forces::{external_accel, EPS_LEN};
 use super::leu::{sym_apply, Sym3};
 use super::{CpuModel, V3};
 use crate::error::{Error, Result};
+use rayon::prelude::*;
+
+/// Per-particle passes run on rayon above this many particles (the same threshold as the force gather).
+const PAR_N: usize = 4096;
+
+/// `out[i] = f(i)` for every i, on rayon for large n. Each entry is computed alone, so the result does not
+/// depend on the split.
+fn for_each_particle<T: Send>(out: &mut [T], f: impl Fn(usize) -> T + Sync) {
+    if out.len() >= PAR_N {
+        out.par_chunks_mut(1024).enumerate().for_each(|(c, chunk)| {
+            for (k, o) in chunk.iter_mut().enumerate() {
+                *o = f(c * 1024 + k);
+            }
+        });
+    } else {
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = f(i);
+        }
+    }
+}
 
 /// The widest index distance between the ends of a spring that the block-tridiagonal solve accepts:
 /// particles are grouped in runs of that many, so blocks are at most 3·4 = 12 wide.
 pub const MAX_CHAIN_BAND: usize = 4;
+
+/// What one spring contributes to the system of a step.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SpringTerms {
+    /// K_s (for the right-hand side).
+    pub kb: Sym3,
+    /// B_s = h k_d n̂n̂ᵀ + h² K_s: the six values of the spring's block of −h J_v − h² J_x.
+    pub bb: Sym3,
+    /// The spring's force on its end a (Hooke and damping along the spring; −f on b).
+    pub f: V3,
+}
 
 /// The linearized system of one step.
 #[derive(Clone, Debug, Default)]
 pub struct ImplicitSystem {
     /// The step it was built for.
     pub h: f64,
-    /// K_s per spring (for the right-hand side).
-    pub kb: Vec<Sym3>,
-    /// B_s = h k_d n̂n̂ᵀ + h² K_s per spring: the six values of the spring's block of −h J_v − h² J_x.
-    pub bb: Vec<Sym3>,
+    /// Per spring: K_s, B_s and the force.
+    pub springs: Vec<SpringTerms>,
     /// m_i (1 + h d₀ + h² s); 0 for pinned particles (their rows are filtered out).
     pub mass_diag: Vec<f64>,
     /// The right-hand side h (f₀ + h J_x v₀), zero on pinned particles.
     pub rhs: Vec<V3>,
     /// The inverse of A's diagonal (the Jacobi preconditioner, Kauppila §4.2); 0 on pinned particles.
     pub inv_diag: Vec<V3>,
+    /// Per CSR incidence entry, the other end of the spring (the CPU's `Nbr.j`).
+    pub nbr: Vec<u32>,
+    /// Per CSR incidence entry, the spring's B_s (each end its own copy, read in order by the A·p
+    /// gather, as the GPU's `blocks`).
+    pub inc_bb: Vec<Sym3>,
+    rows: Vec<(f64, V3, V3)>,
 }
 
 /// What a solve did.
@@ -61,12 +96,14 @@ pub struct CgReport {
     pub residual: f64,
 }
 
-/// The blocks (K_s, B_s) of spring `s` at x for step h: Kauppila §2.2 and §4.1.
-pub fn implicit_spring_blocks(m: &CpuModel, h: f64, exact: bool, s: usize, x: &[V3]) -> (Sym3, Sym3) {
-    let d = x[m.sa[s] as usize] - x[m.sb[s] as usize];
+/// The terms of spring `s` at (x, v) for step h: K_s and B_s (Kauppila §2.2 and §4.1) and its force
+/// −[k(l − L) + k_d n̂·(v_a − v_b)] n̂ on a (the twin of `spring_force` without Rayleigh damping).
+pub fn implicit_spring_terms(m: &CpuModel, h: f64, exact: bool, s: usize, x: &[V3], v: &[V3]) -> SpringTerms {
+    let (a, b) = (m.sa[s] as usize, m.sb[s] as usize);
+    let d = x[a] - x[b];
     let l = d.norm();
     if l <= EPS_LEN {
-        return ([0.0; 6], [0.0; 6]);
+        return SpringTerms::default();
     }
     let n = d / l;
     let k = m.k[s];
@@ -76,82 +113,83 @@ pub fn implicit_spring_blocks(m: &CpuModel, h: f64, exact: bool, s: usize, x: &[
     }
     let outer = [n.x * n.x, n.y * n.y, n.z * n.z, n.x * n.y, n.x * n.z, n.y * n.z];
     let eye = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0];
-    let mut kb = [0.0; 6];
-    let mut bb = [0.0; 6];
+    let mut t = SpringTerms::default();
     for j in 0..6 {
-        kb[j] = k * (outer[j] + c * (eye[j] - outer[j]));
-        bb[j] = h * h * kb[j] + h * m.kd[s] * outer[j];
+        t.kb[j] = k * (outer[j] + c * (eye[j] - outer[j]));
+        t.bb[j] = h * h * t.kb[j] + h * m.kd[s] * outer[j];
     }
-    (kb, bb)
+    t.f = n * (-(k * (l - m.rest[s]) + m.kd[s] * n.dot(&(v[a] - v[b]))));
+    t
 }
 
 /// Builds the system of one step at (x, v): the blocks, the right-hand side h(f₀ + h J_x v₀) and the
 /// Jacobi preconditioner (twin of `implicit_prepare` in `shaders/implicit.wgsl`).
-pub fn implicit_prepare(
-    m: &CpuModel,
-    h: f64,
-    exact: bool,
-    x: &[V3],
-    v: &[V3],
-    sys: &mut ImplicitSystem,
-    acc: &mut Vec<V3>,
-    spring_f: &mut Vec<V3>,
-) {
-    let ns = m.sa.len();
+pub fn implicit_prepare(m: &CpuModel, h: f64, exact: bool, x: &[V3], v: &[V3], sys: &mut ImplicitSystem) {
     sys.h = h;
-    sys.kb.resize(ns, [0.0; 6]);
-    sys.bb.resize(ns, [0.0; 6]);
-    for s in 0..ns {
-        let (kb, bb) = implicit_spring_blocks(m, h, exact, s, x);
-        sys.kb[s] = kb;
-        sys.bb[s] = bb;
+    if sys.nbr.len() != m.incidence.entries.len() {
+        sys.nbr = (0..m.n)
+            .flat_map(|i| {
+                m.incidence.of(i).iter().map(move |&e| if e & 1 == 0 { m.sb[(e >> 1) as usize] } else { m.sa[(e >> 1) as usize] })
+            })
+            .collect();
     }
-    acc.resize(m.n, V3::zeros());
-    accelerations(m, &StepParams { h, alpha: 0.0 }, x, v, acc, spring_f);
-    sys.mass_diag.resize(m.n, 0.0);
-    sys.rhs.resize(m.n, V3::zeros());
-    sys.inv_diag.resize(m.n, V3::zeros());
-    for i in 0..m.n {
+    sys.springs.resize(m.sa.len(), SpringTerms::default());
+    for_each_particle(&mut sys.springs, |s| implicit_spring_terms(m, h, exact, s, x, v));
+    sys.rows.resize(m.n, (0.0, V3::zeros(), V3::zeros()));
+    let (springs, nbr) = (&sys.springs, &sys.nbr);
+    for_each_particle(&mut sys.rows, |i| {
         if m.inv_mass[i] == 0.0 {
-            sys.mass_diag[i] = 0.0;
-            sys.rhs[i] = V3::zeros();
-            sys.inv_diag[i] = V3::zeros();
-            continue;
+            return (0.0, V3::zeros(), V3::zeros());
         }
         let mi = m.mass[i];
         let md = mi * (1.0 + h * m.drag + h * h * m.central_strength);
         let mut diag = V3::new(md, md, md);
-        // J_x v₀ at i: −Σ K_s (v_i − v_j) − s m_i v_i
+        // f₀ and J_x v₀ at i: −Σ K_s (v_i − v_j) − s m_i v_i
+        let mut f = external_accel(m, x[i], v[i]) * mi;
         let mut jxv = -v[i] * (m.central_strength * mi);
-        for &e in m.incidence.of(i) {
-            let s = (e >> 1) as usize;
-            let j = if e & 1 == 0 { m.sb[s] } else { m.sa[s] } as usize;
-            jxv -= sym_apply(&sys.kb[s], v[i] - v[j]);
-            let b = &sys.bb[s];
-            diag += V3::new(b[0], b[1], b[2]);
+        let o = m.incidence.offsets[i] as usize;
+        for (k, &e) in m.incidence.of(i).iter().enumerate() {
+            let t = &springs[(e >> 1) as usize];
+            let j = nbr[o + k] as usize;
+            if e & 1 == 0 {
+                f += t.f;
+            } else {
+                f -= t.f;
+            }
+            jxv -= sym_apply(&t.kb, v[i] - v[j]);
+            diag += V3::new(t.bb[0], t.bb[1], t.bb[2]);
         }
-        sys.mass_diag[i] = md;
-        sys.rhs[i] = (acc[i] * mi + jxv * h) * h;
-        sys.inv_diag[i] = V3::new(1.0 / diag.x, 1.0 / diag.y, 1.0 / diag.z);
+        (md, (f + jxv * h) * h, V3::new(1.0 / diag.x, 1.0 / diag.y, 1.0 / diag.z))
+    });
+    sys.inc_bb.resize(m.incidence.entries.len(), [0.0; 6]);
+    let springs = &sys.springs;
+    for_each_particle(&mut sys.inc_bb, |k| springs[(m.incidence.entries[k] >> 1) as usize].bb);
+    sys.mass_diag.clear();
+    sys.rhs.clear();
+    sys.inv_diag.clear();
+    for &(md, b, d) in &sys.rows {
+        sys.mass_diag.push(md);
+        sys.rhs.push(b);
+        sys.inv_diag.push(d);
     }
 }
 
 /// out = A p, with the pinned rows filtered out (twin of the gather in `implicit_matvec`).
 pub fn implicit_matvec(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], out: &mut [V3]) {
-    for i in 0..m.n {
+    // p is zero on pinned particles (their residual and preconditioner are zero), so the neighbours'
+    // p_j need no filter here
+    for_each_particle(out, |i| {
         if m.inv_mass[i] == 0.0 {
-            out[i] = V3::zeros();
-            continue;
+            return V3::zeros();
         }
-        let mut y = p[i] * sys.mass_diag[i];
-        for &e in m.incidence.of(i) {
-            let s = (e >> 1) as usize;
-            let j = if e & 1 == 0 { m.sb[s] } else { m.sa[s] } as usize;
-            let pj = if m.inv_mass[j] == 0.0 { V3::zeros() } else { p[j] };
-            y += sym_apply(&sys.bb[s], p[i] - pj);
+        let pi = p[i];
+        let mut y = pi * sys.mass_diag[i];
+        let (o, end) = (m.incidence.offsets[i] as usize, m.incidence.offsets[i + 1] as usize);
+        for (b, &j) in sys.inc_bb[o..end].iter().zip(&sys.nbr[o..end]) {
+            y += sym_apply(b, pi - p[j as usize]);
         }
-        out[i] = y;
-    }
+        y
+    });
 }
 
 fn dot(a: &[V3], b: &[V3]) -> f64 {
@@ -168,9 +206,10 @@ pub struct CgWork {
 }
 
 /// Jacobi-preconditioned conjugate gradients (Kauppila §3.2.2 with §4.2's preconditioner; Shewchuk's
-/// PCG) from x = 0, the twin of `shaders/pcg.wgsl` step for step:
+/// PCG) from the x passed in (zero, or the last step's Δv as a warm start), the twin of `shaders/pcg.wgsl`
+/// step for step:
 ///
-/// r = b, z = P⁻¹r; for k < max_iter: stop if ‖r‖ ≤ ε‖b‖; β = (r·z)/(r·z)_prev (0 at k = 0);
+/// r = b − Ax, z = P⁻¹r; for k < max_iter: stop if ‖r‖ ≤ ε‖b‖; β = (r·z)/(r·z)_prev (0 at k = 0);
 /// p = z + βp; α = (r·z)/(p·Ap); x += αp; r −= αAp; z = P⁻¹r.
 ///
 /// `apply` is the matrix-vector product (the implicit step's, or the Liu global step's); `inv_diag` the
@@ -186,18 +225,23 @@ pub fn pcg_solve(
     w: &mut CgWork,
 ) -> Result<CgReport> {
     let n = b.len();
-    w.r.clear();
-    w.r.extend_from_slice(b);
+    w.r.resize(n, V3::zeros());
     w.z.resize(n, V3::zeros());
     w.p.clear();
     w.p.resize(n, V3::zeros());
     w.ap.resize(n, V3::zeros());
-    x.iter_mut().for_each(|a| *a = V3::zeros());
+    // r = b − A x₀ (x₀ = 0 unless warm-started)
+    if x.iter().all(|a| *a == V3::zeros()) {
+        w.ap.iter_mut().for_each(|a| *a = V3::zeros());
+    } else {
+        apply(x, &mut w.ap);
+    }
     for i in 0..n {
+        w.r[i] = b[i] - w.ap[i];
         w.z[i] = w.r[i].component_mul(&inv_diag[i]);
     }
     let bb = dot(b, b);
-    let mut rr = bb;
+    let mut rr = dot(&w.r, &w.r);
     let mut rz = dot(&w.r, &w.z);
     let mut rz_prev = 0.0;
     let resid = |rr: f64| if bb > 0.0 { (rr / bb).sqrt() } else { 0.0 };
@@ -217,14 +261,18 @@ pub fn pcg_solve(
             )));
         }
         let alpha = rz / pap;
+        rz_prev = rz;
+        rz = 0.0;
+        rr = 0.0;
         for i in 0..n {
             x[i] += w.p[i] * alpha;
-            w.r[i] -= w.ap[i] * alpha;
-            w.z[i] = w.r[i].component_mul(&inv_diag[i]);
+            let r = w.r[i] - w.ap[i] * alpha;
+            let z = r.component_mul(&inv_diag[i]);
+            w.r[i] = r;
+            w.z[i] = z;
+            rz += r.dot(&z);
+            rr += r.dot(&r);
         }
-        rz_prev = rz;
-        rz = dot(&w.r, &w.z);
-        rr = dot(&w.r, &w.r);
     }
     Ok(CgReport { iterations: max_iter, residual: resid(rr) })
 }
@@ -261,7 +309,7 @@ fn for_each_block(m: &CpuModel, sys: &ImplicitSystem, mut f: impl FnMut(usize, u
     }
     for s in 0..m.sa.len() {
         let (a, b) = (m.sa[s] as usize, m.sb[s] as usize);
-        let blk = full(&sys.bb[s]);
+        let blk = full(&sys.springs[s].bb);
         let (fa, fb) = (m.inv_mass[a] != 0.0, m.inv_mass[b] != 0.0);
         if fa {
             f(a, a, &blk);
@@ -385,8 +433,6 @@ pub struct ImplicitScratch {
     pub dv: Vec<V3>,
     /// CG vectors.
     pub cg: CgWork,
-    acc: Vec<V3>,
-    spring_f: Vec<V3>,
 }
 
 /// How the implicit step solves its system.
@@ -400,6 +446,8 @@ pub struct ImplicitOptions {
     pub max_iter: usize,
     /// The block-tridiagonal solve instead of CG.
     pub tridiagonal: bool,
+    /// Start CG from the last step's Δv instead of zero.
+    pub warm_start: bool,
 }
 
 /// One linearized implicit Euler step of size h from (x, v) into (x_out, v_out).
@@ -413,14 +461,27 @@ pub fn implicit_step(
     v_out: &mut [V3],
     s: &mut ImplicitScratch,
 ) -> Result<CgReport> {
-    implicit_prepare(m, h, o.exact_jacobian, x, v, &mut s.sys, &mut s.acc, &mut s.spring_f);
+    implicit_prepare(m, h, o.exact_jacobian, x, v, &mut s.sys);
     s.dv.resize(m.n, V3::zeros());
     let rep = if o.tridiagonal {
         tridiagonal_solve(m, &s.sys, &mut s.dv)?;
-        CgReport { iterations: 0, residual: 0.0 }
+        // no iterations; the residual is measured (rounding only)
+        let mut ax = vec![V3::zeros(); m.n];
+        implicit_matvec(m, &s.sys, &s.dv, &mut ax);
+        let bb = dot(&s.sys.rhs, &s.sys.rhs);
+        let rr: f64 = s.sys.rhs.iter().zip(&ax).map(|(b, a)| (b - a).norm_squared()).sum();
+        CgReport { iterations: 0, residual: if bb > 0.0 { (rr / bb).sqrt() } else { 0.0 } }
     } else {
         let sys = &s.sys;
-        pcg_solve(|p, out| implicit_matvec(m, sys, p, out), &sys.inv_diag, &sys.rhs, &mut s.dv, o.tol, o.max_iter, &mut s.cg)?
+        if !o.warm_start {
+            s.dv.iter_mut().for_each(|d| *d = V3::zeros());
+        }
+        let r = pcg_solve(|p, out| implicit_matvec(m, sys, p, out), &sys.inv_diag, &sys.rhs, &mut s.dv, o.tol, o.max_iter, &mut s.cg);
+        if r.is_err() {
+            // no warm start from a failed solve
+            s.dv.iter_mut().for_each(|d| *d = V3::zeros());
+        }
+        r?
     };
     implicit_integrate(m, h, x, v, &s.dv, x_out, v_out);
     Ok(rep)

@@ -218,6 +218,7 @@ impl CpuSimulator {
             tol: self.settings.cg_tolerance,
             max_iter: self.settings.cg_max_iterations,
             tridiagonal: self.settings.global == crate::method::GlobalSolve::Tridiagonal,
+            warm_start: self.settings.cg_warm_start,
         }
     }
 

@@ -62,6 +62,10 @@ pub struct CgPass {
     pub parity: u32,
     /// ε², the squared relative tolerance.
     pub tol2: f32,
+    /// 1: warm start from the last solve's x.
+    pub warm: u32,
+    /// Padding to 32 bytes.
+    pub _pad: [u32; 3],
 }
 
 /// `ImplicitParams` in `shaders/implicit.wgsl`.

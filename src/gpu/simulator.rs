@@ -182,7 +182,14 @@ impl GpuSimulator {
         self.queue.write_buffer(&self.state.imp_params, 0, bytemuck::bytes_of(&ip));
         let tol = self.settings.cg_tolerance as f32;
         for q in 0..2 {
-            let cp = CgPass { n: m.n as u32, groups: groups(m.n), parity: q as u32, tol2: tol * tol };
+            let cp = CgPass {
+                n: m.n as u32,
+                groups: groups(m.n),
+                parity: q as u32,
+                tol2: tol * tol,
+                warm: self.settings.cg_warm_start as u32,
+                _pad: [0; 3],
+            };
             self.queue.write_buffer(&self.state.cg_pass[q], 0, bytemuck::bytes_of(&cp));
         }
     }
@@ -202,6 +209,12 @@ impl GpuSimulator {
             breakdowns: w[4] as usize,
             strained: w[5] != 0,
         })
+    }
+
+    fn clear_cg_solution(&self) {
+        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.cg_clear") });
+        enc.clear_buffer(&self.state.cgv, 0, None);
+        self.queue.submit([enc.finish()]);
     }
 
     /// Implicit Euler: every adaptive step tried so far, (h, accepted).
@@ -238,6 +251,7 @@ impl GpuSimulator {
             iterations += cg.total_iterations;
             residual = cg.residual;
             if cg.breakdowns > 0 {
+                self.clear_cg_solution();
                 self.write_params();
                 return Err(Error::Solver("GPU CG broke down (pᵀAp <= 0: the system is not positive definite)".into()));
             }
@@ -414,6 +428,8 @@ impl Simulator for GpuSimulator {
         if self.method == Method::ImplicitEuler {
             let cg = self.cg_state_gpu()?;
             if cg.breakdowns > 0 {
+                // no warm start from a failed solve
+                self.clear_cg_solution();
                 return Err(Error::Solver(format!(
                     "GPU CG broke down in {} step(s) of this frame (pᵀAp <= 0: the system is not positive definite)",
                     cg.breakdowns
