@@ -48,6 +48,11 @@ pub enum Error {
     /// A GPU operation (mapping, polling) failed.
     #[error("GPU error: {0}")]
     Gpu(String),
+    /// The implicit step's linear solve failed: CG broke down (pᵀAp ≤ 0 or not finite: an indefinite or
+    /// singular system, e.g. with the exact Jacobian of compressed springs), a solver does not apply to the
+    /// model, or the adaptive step fell below its floor.
+    #[error("linear solve failed: {0}")]
+    Solver(String),
     /// The simulation left the finite range.
     #[error("simulation diverged at frame {frame}: {what}")]
     Diverged {

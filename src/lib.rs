@@ -17,7 +17,7 @@ pub mod scene;
 pub mod sim;
 
 pub use error::{Error, Result};
-pub use method::{Method, StepPlan, StepSettings};
+pub use method::{GlobalSolve, Method, StepPlan, StepSettings};
 pub use model::Model;
 pub use sim::Simulator;
 pub use wgpu;

@@ -6,7 +6,7 @@ use springsim::bench::{self, Backend, BenchConfig, BenchResult};
 use springsim::gpu::context::{adapter_name, instance_from_env};
 use springsim::gpu::GpuContext;
 use springsim::scene::{self, SceneOptions};
-use springsim::{Method, StepSettings};
+use springsim::{GlobalSolve, Method, StepSettings};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -29,7 +29,7 @@ enum Command {
         /// Scene(s), comma-separated: curtain, cloth, rope, hair, slinky, jelly, orbit, mesh.
         #[arg(long, default_value = "curtain")]
         scene: String,
-        /// Method(s), comma-separated, or `all`: explicit-euler, symplectic-euler, midpoint, rk4, leu.
+        /// Method(s), comma-separated, or `all`: explicit-euler, symplectic-euler, midpoint, rk4, leu, implicit-euler.
         #[arg(long, default_value = "symplectic-euler")]
         method: String,
         /// Backend(s), comma-separated: gpu, cpu.
@@ -71,6 +71,27 @@ enum Command {
         /// LEU: the speed (m/s) above which a step counts as diverging.
         #[arg(long)]
         leu_speed_limit: Option<f64>,
+        /// Implicit Euler: the linear solver, cg (CPU and GPU) or tridiagonal (CPU, chains only).
+        #[arg(long, default_value = "cg")]
+        global: String,
+        /// Implicit Euler: the CG iteration budget per step.
+        #[arg(long)]
+        cg_iterations: Option<usize>,
+        /// Implicit Euler: the CG relative tolerance (0: always run the whole budget).
+        #[arg(long)]
+        cg_tolerance: Option<f64>,
+        /// Implicit Euler: start CG from the last step's Δv (off by default: it diverged on the curtain at h = 1/30).
+        #[arg(long)]
+        cg_warm_start: bool,
+        /// Implicit Euler: the exact spring Jacobian (indefinite for compressed springs) instead of the clamped one.
+        #[arg(long)]
+        exact_jacobian: bool,
+        /// Implicit Euler: adaptive steps (halve h when a spring strains beyond --strain-limit).
+        #[arg(long)]
+        adaptive: bool,
+        /// Implicit Euler: the strain limit of the adaptive step.
+        #[arg(long)]
+        strain_limit: Option<f64>,
     },
     /// Lists the adapters wgpu sees, with their limits.
     Info,
@@ -78,14 +99,43 @@ enum Command {
 
 fn print_table(rows: &[BenchResult]) {
     println!(
-        "{:<10} {:>8} {:>8} {:<17} {:<4} {:>10} {:>10} {:>6} {:>10} {:>10} {:>6} {:>10} {:>12}  {}",
-        "scene", "particles", "springs", "method", "back", "h", "h_max", "subst", "ms/frame", "ms/subst", "finite", "max_strain", "energy", "adapter"
+        "{:<10} {:>8} {:>8} {:<17} {:<4} {:>10} {:>10} {:>6} {:>10} {:>10} {:>6} {:>9} {:>6} {:>10} {:>12}  {}",
+        "scene",
+        "particles",
+        "springs",
+        "method",
+        "back",
+        "h",
+        "h_max",
+        "subst",
+        "ms/frame",
+        "ms/subst",
+        "iters",
+        "residual",
+        "finite",
+        "max_strain",
+        "energy",
+        "adapter"
     );
     for r in rows {
         println!(
-            "{:<10} {:>8} {:>8} {:<17} {:<4} {:>10.3e} {:>10.3e} {:>6} {:>10.3} {:>10.4} {:>6} {:>10.4} {:>12.5e}  {}",
-            r.scene, r.particles, r.springs, r.method, r.backend, r.h, r.h_max, r.substeps, r.ms_per_frame, r.ms_per_substep,
-            r.finite, r.max_strain, r.energy, r.adapter
+            "{:<10} {:>8} {:>8} {:<17} {:<4} {:>10.3e} {:>10.3e} {:>6} {:>10.3} {:>10.4} {:>6} {:>9.2e} {:>6} {:>10.4} {:>12.5e}  {}",
+            r.scene,
+            r.particles,
+            r.springs,
+            r.method,
+            r.backend,
+            r.h,
+            r.h_max,
+            r.substeps,
+            r.ms_per_frame,
+            r.ms_per_substep,
+            r.iterations,
+            r.residual,
+            r.finite,
+            r.max_strain,
+            r.energy,
+            r.adapter
         );
     }
 }
@@ -136,6 +186,13 @@ fn run() -> Result<()> {
             mesh,
             leu_interval,
             leu_speed_limit,
+            global,
+            cg_iterations,
+            cg_tolerance,
+            cg_warm_start,
+            exact_jacobian,
+            adaptive,
+            strain_limit,
         } => {
             let scenes = split(&scene);
             for s in &scenes {
@@ -159,6 +216,19 @@ fn run() -> Result<()> {
             if let Some(v) = leu_speed_limit {
                 settings.leu_speed_limit = v;
             }
+            settings.global = GlobalSolve::parse(&global)?;
+            if let Some(v) = cg_iterations {
+                settings.cg_max_iterations = v;
+            }
+            if let Some(v) = cg_tolerance {
+                settings.cg_tolerance = v;
+            }
+            if let Some(v) = strain_limit {
+                settings.strain_limit = v;
+            }
+            settings.exact_jacobian = exact_jacobian;
+            settings.cg_warm_start = cg_warm_start;
+            settings.adaptive = adaptive;
             settings.validate()?;
             let gpu = if backends.contains(&Backend::Gpu) {
                 Some(GpuContext::headless().context("the gpu backend needs an adapter (try --backend cpu)")?)

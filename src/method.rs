@@ -16,12 +16,26 @@ pub enum Method {
     /// Shinya's linearized explicit Euler (§4, eq. 34): K and D evaluated every h_nl, the force
     /// f = f₀ − K(x − x₀) − D(v − v₀) in between, a divergence check that discards the step.
     Leu,
+    /// Implicit (backward) Euler, linearized once per step as Baraff & Witkin do (Kauppila §2.1, eq. 6):
+    /// (M − h ∂f/∂v − h² ∂f/∂x) Δv = h (f₀ + h ∂f/∂x v₀), then x' = x + h (v₀ + Δv). The system is
+    /// solved matrix-free by Jacobi-preconditioned CG (Kauppila §3.2.2, §4.2), or exactly by a block
+    /// Thomas solve on chains (Witkin/Baraff/Kass §7.2, `GlobalSolve::Tridiagonal`, CPU only).
+    ImplicitEuler,
 }
 
 impl Method {
     /// Every method, in CLI order.
-    pub const ALL: [Method; 5] =
-        [Method::ExplicitEuler, Method::SymplecticEuler, Method::Midpoint, Method::Rk4, Method::Leu];
+    pub const ALL: [Method; 6] =
+        [Method::ExplicitEuler, Method::SymplecticEuler, Method::Midpoint, Method::Rk4, Method::Leu, Method::ImplicitEuler];
+
+    /// The explicit methods (every method that solves no linear system): their GPU and CPU runs
+    /// take the same arithmetic path, so they are compared step for step.
+    pub const EXPLICIT: [Method; 5] = [Method::ExplicitEuler, Method::SymplecticEuler, Method::Midpoint, Method::Rk4, Method::Leu];
+
+    /// Whether the method solves a linear system each step.
+    pub fn is_implicit(self) -> bool {
+        matches!(self, Method::ImplicitEuler)
+    }
 
     /// The CLI name.
     pub fn name(self) -> &'static str {
@@ -31,14 +45,17 @@ impl Method {
             Method::Midpoint => "midpoint",
             Method::Rk4 => "rk4",
             Method::Leu => "leu",
+            Method::ImplicitEuler => "implicit-euler",
         }
     }
 
     /// Parses a CLI name.
     pub fn parse(s: &str) -> Result<Method> {
-        Method::ALL.iter().copied().find(|m| m.name() == s).ok_or_else(|| {
-            Error::UnknownMethod(s.to_string(), Method::ALL.iter().map(|m| m.name()).collect::<Vec<_>>().join(", "))
-        })
+        Method::ALL
+            .iter()
+            .copied()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| Error::UnknownMethod(s.to_string(), Method::ALL.iter().map(|m| m.name()).collect::<Vec<_>>().join(", ")))
     }
 
     /// Force evaluations per step.
@@ -54,6 +71,28 @@ impl Method {
 impl std::fmt::Display for Method {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// How the implicit step's linear system is solved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GlobalSolve {
+    /// Jacobi-preconditioned conjugate gradients (CPU and GPU).
+    Cg,
+    /// The exact block-tridiagonal (Thomas) solve of Witkin/Baraff/Kass §7.2, CPU only, for chains:
+    /// models whose springs join particles at most [`crate::cpu::implicit::MAX_CHAIN_BAND`] indices
+    /// apart (a rope or hair with skip-one bend springs, the slinky).
+    Tridiagonal,
+}
+
+impl GlobalSolve {
+    /// Parses `cg` or `tridiagonal`.
+    pub fn parse(s: &str) -> Result<GlobalSolve> {
+        match s {
+            "cg" => Ok(GlobalSolve::Cg),
+            "tridiagonal" => Ok(GlobalSolve::Tridiagonal),
+            _ => Err(Error::param("global", s, "must be cg or tridiagonal")),
+        }
     }
 }
 
@@ -76,6 +115,29 @@ pub struct StepSettings {
     pub leu_speed_limit: f64,
     /// Power iterations for k₀.
     pub power_iterations: usize,
+    /// Implicit Euler: CG stops when ‖r‖ ≤ ε‖b‖ (relative residual of the unpreconditioned system).
+    pub cg_tolerance: f64,
+    /// Implicit Euler: the CG iteration budget per step (the GPU always records this many iterations;
+    /// those after convergence are no-ops).
+    pub cg_max_iterations: usize,
+    /// Implicit Euler: start CG from the last step's Δv (a warm start) instead of zero. Off by default:
+    /// measured on the 81×81 curtain at h = 1/30 (60 frames, CPU), a cold start with a 30-iteration budget
+    /// stays bounded (max strain 0.18) while the warm start diverges (strain 117; with 10 iterations both
+    /// fail, cold 8.3, warm 1.8e4): the truncated solve's error accumulates through the guess.
+    pub cg_warm_start: bool,
+    /// Implicit Euler: the linear solver.
+    pub global: GlobalSolve,
+    /// Implicit Euler: Kauppila §3.2.3's adaptive step: a step that stretches or compresses a spring by
+    /// more than `strain_limit` is discarded and retaken with h/2; after two good steps h doubles again
+    /// (never above the frame step).
+    pub adaptive: bool,
+    /// Implicit Euler: the strain above which an adaptive step is discarded (Kauppila: 10%).
+    pub strain_limit: f64,
+    /// Implicit Euler: use the exact spring Jacobian (Kauppila §2.2). Off (default): its transverse term
+    /// k(1 − L/l)(I − n̂n̂ᵀ) is clamped at zero for compressed springs (Choi & Ko), which keeps the matrix
+    /// symmetric positive definite; the exact one is indefinite for a compressed spring with large h²k/m
+    /// and CG may then break down (reported as [`Error::Solver`]).
+    pub exact_jacobian: bool,
 }
 
 /// Shinya's safety factor on k₀.
@@ -91,6 +153,13 @@ impl Default for StepSettings {
             leu_interval: 1.0e-3,
             leu_speed_limit: 50.0,
             power_iterations: 300,
+            cg_tolerance: 1e-6,
+            cg_max_iterations: 100,
+            cg_warm_start: false,
+            global: GlobalSolve::Cg,
+            adaptive: false,
+            strain_limit: 0.1,
+            exact_jacobian: false,
         }
     }
 }
@@ -111,6 +180,13 @@ impl StepSettings {
         pos("leu_speed_limit", self.leu_speed_limit)?;
         if let Some(h) = self.fixed_h {
             pos("h", h)?;
+        }
+        pos("strain_limit", self.strain_limit)?;
+        if !(self.cg_tolerance.is_finite() && self.cg_tolerance >= 0.0) {
+            return Err(Error::param("cg_tolerance", self.cg_tolerance, "must be finite and >= 0"));
+        }
+        if self.cg_max_iterations == 0 || self.cg_max_iterations > 100_000 {
+            return Err(Error::param("cg_max_iterations", self.cg_max_iterations, "must be in 1..=100000"));
         }
         if self.power_iterations == 0 {
             return Err(Error::param("power_iterations", 0, "must be >= 1"));
@@ -144,10 +220,12 @@ pub struct StepPlan {
 /// λ² − (2 − X − Y)λ + 1 − X), so with X = h d₀ the limit is the root of h²k₀ + 2d₀h − 4 = 0, which is
 /// 2/√k₀ when d₀ = 0.
 pub fn h_max(method: Method, k0: f64, d0: f64) -> f64 {
-    if k0 <= 0.0 {
+    if k0 <= 0.0 || method == Method::ImplicitEuler {
+        // implicit Euler is unconditionally stable for PSD K and D (Shinya app. B)
         return f64::INFINITY;
     }
     match method {
+        Method::ImplicitEuler => f64::INFINITY,
         Method::ExplicitEuler | Method::Midpoint | Method::Leu => 2.0 / k0.sqrt(),
         Method::Rk4 => 8.75f64.sqrt() / k0.sqrt(),
         Method::SymplecticEuler => (-d0 + (d0 * d0 + 4.0 * k0).sqrt()) / k0,
@@ -160,7 +238,7 @@ pub fn rayleigh_alpha(method: Method, h: f64, d0: f64) -> f64 {
     match method {
         Method::ExplicitEuler | Method::Midpoint | Method::Leu => (h * (4.0 - d0 * h) / 4.0).max(0.0),
         Method::Rk4 => (h * (0.725 - d0 * h) / 8.75).max(0.0),
-        Method::SymplecticEuler => 0.0,
+        Method::SymplecticEuler | Method::ImplicitEuler => 0.0,
     }
 }
 
@@ -168,7 +246,9 @@ pub fn rayleigh_alpha(method: Method, h: f64, d0: f64) -> f64 {
 /// number of steps fills the frame, and α for that h.
 pub fn plan(method: Method, k0: f64, d0: f64, s: &StepSettings) -> StepPlan {
     let hm = h_max(method, k0, d0);
-    let target = s.fixed_h.unwrap_or(s.substep_scale * hm).min(s.frame_dt);
+    // implicit Euler: the frame step itself unless a fixed h is asked for
+    let target =
+        (if method.is_implicit() { s.fixed_h.unwrap_or(s.frame_dt) } else { s.fixed_h.unwrap_or(s.substep_scale * hm) }).min(s.frame_dt);
     let substeps = ((s.frame_dt / target) - 1e-9).ceil().max(1.0) as usize;
     let h = s.frame_dt / substeps as f64;
     let alpha = if s.rayleigh { rayleigh_alpha(method, h, d0) } else { 0.0 };

@@ -11,6 +11,10 @@ pub struct FrameReport {
     pub substeps: usize,
     /// LEU: divergence retries so far (Shinya §4, step 2.3).
     pub leu_retries: usize,
+    /// Implicit Euler: CG iterations used over the frame's steps (0 for the explicit methods).
+    pub iterations: usize,
+    /// Implicit Euler: the final relative residual ‖b − AΔv‖/‖b‖ of the frame's last solve.
+    pub residual: f64,
 }
 
 /// A simulator of one model on one backend. The window, the bench and the tests drive this.

@@ -206,3 +206,78 @@ fn diverged_run_reports_not_finite_and_the_frame() {
     assert_eq!(v["finite"], serde_json::Value::Bool(true));
     assert!(v["failed_frame"].is_null());
 }
+
+#[test]
+fn implicit_euler_bench_reports_iterations_and_residual() {
+    let out = springsim(&[
+        "bench",
+        "--scene",
+        "rope",
+        "--method",
+        "implicit-euler",
+        "--backend",
+        "cpu",
+        "--frames",
+        "3",
+        "--cg-iterations",
+        "10",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(text(&out.stdout).trim()).expect("one JSON line");
+    assert_eq!(v["method"], "implicit-euler");
+    let it = v["iterations"].as_u64().expect("iterations");
+    assert!(it >= 1 && it <= 10, "iterations {it}");
+    let r = v["residual"].as_f64().expect("residual");
+    assert!(r.is_finite() && r >= 0.0, "residual {r}");
+    // the exact chain solve iterates nothing
+    let out = springsim(&[
+        "bench",
+        "--scene",
+        "slinky",
+        "--method",
+        "implicit-euler",
+        "--backend",
+        "cpu",
+        "--frames",
+        "2",
+        "--global",
+        "tridiagonal",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(text(&out.stdout).trim()).expect("one JSON line");
+    assert_eq!(v["iterations"].as_u64(), Some(0));
+}
+
+#[test]
+fn tridiagonal_on_a_cloth_is_one_line_error() {
+    let out = springsim(&[
+        "bench",
+        "--scene",
+        "curtain",
+        "--size",
+        "9",
+        "--method",
+        "implicit-euler",
+        "--backend",
+        "cpu",
+        "--frames",
+        "1",
+        "--global",
+        "tridiagonal",
+    ]);
+    assert_clean_failure(&out, "chain");
+    let out = springsim(&[
+        "bench",
+        "--scene",
+        "rope",
+        "--method",
+        "implicit-euler",
+        "--backend",
+        "cpu",
+        "--global",
+        "lu",
+    ]);
+    assert_clean_failure(&out, "cg or tridiagonal");
+}

@@ -16,7 +16,8 @@ const TOL: f64 = 1e-4;
 
 fn compare(name: &str, model: &Model) {
     let Some(ctx) = gpu() else { return };
-    for method in Method::ALL {
+    // the implicit method solves a system to a tolerance in f32 against f64: tests/implicit.rs compares it
+    for method in Method::EXPLICIT {
         let settings = StepSettings::default();
         let mut cpu = CpuSimulator::new(model, method, settings.clone()).unwrap();
         let mut gpu = GpuSimulator::new(&ctx.device, &ctx.queue, model, method, settings).unwrap();

@@ -5,7 +5,8 @@ use naga::proc::Layouter;
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use naga::{Module, ShaderStage, TypeInner};
 use springsim::gpu::layout::{
-    compose, GpuParams, GpuNbr, LeuPass, KERNEL_WGSL, SHARED_WGSL, WORKGROUP_SIZE,
+    compose, CgPass, GpuNbr, GpuParams, ImplicitParams, LeuPass, IMPLICIT_WGSL, KERNEL_WGSL,
+    SHARED_WGSL, WORKGROUP_SIZE,
 };
 use std::mem::{offset_of, size_of};
 
@@ -85,8 +86,7 @@ fn check_params(module: &Module, file: &str) {
 }
 
 fn check_spring(module: &Module, file: &str) {
-    let (size, m) =
-        struct_layout(module, "Nbr").unwrap_or_else(|| panic!("{file}: no struct Nbr"));
+    let (size, m) = struct_layout(module, "Nbr").unwrap_or_else(|| panic!("{file}: no struct Nbr"));
     assert_eq!(
         size as usize,
         size_of::<GpuNbr>(),
@@ -150,6 +150,45 @@ fn struct_layouts_match_rust() {
         }
     }
     assert!(leu_seen, "leu.wgsl is among the kernels");
+    // the implicit operator composed with the PCG: CgPass and ImplicitParams as in Rust
+    let (file, src) = KERNEL_WGSL[IMPLICIT_WGSL];
+    assert_eq!(file, "implicit.wgsl");
+    assert!(
+        src.contains("fn pcg_matvec") && src.contains("fn operator_apply"),
+        "implicit.wgsl is composed with pcg.wgsl"
+    );
+    let module = parse_and_validate(file, &compose(src));
+    let (size, m) = struct_layout(&module, "CgPass").expect("no struct CgPass");
+    assert_eq!(size as usize, size_of::<CgPass>(), "CgPass size");
+    for (name, off) in [
+        ("n", offset_of!(CgPass, n)),
+        ("groups", offset_of!(CgPass, groups)),
+        ("parity", offset_of!(CgPass, parity)),
+        ("tol2", offset_of!(CgPass, tol2)),
+        ("warm", offset_of!(CgPass, warm)),
+    ] {
+        assert_eq!(
+            offset_of_member(&m, "CgPass", name) as usize,
+            off,
+            "CgPass.{name} offset"
+        );
+    }
+    let (size, m) = struct_layout(&module, "ImplicitParams").expect("no struct ImplicitParams");
+    assert_eq!(
+        size as usize,
+        size_of::<ImplicitParams>(),
+        "ImplicitParams size"
+    );
+    assert_eq!(
+        offset_of_member(&m, "ImplicitParams", "exact") as usize,
+        offset_of!(ImplicitParams, exact)
+    );
+    assert_eq!(
+        offset_of_member(&m, "ImplicitParams", "strain_limit") as usize,
+        offset_of!(ImplicitParams, strain_limit)
+    );
+    assert_eq!(size_of::<CgPass>() % 16, 0);
+    assert_eq!(size_of::<ImplicitParams>() % 16, 0);
     // Sizes the uniform/storage rules need: 16-byte multiples for the uniforms, 32 bytes per spring.
     assert_eq!(size_of::<GpuParams>() % 16, 0);
     assert_eq!(size_of::<LeuPass>() % 16, 0);

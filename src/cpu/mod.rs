@@ -3,10 +3,11 @@
 
 pub mod explicit;
 pub mod forces;
+pub mod implicit;
 pub mod leu;
 pub mod power;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::method::{plan, Method, StepPlan, StepSettings};
 use crate::model::{Incidence, Model};
 use crate::sim::{FrameReport, Simulator};
@@ -104,6 +105,24 @@ impl Scratch {
     }
 }
 
+/// The tridiagonal solve needs a chain: an error at construction otherwise.
+fn check_cpu_settings(m: &CpuModel, method: Method, s: &StepSettings) -> Result<()> {
+    if method == Method::ImplicitEuler && s.global == crate::method::GlobalSolve::Tridiagonal {
+        let w = implicit::chain_band(m);
+        if w > implicit::MAX_CHAIN_BAND {
+            return Err(Error::param(
+                "global",
+                "tridiagonal",
+                format!(
+                    "the tridiagonal solve needs a chain (springs at most {} indices apart); this model's springs span {w} (use --global cg)",
+                    implicit::MAX_CHAIN_BAND
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The CPU simulator: the f64 reference of every method.
 pub struct CpuSimulator {
     model: CpuModel,
@@ -121,6 +140,18 @@ pub struct CpuSimulator {
     steps_since_lin: usize,
     leu_retries: usize,
     needs_replan: bool,
+    imp: implicit::ImplicitScratch,
+    /// Implicit: the adaptive step currently in use (≤ plan.h).
+    h_adaptive: f64,
+    /// Implicit: accepted steps since the last halving or doubling.
+    good_steps: usize,
+    /// Implicit: the log of the adaptive steps (h, accepted).
+    step_log: Vec<(f64, bool)>,
+    /// Implicit: the last step's solve, and the iterations summed since the last frame report.
+    last_cg: implicit::CgReport,
+    cg_iterations: usize,
+    /// Implicit: a solver failure of `step`, returned by the next `step_frame`.
+    solver_error: Option<Error>,
 }
 
 impl CpuSimulator {
@@ -128,13 +159,9 @@ impl CpuSimulator {
     pub fn new(model: &Model, method: Method, settings: StepSettings) -> Result<Self> {
         settings.validate()?;
         let cm = CpuModel::new(model)?;
+        check_cpu_settings(&cm, method, &settings)?;
         let x: Vec<V3> = model.positions.iter().map(|p| V3::from(*p)).collect();
-        let v: Vec<V3> = model
-            .velocities
-            .iter()
-            .zip(&model.pinned)
-            .map(|(v, &p)| if p { V3::zeros() } else { V3::from(*v) })
-            .collect();
+        let v: Vec<V3> = model.velocities.iter().zip(&model.pinned).map(|(v, &p)| if p { V3::zeros() } else { V3::from(*v) }).collect();
         let k0 = power::power_k0(&cm, &x, settings.power_iterations);
         let plan = plan(method, k0, cm.drag, &settings);
         let n = cm.n;
@@ -153,6 +180,13 @@ impl CpuSimulator {
             steps_since_lin: usize::MAX,
             leu_retries: 0,
             needs_replan: false,
+            imp: implicit::ImplicitScratch::default(),
+            h_adaptive: plan.h,
+            good_steps: 0,
+            step_log: Vec::new(),
+            last_cg: implicit::CgReport::default(),
+            cg_iterations: 0,
+            solver_error: None,
         })
     }
 
@@ -173,7 +207,76 @@ impl CpuSimulator {
         self.settings.validate()?;
         self.plan = plan(self.method, self.plan.k0, self.model.drag, &self.settings);
         self.steps_since_lin = usize::MAX;
+        self.h_adaptive = self.plan.h;
         Ok(())
+    }
+
+    /// The implicit step's options from the settings.
+    pub fn implicit_options(&self) -> implicit::ImplicitOptions {
+        implicit::ImplicitOptions {
+            exact_jacobian: self.settings.exact_jacobian,
+            tol: self.settings.cg_tolerance,
+            max_iter: self.settings.cg_max_iterations,
+            tridiagonal: self.settings.global == crate::method::GlobalSolve::Tridiagonal,
+            warm_start: self.settings.cg_warm_start,
+        }
+    }
+
+    /// Implicit Euler: one step of size h from the current state; on success the state advances and the
+    /// solve is returned. On failure the state is unchanged.
+    pub fn implicit_step_h(&mut self, h: f64) -> Result<implicit::CgReport> {
+        let o = self.implicit_options();
+        let rep = implicit::implicit_step(&self.model, h, &o, &self.x, &self.v, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
+        std::mem::swap(&mut self.x, &mut self.x_next);
+        std::mem::swap(&mut self.v, &mut self.v_next);
+        self.last_cg = rep;
+        self.cg_iterations += rep.iterations;
+        Ok(rep)
+    }
+
+    /// Implicit Euler: the last step's system and Δv (for checks).
+    pub fn implicit_scratch(&self) -> &implicit::ImplicitScratch {
+        &self.imp
+    }
+
+    /// Implicit Euler: every adaptive step tried so far, (h, accepted).
+    pub fn step_log(&self) -> &[(f64, bool)] {
+        &self.step_log
+    }
+
+    /// Implicit Euler with Kauppila §3.2.3's adaptive step: advances `frame_dt`; a step that strains a
+    /// spring beyond `strain_limit` is discarded (the old state is kept) and retaken with h/2; after two
+    /// accepted steps h doubles, never above the planned step. Below plan.h/2¹⁰ a step is accepted as is.
+    fn implicit_adaptive_frame(&mut self) -> Result<usize> {
+        let frame = self.settings.frame_dt;
+        let h_floor = self.plan.h / 1024.0;
+        let mut t = 0.0;
+        let mut steps = 0;
+        while t < frame * (1.0 - 1e-9) {
+            let h = self.h_adaptive.min(frame - t);
+            let o = self.implicit_options();
+            let rep = implicit::implicit_step(&self.model, h, &o, &self.x, &self.v, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
+            self.last_cg = rep;
+            self.cg_iterations += rep.iterations;
+            let strain = forces::max_strain(&self.model, &self.x_next);
+            if strain > self.settings.strain_limit && h > h_floor {
+                self.step_log.push((h, false));
+                self.h_adaptive = h * 0.5;
+                self.good_steps = 0;
+                continue;
+            }
+            self.step_log.push((h, true));
+            std::mem::swap(&mut self.x, &mut self.x_next);
+            std::mem::swap(&mut self.v, &mut self.v_next);
+            t += h;
+            steps += 1;
+            self.good_steps += 1;
+            if self.good_steps >= 2 && self.h_adaptive < self.plan.h {
+                self.h_adaptive = (self.h_adaptive * 2.0).min(self.plan.h);
+                self.good_steps = 0;
+            }
+        }
+        Ok(steps)
     }
 
     /// One step of the current method with the current plan.
@@ -183,9 +286,7 @@ impl CpuSimulator {
         let s = &mut self.scratch;
         match self.method {
             Method::ExplicitEuler => explicit::euler_step(m, &p, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s),
-            Method::SymplecticEuler => {
-                explicit::symplectic_step(m, &p, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s)
-            }
+            Method::SymplecticEuler => explicit::symplectic_step(m, &p, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s),
             Method::Midpoint => explicit::midpoint_step(m, &p, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s),
             Method::Rk4 => explicit::rk4_step(m, &p, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s),
             Method::Leu => {
@@ -193,16 +294,8 @@ impl CpuSimulator {
                     leu::leu_linearize(m, &p, &self.x, &self.v, &mut self.lin, s);
                     self.steps_since_lin = 0;
                 }
-                let diverged = leu::leu_step(
-                    m,
-                    &p,
-                    &self.lin,
-                    self.settings.leu_speed_limit,
-                    &self.x,
-                    &self.v,
-                    &mut self.x_next,
-                    &mut self.v_next,
-                );
+                let diverged =
+                    leu::leu_step(m, &p, &self.lin, self.settings.leu_speed_limit, &self.x, &self.v, &mut self.x_next, &mut self.v_next);
                 if diverged {
                     leu::leu_fixup(m, &p, &mut self.lin, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s);
                     self.steps_since_lin = 0;
@@ -210,6 +303,13 @@ impl CpuSimulator {
                     self.needs_replan = true;
                 }
                 self.steps_since_lin += 1;
+            }
+            Method::ImplicitEuler => {
+                // the state is swapped inside; a failure leaves it unchanged and is reported by step_frame
+                if let Err(e) = self.implicit_step_h(p.h) {
+                    self.solver_error = Some(e);
+                }
+                return;
             }
         }
         std::mem::swap(&mut self.x, &mut self.x_next);
@@ -231,15 +331,30 @@ impl CpuSimulator {
 
 impl Simulator for CpuSimulator {
     fn step_frame(&mut self) -> Result<FrameReport> {
+        if self.method == Method::ImplicitEuler {
+            self.cg_iterations = 0;
+            let steps = if self.settings.adaptive {
+                self.implicit_adaptive_frame()?
+            } else {
+                for _ in 0..self.plan.substeps {
+                    self.implicit_step_h(self.plan.h)?;
+                }
+                self.plan.substeps
+            };
+            return Ok(FrameReport { substeps: steps, leu_retries: 0, iterations: self.cg_iterations, residual: self.last_cg.residual });
+        }
         for _ in 0..self.plan.substeps {
             self.step();
+        }
+        if let Some(e) = self.solver_error.take() {
+            return Err(e);
         }
         let retries = std::mem::take(&mut self.needs_replan);
         if retries {
             // Shinya §5.3: recompute k₀ when divergence is detected.
             self.replan();
         }
-        Ok(FrameReport { substeps: self.plan.substeps, leu_retries: self.leu_retries })
+        Ok(FrameReport { substeps: self.plan.substeps, leu_retries: self.leu_retries, ..Default::default() })
     }
 
     fn plan(&self) -> StepPlan {
@@ -251,9 +366,11 @@ impl Simulator for CpuSimulator {
     }
 
     fn set_method(&mut self, method: Method) -> Result<()> {
+        check_cpu_settings(&self.model, method, &self.settings)?;
         self.method = method;
         self.plan = plan(method, self.plan.k0, self.model.drag, &self.settings);
         self.steps_since_lin = usize::MAX;
+        self.h_adaptive = self.plan.h;
         Ok(())
     }
 

@@ -50,6 +50,41 @@ pub struct LeuPass {
     pub _pad: [u32; 3],
 }
 
+/// `CgPass` in `shaders/pcg.wgsl`: one per iteration parity.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct CgPass {
+    /// Vector length (particles).
+    pub n: u32,
+    /// Workgroups of a per-particle dispatch (partials per slot).
+    pub groups: u32,
+    /// Iteration parity.
+    pub parity: u32,
+    /// ε², the squared relative tolerance.
+    pub tol2: f32,
+    /// 1: warm start from the last solve's x.
+    pub warm: u32,
+    /// Padding to 32 bytes.
+    pub _pad: [u32; 3],
+}
+
+/// `ImplicitParams` in `shaders/implicit.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct ImplicitParams {
+    /// 1: the exact spring Jacobian; 0: its transverse term clamped at zero.
+    pub exact: u32,
+    /// The adaptive step's strain limit.
+    pub strain_limit: f32,
+    /// Padding to 16 bytes.
+    pub _pad: [u32; 2],
+}
+
+/// Vectors of the GPU PCG, `n` `vec4<f32>` each, in the `cgv` buffer: r, z, p0, p1, Ap, x, P⁻¹.
+pub const CG_VECTORS: usize = 7;
+/// Words of the PCG's `cg_state` buffer.
+pub const CG_STATE_WORDS: usize = 8;
+
 /// The shared WGSL files, in inclusion order.
 pub const SHARED_WGSL: [(&str, &str); 2] = [
     ("shared/common.wgsl", include_str!("../../shaders/shared/common.wgsl")),
@@ -57,11 +92,18 @@ pub const SHARED_WGSL: [(&str, &str); 2] = [
 ];
 
 /// The kernel WGSL files.
-pub const KERNEL_WGSL: [(&str, &str); 3] = [
+///
+/// The PCG (`shaders/pcg.wgsl`) is a solver without an operator: each linear system composes its
+/// operator file in front of it (`implicit.wgsl` for implicit Euler; Liu's global step the same way).
+pub const KERNEL_WGSL: [(&str, &str); 4] = [
     ("explicit.wgsl", include_str!("../../shaders/explicit.wgsl")),
     ("leu.wgsl", include_str!("../../shaders/leu.wgsl")),
     ("power.wgsl", include_str!("../../shaders/power.wgsl")),
+    ("implicit.wgsl", concat!(include_str!("../../shaders/implicit.wgsl"), "\n", include_str!("../../shaders/pcg.wgsl"))),
 ];
+
+/// The index of the implicit Euler module (its operator and the PCG) in [`KERNEL_WGSL`].
+pub const IMPLICIT_WGSL: usize = 3;
 
 /// A kernel file's full module source: the workgroup size, the shared structs, then the kernel file,
 /// then the force gather (which refers to the kernel's bindings).

@@ -2,8 +2,10 @@
 
 pub mod context;
 pub mod explicit;
+pub mod implicit;
 pub mod layout;
 pub mod leu;
+pub mod pcg;
 pub mod pipelines;
 pub mod power;
 pub mod simulator;

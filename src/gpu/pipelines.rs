@@ -40,6 +40,19 @@ pub fn build(
     entries: &[wgpu::BindGroupLayoutEntry],
     entry_points: &[&str],
 ) -> (wgpu::BindGroupLayout, Vec<wgpu::ComputePipeline>) {
+    let (mut layouts, pipelines) = build_groups(device, label, kernel_src, &[entries], entry_points);
+    (layouts.remove(0), pipelines)
+}
+
+/// Builds one bind group layout per group (group g from `groups[g]`) and one compute pipeline per entry
+/// point of a kernel file.
+pub fn build_groups(
+    device: &wgpu::Device,
+    label: &str,
+    kernel_src: &str,
+    groups: &[&[wgpu::BindGroupLayoutEntry]],
+    entry_points: &[&str],
+) -> (Vec<wgpu::BindGroupLayout>, Vec<wgpu::ComputePipeline>) {
     let desc = wgpu::ShaderModuleDescriptor { label: Some(label), source: wgpu::ShaderSource::Wgsl(compose(kernel_src).into()) };
     let module = if shader_checks() {
         device.create_shader_module(desc)
@@ -47,17 +60,19 @@ pub fn build(
         // SAFETY: every index our kernels form is in range by construction: particle indices are
         // guarded by `i < n`; spring endpoints and CSR entries come from a model that passed
         // `Model::validate` (endpoints < n) and from `Incidence::build` (offsets[n] = entries.len());
-        // the buffers are sized from the same counts in `GpuState::new`. The loops are bounded by
-        // the CSR offsets or by the workgroup size. Set SPRINGSIM_SHADER_CHECKS=1 to keep wgpu's
-        // bounds checks and loop bounding.
+        // the buffers are sized from the same counts in `GpuState::new` (the PCG's vectors and partials
+        // from n and the workgroup count that `CgPass` carries). The loops are bounded by the CSR
+        // offsets, the partial count or the workgroup size. Set SPRINGSIM_SHADER_CHECKS=1 to keep
+        // wgpu's bounds checks and loop bounding.
         unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
     };
-    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(label), entries });
-    let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-        label: Some(label),
-        bind_group_layouts: &[Some(&layout)],
-        immediate_size: 0,
-    });
+    let layouts: Vec<wgpu::BindGroupLayout> = groups
+        .iter()
+        .map(|entries| device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(label), entries }))
+        .collect();
+    let refs: Vec<Option<&wgpu::BindGroupLayout>> = layouts.iter().map(Some).collect();
+    let pl =
+        device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor { label: Some(label), bind_group_layouts: &refs, immediate_size: 0 });
     let pipelines = entry_points
         .iter()
         .map(|ep| {
@@ -71,15 +86,12 @@ pub fn build(
             })
         })
         .collect();
-    (layout, pipelines)
+    (layouts, pipelines)
 }
 
 /// A bind group of whole buffers, bound in order from binding 0.
 pub fn bind(device: &wgpu::Device, layout: &wgpu::BindGroupLayout, label: &str, buffers: &[&wgpu::Buffer]) -> wgpu::BindGroup {
-    let entries: Vec<wgpu::BindGroupEntry> = buffers
-        .iter()
-        .enumerate()
-        .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() })
-        .collect();
+    let entries: Vec<wgpu::BindGroupEntry> =
+        buffers.iter().enumerate().map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() }).collect();
     device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(label), layout, entries: &entries })
 }

@@ -2,13 +2,14 @@
 //! encoder without submitting (the embedding path); `step_frame` submits and waits (CLI, tests, window).
 
 use super::explicit::{ExplicitGroups, ExplicitPipelines};
-use super::layout::{groups, GpuParams};
+use super::implicit::ImplicitPipelines;
+use super::layout::{groups, CgPass, GpuParams, ImplicitParams};
 use super::leu::LeuPipelines;
 use super::power::PowerPipelines;
 use super::state::{pack_state, GpuState};
 use crate::cpu::CpuModel;
 use crate::error::{Error, Result};
-use crate::method::{plan, Method, StepPlan, StepSettings};
+use crate::method::{plan, GlobalSolve, Method, StepPlan, StepSettings};
 use crate::model::Model;
 use crate::sim::{check_state_len, FrameReport, Simulator};
 
@@ -20,12 +21,19 @@ pub struct GpuPipelines {
     pub leu: LeuPipelines,
     /// Power iteration.
     pub power: PowerPipelines,
+    /// Implicit Euler and its PCG.
+    pub implicit: ImplicitPipelines,
 }
 
 impl GpuPipelines {
     /// Compiles every kernel on `device`.
     pub fn new(device: &wgpu::Device) -> Self {
-        GpuPipelines { explicit: ExplicitPipelines::new(device), leu: LeuPipelines::new(device), power: PowerPipelines::new(device) }
+        GpuPipelines {
+            explicit: ExplicitPipelines::new(device),
+            leu: LeuPipelines::new(device),
+            power: PowerPipelines::new(device),
+            implicit: ImplicitPipelines::new(device),
+        }
     }
 }
 
@@ -38,6 +46,8 @@ pub struct GpuSimulator {
     explicit_groups: ExplicitGroups,
     leu_groups: [wgpu::BindGroup; 2],
     power_groups: [wgpu::BindGroup; 2],
+    implicit_groups: [wgpu::BindGroup; 2],
+    pcg_groups: [wgpu::BindGroup; 2],
     model: CpuModel,
     method: Method,
     settings: StepSettings,
@@ -45,6 +55,35 @@ pub struct GpuSimulator {
     adapter: String,
     steps_since_lin: usize,
     leu_retries: usize,
+    /// Implicit adaptive step: the step in use, good steps since the last change, and the log.
+    h_adaptive: f64,
+    good_steps: usize,
+    step_log: Vec<(f64, bool)>,
+}
+
+/// The PCG's status words as the GPU left them (`cg_state` in `shaders/pcg.wgsl`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GpuCgState {
+    /// The last solve: 0 ran out of its budget, 1 converged, 2 broke down.
+    pub status: u32,
+    /// Iterations of the last solve.
+    pub iterations: usize,
+    /// Final relative residual of the last solve (−1 after a breakdown).
+    pub residual: f64,
+    /// Iterations summed over the solves since the frame began.
+    pub total_iterations: usize,
+    /// Breakdowns since the frame began.
+    pub breakdowns: usize,
+    /// Adaptive step: the last step strained a spring beyond the limit.
+    pub strained: bool,
+}
+
+/// The implicit method's settings that the GPU cannot honour are errors, not silent changes.
+fn check_gpu_settings(method: Method, s: &StepSettings) -> Result<()> {
+    if method == Method::ImplicitEuler && s.global == GlobalSolve::Tridiagonal {
+        return Err(Error::param("global", "tridiagonal", "the tridiagonal solve runs on the CPU only (use --backend cpu or --global cg)"));
+    }
+    Ok(())
 }
 
 /// Maps `buffer[..bytes]` and copies it out.
@@ -66,12 +105,15 @@ impl GpuSimulator {
     /// and computes k₀ by power iteration on the GPU (one submit and one read-back, at construction).
     pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, model: &Model, method: Method, settings: StepSettings) -> Result<Self> {
         settings.validate()?;
+        check_gpu_settings(method, &settings)?;
         let cm = CpuModel::new(model)?;
         let state = GpuState::new(device, &cm, &model.positions, &model.velocities);
         let pipes = GpuPipelines::new(device);
         let explicit_groups = ExplicitGroups::new(device, &pipes.explicit, &state);
         let leu_groups = pipes.leu.groups(device, &state);
         let power_groups = pipes.power.groups(device, &state);
+        let implicit_groups = pipes.implicit.groups(device, &state);
+        let pcg_groups = pipes.implicit.pcg.groups(device, &state);
         let mut sim = GpuSimulator {
             device: device.clone(),
             queue: queue.clone(),
@@ -80,6 +122,8 @@ impl GpuSimulator {
             explicit_groups,
             leu_groups,
             power_groups,
+            implicit_groups,
+            pcg_groups,
             plan: plan(method, 0.0, cm.drag, &settings),
             model: cm,
             method,
@@ -87,6 +131,9 @@ impl GpuSimulator {
             adapter: String::from("caller's device"),
             steps_since_lin: usize::MAX,
             leu_retries: 0,
+            h_adaptive: 0.0,
+            good_steps: 0,
+            step_log: Vec::new(),
         };
         sim.write_params();
         sim.replan()?;
@@ -115,22 +162,135 @@ impl GpuSimulator {
     }
 
     fn write_params(&self) {
+        self.write_params_h(self.plan.h);
+    }
+
+    fn write_params_h(&self, h: f64) {
         let m = &self.model;
         let p = GpuParams {
             gravity: [m.gravity.x as f32, m.gravity.y as f32, m.gravity.z as f32, m.drag as f32],
             wind: [m.wind.x as f32, m.wind.y as f32, m.wind.z as f32, m.central_strength as f32],
-            center: [
-                m.central_center.x as f32,
-                m.central_center.y as f32,
-                m.central_center.z as f32,
-                self.settings.leu_speed_limit as f32,
-            ],
+            center: [m.central_center.x as f32, m.central_center.y as f32, m.central_center.z as f32, self.settings.leu_speed_limit as f32],
             n_particles: m.n as u32,
             n_springs: m.sa.len() as u32,
-            h: self.plan.h as f32,
+            h: h as f32,
             alpha: self.plan.alpha as f32,
         };
         self.queue.write_buffer(&self.state.params, 0, bytemuck::bytes_of(&p));
+        let ip =
+            ImplicitParams { exact: self.settings.exact_jacobian as u32, strain_limit: self.settings.strain_limit as f32, _pad: [0; 2] };
+        self.queue.write_buffer(&self.state.imp_params, 0, bytemuck::bytes_of(&ip));
+        let tol = self.settings.cg_tolerance as f32;
+        for q in 0..2 {
+            let cp = CgPass {
+                n: m.n as u32,
+                groups: groups(m.n),
+                parity: q as u32,
+                tol2: tol * tol,
+                warm: self.settings.cg_warm_start as u32,
+                _pad: [0; 3],
+            };
+            self.queue.write_buffer(&self.state.cg_pass[q], 0, bytemuck::bytes_of(&cp));
+        }
+    }
+
+    /// Implicit Euler: the PCG's status words (one read-back).
+    pub fn cg_state_gpu(&self) -> Result<GpuCgState> {
+        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.cg_state") });
+        enc.copy_buffer_to_buffer(&self.state.cg_state, 0, &self.state.readback, 0, 32);
+        self.queue.submit([enc.finish()]);
+        let bytes = read_buffer(&self.device, &self.state.readback, 32)?;
+        let w: &[u32] = bytemuck::cast_slice(&bytes);
+        Ok(GpuCgState {
+            status: w[0],
+            iterations: w[1] as usize,
+            residual: f32::from_bits(w[2]) as f64,
+            total_iterations: w[3] as usize,
+            breakdowns: w[4] as usize,
+            strained: w[5] != 0,
+        })
+    }
+
+    fn clear_cg_solution(&self) {
+        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.cg_clear") });
+        enc.clear_buffer(&self.state.cgv, 0, None);
+        self.queue.submit([enc.finish()]);
+    }
+
+    /// Implicit Euler: every adaptive step tried so far, (h, accepted).
+    pub fn step_log(&self) -> &[(f64, bool)] {
+        &self.step_log
+    }
+
+    /// Implicit Euler with Kauppila §3.2.3's adaptive step, as the CPU twin does it: each step is one
+    /// submit from state[0] into state[1] followed by the strain check; the flag is read back after the
+    /// step (never inside the CG). A discarded step leaves state[0] as it was (the old state); an accepted
+    /// one is copied over. Returns the steps taken and the iterations used.
+    fn implicit_adaptive_frame(&mut self) -> Result<(usize, usize, f64)> {
+        if self.h_adaptive <= 0.0 || self.h_adaptive > self.plan.h {
+            self.h_adaptive = self.plan.h;
+        }
+        let frame = self.settings.frame_dt;
+        let h_floor = self.plan.h / 1024.0;
+        let n = self.state.n;
+        let (mut t, mut steps, mut iterations, mut residual) = (0.0, 0usize, 0usize, 0.0);
+        while t < frame * (1.0 - 1e-9) {
+            let h = self.h_adaptive.min(frame - t);
+            self.write_params_h(h);
+            let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.adaptive") });
+            enc.clear_buffer(&self.state.cg_state, 0, None);
+            {
+                let mut pass =
+                    enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("springsim.adaptive"), timestamp_writes: None });
+                let ip = &self.pipes.implicit;
+                ip.encode_step(&mut pass, &self.implicit_groups[0], &self.pcg_groups, n, self.settings.cg_max_iterations);
+                ip.encode_strain(&mut pass, &self.implicit_groups[0], &self.pcg_groups, n);
+            }
+            self.queue.submit([enc.finish()]);
+            let cg = self.cg_state_gpu()?;
+            iterations += cg.total_iterations;
+            residual = cg.residual;
+            if cg.breakdowns > 0 {
+                self.clear_cg_solution();
+                self.write_params();
+                return Err(Error::Solver("GPU CG broke down (pᵀAp <= 0: the system is not positive definite)".into()));
+            }
+            if cg.strained && h > h_floor {
+                self.step_log.push((h, false));
+                self.h_adaptive = h * 0.5;
+                self.good_steps = 0;
+                continue;
+            }
+            self.step_log.push((h, true));
+            let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.accept") });
+            enc.copy_buffer_to_buffer(&self.state.state[1], 0, &self.state.state[0], 0, self.state.state_bytes());
+            self.queue.submit([enc.finish()]);
+            t += h;
+            steps += 1;
+            self.good_steps += 1;
+            if self.good_steps >= 2 && self.h_adaptive < self.plan.h {
+                self.h_adaptive = (self.h_adaptive * 2.0).min(self.plan.h);
+                self.good_steps = 0;
+            }
+        }
+        self.write_params();
+        Ok((steps, iterations, residual))
+    }
+
+    /// Implicit Euler: Δv of the last solve, read back (for checks).
+    pub fn read_dv(&self) -> Result<Vec<[f64; 3]>> {
+        let n = self.state.n;
+        let bytes = (n * 16) as u64;
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.dv") });
+        // x is the sixth vector of cgv (r, z, p0, p1, Ap, x, P⁻¹)
+        enc.copy_buffer_to_buffer(&self.state.cgv, 5 * bytes, &self.state.readback, 0, bytes);
+        self.queue.submit([enc.finish()]);
+        let data = read_buffer(&self.device, &self.state.readback, bytes)?;
+        let v4: &[[f32; 4]] = bytemuck::cast_slice(&data);
+        Ok(v4.iter().map(|a| [a[0] as f64, a[1] as f64, a[2] as f64]).collect())
     }
 
     /// k₀ by `iters` power iterations on the GPU at the current positions (submits and reads back).
@@ -177,9 +337,13 @@ impl GpuSimulator {
         if self.method == Method::Leu {
             encoder.clear_buffer(&self.state.flags, 0, Some(8));
         }
+        if self.method == Method::ImplicitEuler {
+            encoder.clear_buffer(&self.state.cg_state, 0, None);
+        }
         let mut p = 0usize;
         {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("springsim.frame"), timestamp_writes: None });
+            let mut pass =
+                encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("springsim.frame"), timestamp_writes: None });
             let ex = &self.pipes.explicit;
             let eg = &self.explicit_groups;
             for _ in 0..steps {
@@ -211,6 +375,11 @@ impl GpuSimulator {
                         run(&lp.fixup, &self.leu_groups[p]);
                         self.steps_since_lin += 1;
                     }
+                    Method::ImplicitEuler => {
+                        let n = self.state.n;
+                        let iters = self.settings.cg_max_iterations;
+                        self.pipes.implicit.encode_step(&mut pass, &self.implicit_groups[p], &self.pcg_groups, n, iters);
+                    }
                 }
                 p ^= 1;
             }
@@ -241,6 +410,10 @@ impl GpuSimulator {
 
 impl Simulator for GpuSimulator {
     fn step_frame(&mut self) -> Result<FrameReport> {
+        if self.method == Method::ImplicitEuler && self.settings.adaptive {
+            let (substeps, iterations, residual) = self.implicit_adaptive_frame()?;
+            return Ok(FrameReport { substeps, leu_retries: 0, iterations, residual });
+        }
         let substeps = self.plan.substeps;
         self.run_steps(substeps)?;
         if self.method == Method::Leu {
@@ -251,7 +424,21 @@ impl Simulator for GpuSimulator {
                 self.replan()?;
             }
         }
-        Ok(FrameReport { substeps, leu_retries: self.leu_retries })
+        let mut report = FrameReport { substeps, leu_retries: self.leu_retries, ..Default::default() };
+        if self.method == Method::ImplicitEuler {
+            let cg = self.cg_state_gpu()?;
+            if cg.breakdowns > 0 {
+                // no warm start from a failed solve
+                self.clear_cg_solution();
+                return Err(Error::Solver(format!(
+                    "GPU CG broke down in {} step(s) of this frame (pᵀAp <= 0: the system is not positive definite)",
+                    cg.breakdowns
+                )));
+            }
+            report.iterations = cg.total_iterations;
+            report.residual = cg.residual;
+        }
+        Ok(report)
     }
 
     fn plan(&self) -> StepPlan {
@@ -263,6 +450,7 @@ impl Simulator for GpuSimulator {
     }
 
     fn set_method(&mut self, method: Method) -> Result<()> {
+        check_gpu_settings(method, &self.settings)?;
         self.method = method;
         self.plan = plan(method, self.plan.k0, self.model.drag, &self.settings);
         self.steps_since_lin = usize::MAX;

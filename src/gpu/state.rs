@@ -1,7 +1,7 @@
 //! `GpuState`: every buffer of one simulation, owned by the caller's simulator. Kernels and layouts
 //! live apart, in the pipeline structs.
 
-use super::layout::{GpuNbr, LeuPass, WORKGROUP_SIZE};
+use super::layout::{GpuNbr, LeuPass, CG_STATE_WORDS, CG_VECTORS, WORKGROUP_SIZE};
 use crate::cpu::CpuModel;
 use wgpu::util::DeviceExt;
 
@@ -39,6 +39,19 @@ pub struct GpuState {
     pub partials: wgpu::Buffer,
     /// Reduced scalars.
     pub scalars: wgpu::Buffer,
+    /// Implicit Euler: two `vec4` per incidence entry, the six values of the spring's block of
+    /// −h J_v − h² J_x (each endpoint its own copy).
+    pub imp_blocks: wgpu::Buffer,
+    /// Implicit Euler: `ImplicitParams` (uniform).
+    pub imp_params: wgpu::Buffer,
+    /// PCG: the vectors r, z, p0, p1, Ap, x, P⁻¹ (n `vec4` each).
+    pub cgv: wgpu::Buffer,
+    /// PCG: per-workgroup partial sums, three slots.
+    pub cg_partials: wgpu::Buffer,
+    /// PCG: status, iterations, residual, iterations since cleared, breakdowns.
+    pub cg_state: wgpu::Buffer,
+    /// PCG: the `CgPass` uniforms of the two iteration parities (written by the simulator).
+    pub cg_pass: [wgpu::Buffer; 2],
     /// Staging buffer for read-back (state size).
     pub readback: wgpu::Buffer,
 }
@@ -117,18 +130,34 @@ impl GpuState {
             lin: storage(device, "springsim.lin", (3 * n * 16) as u64, wgpu::BufferUsages::empty()),
             blocks: storage(device, "springsim.blocks", 3 * entries * 16, wgpu::BufferUsages::empty()),
             flags: storage(device, "springsim.flags", 16, wgpu::BufferUsages::empty()),
-            leu_pass: [0u32, 1].map(|p| {
-                init("springsim.leu_pass", bytemuck::bytes_of(&LeuPass { parity: p, _pad: [0; 3] }), uni)
-            }),
+            leu_pass: [0u32, 1].map(|p| init("springsim.leu_pass", bytemuck::bytes_of(&LeuPass { parity: p, _pad: [0; 3] }), uni)),
             y: [
                 storage(device, "springsim.y0", (n * 16) as u64, wgpu::BufferUsages::empty()),
                 storage(device, "springsim.y1", (n * 16) as u64, wgpu::BufferUsages::empty()),
             ],
             partials: storage(device, "springsim.partials", groups * 16, wgpu::BufferUsages::empty()),
             scalars: storage(device, "springsim.scalars", 16, wgpu::BufferUsages::empty()),
+            imp_blocks: storage(device, "springsim.imp_blocks", 2 * entries * 16, wgpu::BufferUsages::empty()),
+            imp_params: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("springsim.imp_params"),
+                size: std::mem::size_of::<super::layout::ImplicitParams>() as u64,
+                usage: uni,
+                mapped_at_creation: false,
+            }),
+            cgv: storage(device, "springsim.cgv", (CG_VECTORS * n * 16) as u64, wgpu::BufferUsages::empty()),
+            cg_partials: storage(device, "springsim.cg_partials", 3 * groups * 16, wgpu::BufferUsages::empty()),
+            cg_state: storage(device, "springsim.cg_state", (CG_STATE_WORDS * 4) as u64, wgpu::BufferUsages::empty()),
+            cg_pass: [0, 1].map(|_| {
+                device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("springsim.cg_pass"),
+                    size: std::mem::size_of::<super::layout::CgPass>() as u64,
+                    usage: uni,
+                    mapped_at_creation: false,
+                })
+            }),
             readback: device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("springsim.readback"),
-                size: state_bytes.max(16),
+                size: state_bytes.max(64),
                 usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             }),

@@ -1,0 +1,250 @@
+// Jacobi-preconditioned conjugate gradients on the GPU, matrix-free and without read-back
+// (Kauppila §3.2.2, §4.2; twin: cpu::implicit::pcg_solve, step for step).
+//
+// A reusable solver: an operator file is composed in front of this one (layout::KERNEL_WGSL
+// concatenates them) and supplies, in bind group 0, its own buffers and
+//     fn operator_apply(i: u32, p_i: vec3<f32>) -> vec3<f32>
+// returning (A p)_i, reading the other particles' search direction with pcg_dir(j). It writes the
+// right-hand side and the inverse diagonal with pcg_set_rhs(i, b, inv_diag) (zero on filtered, e.g.
+// pinned, particles) before `pcg_begin`, and reads the solution with pcg_solution(i) after
+// `pcg_finish`. shaders/implicit.wgsl is the implicit Euler operator; Liu's global step plugs in the
+// same way with its (M + h²L) product.
+//
+// Per solve: pcg_begin, then a fixed budget of (pcg_matvec, pcg_update) pairs, then pcg_finish.
+// Dot products: each kernel reduces its contributions in the workgroup into `partials`; the next kernel
+// sums those partials again in every workgroup (the same order everywhere, so every workgroup gets the
+// same scalars and the same decisions) - no single-workgroup pass, no float atomics. Once the relative
+// residual is under the tolerance (or CG breaks down) a status word turns the rest into no-ops.
+// The search direction ping-pongs between p0 and p1: pcg_matvec forms p = z + βp_old on the fly for
+// itself and for its neighbours, so the direction update costs no dispatch of its own.
+
+// Rust twin: gpu::layout::CgPass.
+struct CgPass {
+    n: u32,        // vector length (particles)
+    groups: u32,   // workgroups of a per-particle dispatch (partials per slot)
+    parity: u32,   // iteration parity q: (rz, rr, bb) of the current residual in slot q; p_old = p[q]
+    tol2: f32,     // ε²: converged when r·r <= ε² b·b
+    warm: u32,     // 1: start from the x left by the last solve (r = b − Ax); 0: from x = 0
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+@group(1) @binding(0) var<uniform> C: CgPass;
+// vectors, n vec4 each: r, z, p0, p1, Ap, x (the solution), inverse diagonal
+@group(1) @binding(1) var<storage, read_write> cgv: array<vec4<f32>>;
+// partials: slot 0 at [0, G), slot 1 at [G, 2G): (r·z, r·r, b·b, 0); p·Ap at [2G, 3G)
+@group(1) @binding(2) var<storage, read_write> partials: array<vec4<f32>>;
+// [0] status (0 running, 1 converged, 2 breakdown), [1] iterations of this solve, [2] final relative
+// residual (f32 bits), [3] iterations summed since the host last cleared it, [4] breakdowns seen
+@group(1) @binding(3) var<storage, read_write> cg_state: array<atomic<u32>, 8>;
+
+const SEG_R: u32 = 0u;
+const SEG_Z: u32 = 1u;
+const SEG_P: u32 = 2u; // p0; p1 at SEG_P + 1
+const SEG_AP: u32 = 4u;
+const SEG_X: u32 = 5u;
+const SEG_D: u32 = 6u;
+
+var<workgroup> red: array<vec4<f32>, WG>;
+var<workgroup> red_total: vec4<f32>;
+var<workgroup> wg_status: u32;
+var<private> pcg_beta: f32;
+// pcg_begin: the operator's pcg_dir(j) reads x (the warm start) instead of the search direction
+var<private> pcg_dir_is_x: bool;
+
+fn seg(s: u32, i: u32) -> u32 {
+    return s * C.n + i;
+}
+
+// For the operator: writes b_i and the inverse diagonal (0 where filtered).
+fn pcg_set_rhs(i: u32, b: vec3<f32>, inv_diag: vec3<f32>) {
+    cgv[seg(SEG_R, i)] = vec4<f32>(b, 0.0);
+    cgv[seg(SEG_D, i)] = vec4<f32>(inv_diag, 0.0);
+}
+
+// For the operator: the solution x_i.
+fn pcg_solution(i: u32) -> vec3<f32> {
+    return cgv[seg(SEG_X, i)].xyz;
+}
+
+// For the operator, inside pcg_matvec: the search direction p_j = z_j + β p_old_j of particle j.
+fn pcg_dir(j: u32) -> vec3<f32> {
+    if (pcg_dir_is_x) {
+        return cgv[seg(SEG_X, j)].xyz;
+    }
+    return cgv[seg(SEG_Z, j)].xyz + pcg_beta * cgv[seg(SEG_P + C.parity, j)].xyz;
+}
+
+// The workgroup's sum of v over its threads, the same in every thread (uniform).
+fn wg_reduce(lid: u32, v: vec4<f32>) -> vec4<f32> {
+    red[lid] = v;
+    workgroupBarrier();
+    for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
+        if (lid < stride) {
+            red[lid] += red[lid + stride];
+        }
+        workgroupBarrier();
+    }
+    if (lid == 0u) {
+        red_total = red[0];
+    }
+    return workgroupUniformLoad(&red_total);
+}
+
+// The sum of the G partials at [base, base + G), computed by every workgroup alike.
+fn partial_sum(lid: u32, base: u32) -> vec4<f32> {
+    var s = vec4<f32>(0.0);
+    for (var g = lid; g < C.groups; g += WG) {
+        s += partials[base + g];
+    }
+    return wg_reduce(lid, s);
+}
+
+// The solve's status, uniform in the workgroup.
+fn load_status(lid: u32) -> u32 {
+    if (lid == 0u) {
+        wg_status = atomicLoad(&cg_state[0]);
+    }
+    return workgroupUniformLoad(&wg_status);
+}
+
+// Starts a solve: from the last solve's x when C.warm (r = b − Ax, A·x by the operator's gather; x is
+// only read here, so the neighbours see it whole), else from x = 0 (r = b, as written by the operator);
+// z = P⁻¹r, p_old = 0, and the partials of (r·z, r·r, b·b) in slot 0 (slot 1 zero: β = 0 at the first
+// iteration).
+@compute @workgroup_size(WG)
+fn pcg_begin(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+) {
+    let i = gid.x;
+    var c = vec4<f32>(0.0);
+    if (i < C.n) {
+        let b = cgv[seg(SEG_R, i)].xyz;
+        var r = b;
+        if (C.warm != 0u) {
+            pcg_dir_is_x = true;
+            r = b - operator_apply(i, cgv[seg(SEG_X, i)].xyz);
+            pcg_dir_is_x = false;
+        } else {
+            cgv[seg(SEG_X, i)] = vec4<f32>(0.0);
+        }
+        let z = r * cgv[seg(SEG_D, i)].xyz;
+        cgv[seg(SEG_R, i)] = vec4<f32>(r, 0.0);
+        cgv[seg(SEG_Z, i)] = vec4<f32>(z, 0.0);
+        cgv[seg(SEG_P, i)] = vec4<f32>(0.0);
+        cgv[seg(SEG_P + 1u, i)] = vec4<f32>(0.0);
+        c = vec4<f32>(dot(r, z), dot(r, r), dot(b, b), 0.0);
+    }
+    let t = wg_reduce(lid, c);
+    if (lid == 0u) {
+        partials[wid.x] = t;
+        partials[C.groups + wid.x] = vec4<f32>(0.0);
+    }
+    if (wid.x == 0u && lid == 0u) {
+        atomicStore(&cg_state[0], 0u);
+        atomicStore(&cg_state[1], 0u);
+        atomicStore(&cg_state[2], 0u);
+    }
+}
+
+// Iteration k, first half: stop if ‖r‖ <= ε‖b‖; else β = (r·z)/(r·z)_prev, p = z + βp_old (into
+// p[1 − q]), Ap = A p by the operator's gather, and the partials of p·Ap.
+@compute @workgroup_size(WG)
+fn pcg_matvec(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+) {
+    if (load_status(lid) != 0u) { return; }
+    let q = C.parity;
+    let cur = partial_sum(lid, q * C.groups);
+    let old = partial_sum(lid, (1u - q) * C.groups);
+    if (cur.y <= C.tol2 * cur.z) {
+        if (wid.x == 0u && lid == 0u) {
+            atomicStore(&cg_state[0], 1u);
+            var res = 0.0;
+            if (cur.z > 0.0) {
+                res = sqrt(cur.y / cur.z);
+            }
+            atomicStore(&cg_state[2], bitcast<u32>(res));
+        }
+        return;
+    }
+    pcg_beta = 0.0;
+    if (old.x > 0.0) {
+        pcg_beta = cur.x / old.x;
+    }
+    let i = gid.x;
+    var c = vec4<f32>(0.0);
+    if (i < C.n) {
+        let p = pcg_dir(i);
+        let ap = operator_apply(i, p);
+        cgv[seg(SEG_P + 1u - q, i)] = vec4<f32>(p, 0.0);
+        cgv[seg(SEG_AP, i)] = vec4<f32>(ap, 0.0);
+        c = vec4<f32>(dot(p, ap), 0.0, 0.0, 0.0);
+    }
+    let t = wg_reduce(lid, c);
+    if (lid == 0u) {
+        partials[2u * C.groups + wid.x] = t;
+    }
+}
+
+// Iteration k, second half: α = (r·z)/(p·Ap) (a breakdown, p·Ap <= 0 or not finite, stops the solve
+// with status 2), x += αp, r −= αAp, z = P⁻¹r, and the partials of the new (r·z, r·r, b·b) in slot 1 − q.
+@compute @workgroup_size(WG)
+fn pcg_update(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+) {
+    if (load_status(lid) != 0u) { return; }
+    let q = C.parity;
+    let cur = partial_sum(lid, q * C.groups);
+    let pap = partial_sum(lid, 2u * C.groups).x;
+    if (!(pap > 0.0 && pap < 3.0e38)) {
+        if (wid.x == 0u && lid == 0u) {
+            atomicStore(&cg_state[0], 2u);
+            atomicAdd(&cg_state[4], 1u);
+            atomicStore(&cg_state[2], bitcast<u32>(-1.0f));
+        }
+        return;
+    }
+    let alpha = cur.x / pap;
+    let i = gid.x;
+    var c = vec4<f32>(0.0);
+    if (i < C.n) {
+        let p = cgv[seg(SEG_P + 1u - q, i)].xyz;
+        cgv[seg(SEG_X, i)] += vec4<f32>(alpha * p, 0.0);
+        let r = cgv[seg(SEG_R, i)].xyz - alpha * cgv[seg(SEG_AP, i)].xyz;
+        let z = r * cgv[seg(SEG_D, i)].xyz;
+        cgv[seg(SEG_R, i)] = vec4<f32>(r, 0.0);
+        cgv[seg(SEG_Z, i)] = vec4<f32>(z, 0.0);
+        c = vec4<f32>(dot(r, z), dot(r, r), 0.0, 0.0);
+    }
+    let t = wg_reduce(lid, c);
+    if (lid == 0u) {
+        partials[(1u - q) * C.groups + wid.x] = vec4<f32>(t.x, t.y, partials[q * C.groups + wid.x].z, 0.0);
+    }
+    if (wid.x == 0u && lid == 0u) {
+        atomicAdd(&cg_state[1], 1u);
+        atomicAdd(&cg_state[3], 1u);
+    }
+}
+
+// After the budget (one workgroup, with the parity of the budget): a solve still running reports the
+// relative residual of its last iterate.
+@compute @workgroup_size(WG)
+fn pcg_finish(@builtin(local_invocation_index) lid: u32) {
+    if (load_status(lid) != 0u) { return; }
+    let cur = partial_sum(lid, C.parity * C.groups);
+    if (lid == 0u) {
+        var res = 0.0;
+        if (cur.z > 0.0) {
+            res = sqrt(cur.y / cur.z);
+        }
+        atomicStore(&cg_state[2], bitcast<u32>(res));
+    }
+}

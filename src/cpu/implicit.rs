@@ -1,0 +1,488 @@
+//! Implicit Euler of Baraff & Witkin, linearized once per step, in f64: the CPU twin of
+//! `shaders/implicit.wgsl` (the system) and `shaders/pcg.wgsl` (the solver).
+//!
+//! Kauppila §2.1 (eq. 6): (M − h ∂f/∂v − h² ∂f/∂x) Δv = h (f₀ + h ∂f/∂x v₀), then
+//! v' = v₀ + Δv and x' = x₀ + h v'.
+//!
+//! Per spring s between a and b (d = x_a − x_b, l = |d|, n̂ = d/l) the Jacobians of Kauppila §2.2 are
+//! ∂f_a/∂x_a = −K_s with K_s = k[n̂n̂ᵀ + c(I − n̂n̂ᵀ)], c = 1 − L/l, and ∂f_a/∂v_a = −k_d n̂n̂ᵀ (the
+//! position derivative of the damping force is dropped, as Kauppila does). The spring's block of
+//! −h J_v − h² J_x is B_s = h k_d n̂n̂ᵀ + h² K_s (Kauppila §4.1 stores it once, six values), so
+//!
+//!   A_ii = m_i (1 + h d₀ + h² s) I + Σ_s B_s,  A_ij = −B_s,
+//!
+//! with the drag d₀ (∂f/∂v = −d₀ m I) and the central field s (∂f/∂x = −s m I) on the diagonal.
+//!
+//! **Compressed springs.** For l < L the transverse term c is negative and, once h²k|c| outgrows the
+//! masses, A is indefinite (Kauppila §2.2; Shinya §5.2 on the negative eigenvalues of K). By default c is
+//! clamped at zero (Choi & Ko), which keeps A symmetric positive definite; `exact_jacobian` keeps the
+//! exact block, and CG then reports a breakdown (pᵀAp ≤ 0) as [`Error::Solver`] instead of stepping.
+//!
+//! **Pins** are held by Baraff & Witkin's constraint filter: a pinned particle's rows and columns are
+//! projected out (its residual, search direction and A·p are zero, its Δv stays 0), not by a huge mass.
+//!
+//! **Guards.** A spring shorter than [`EPS_LEN`] (coincident endpoints) has no direction: its force and
+//! its block are zero, as in the explicit kernels. A zero rest length is fine (c = 1, K_s = kI). Masses
+//! are > 0 (validated) and h > 0, so with the clamped Jacobian A ⪰ M is never singular; with the exact one
+//! a singular or indefinite system is an error, never a NaN.
+
+use super::forces::{external_accel, EPS_LEN};
+use super::leu::{sym_apply, Sym3};
+use super::{CpuModel, V3};
+use crate::error::{Error, Result};
+use rayon::prelude::*;
+
+/// Per-particle passes run on rayon above this many particles (the same threshold as the force gather).
+const PAR_N: usize = 4096;
+
+/// `out[i] = f(i)` for every i, on rayon for large n. Each entry is computed alone, so the result does not
+/// depend on the split.
+fn for_each_particle<T: Send>(out: &mut [T], f: impl Fn(usize) -> T + Sync) {
+    if out.len() >= PAR_N {
+        out.par_chunks_mut(1024).enumerate().for_each(|(c, chunk)| {
+            for (k, o) in chunk.iter_mut().enumerate() {
+                *o = f(c * 1024 + k);
+            }
+        });
+    } else {
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = f(i);
+        }
+    }
+}
+
+/// The widest index distance between the ends of a spring that the block-tridiagonal solve accepts:
+/// particles are grouped in runs of that many, so blocks are at most 3·4 = 12 wide.
+pub const MAX_CHAIN_BAND: usize = 4;
+
+/// What one spring contributes to the system of a step.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SpringTerms {
+    /// K_s (for the right-hand side).
+    pub kb: Sym3,
+    /// B_s = h k_d n̂n̂ᵀ + h² K_s: the six values of the spring's block of −h J_v − h² J_x.
+    pub bb: Sym3,
+    /// The spring's force on its end a (Hooke and damping along the spring; −f on b).
+    pub f: V3,
+}
+
+/// The linearized system of one step.
+#[derive(Clone, Debug, Default)]
+pub struct ImplicitSystem {
+    /// The step it was built for.
+    pub h: f64,
+    /// Per spring: K_s, B_s and the force.
+    pub springs: Vec<SpringTerms>,
+    /// m_i (1 + h d₀ + h² s); 0 for pinned particles (their rows are filtered out).
+    pub mass_diag: Vec<f64>,
+    /// The right-hand side h (f₀ + h J_x v₀), zero on pinned particles.
+    pub rhs: Vec<V3>,
+    /// The inverse of A's diagonal (the Jacobi preconditioner, Kauppila §4.2); 0 on pinned particles.
+    pub inv_diag: Vec<V3>,
+    /// Per CSR incidence entry, the other end of the spring (the CPU's `Nbr.j`).
+    pub nbr: Vec<u32>,
+    /// Per CSR incidence entry, the spring's B_s (each end its own copy, read in order by the A·p
+    /// gather, as the GPU's `blocks`).
+    pub inc_bb: Vec<Sym3>,
+    rows: Vec<(f64, V3, V3)>,
+}
+
+/// What a solve did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CgReport {
+    /// Iterations used.
+    pub iterations: usize,
+    /// Final relative residual ‖b − AΔv‖ / ‖b‖ (0 when b = 0).
+    pub residual: f64,
+}
+
+/// The terms of spring `s` at (x, v) for step h: K_s and B_s (Kauppila §2.2 and §4.1) and its force
+/// −[k(l − L) + k_d n̂·(v_a − v_b)] n̂ on a (the twin of `spring_force` without Rayleigh damping).
+pub fn implicit_spring_terms(m: &CpuModel, h: f64, exact: bool, s: usize, x: &[V3], v: &[V3]) -> SpringTerms {
+    let (a, b) = (m.sa[s] as usize, m.sb[s] as usize);
+    let d = x[a] - x[b];
+    let l = d.norm();
+    if l <= EPS_LEN {
+        return SpringTerms::default();
+    }
+    let n = d / l;
+    let k = m.k[s];
+    let mut c = 1.0 - m.rest[s] / l;
+    if !exact {
+        c = c.max(0.0);
+    }
+    let outer = [n.x * n.x, n.y * n.y, n.z * n.z, n.x * n.y, n.x * n.z, n.y * n.z];
+    let eye = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0];
+    let mut t = SpringTerms::default();
+    for j in 0..6 {
+        t.kb[j] = k * (outer[j] + c * (eye[j] - outer[j]));
+        t.bb[j] = h * h * t.kb[j] + h * m.kd[s] * outer[j];
+    }
+    t.f = n * (-(k * (l - m.rest[s]) + m.kd[s] * n.dot(&(v[a] - v[b]))));
+    t
+}
+
+/// Builds the system of one step at (x, v): the blocks, the right-hand side h(f₀ + h J_x v₀) and the
+/// Jacobi preconditioner (twin of `implicit_prepare` in `shaders/implicit.wgsl`).
+pub fn implicit_prepare(m: &CpuModel, h: f64, exact: bool, x: &[V3], v: &[V3], sys: &mut ImplicitSystem) {
+    sys.h = h;
+    if sys.nbr.len() != m.incidence.entries.len() {
+        sys.nbr = (0..m.n)
+            .flat_map(|i| {
+                m.incidence.of(i).iter().map(move |&e| if e & 1 == 0 { m.sb[(e >> 1) as usize] } else { m.sa[(e >> 1) as usize] })
+            })
+            .collect();
+    }
+    sys.springs.resize(m.sa.len(), SpringTerms::default());
+    for_each_particle(&mut sys.springs, |s| implicit_spring_terms(m, h, exact, s, x, v));
+    sys.rows.resize(m.n, (0.0, V3::zeros(), V3::zeros()));
+    let (springs, nbr) = (&sys.springs, &sys.nbr);
+    for_each_particle(&mut sys.rows, |i| {
+        if m.inv_mass[i] == 0.0 {
+            return (0.0, V3::zeros(), V3::zeros());
+        }
+        let mi = m.mass[i];
+        let md = mi * (1.0 + h * m.drag + h * h * m.central_strength);
+        let mut diag = V3::new(md, md, md);
+        // f₀ and J_x v₀ at i: −Σ K_s (v_i − v_j) − s m_i v_i
+        let mut f = external_accel(m, x[i], v[i]) * mi;
+        let mut jxv = -v[i] * (m.central_strength * mi);
+        let o = m.incidence.offsets[i] as usize;
+        for (k, &e) in m.incidence.of(i).iter().enumerate() {
+            let t = &springs[(e >> 1) as usize];
+            let j = nbr[o + k] as usize;
+            if e & 1 == 0 {
+                f += t.f;
+            } else {
+                f -= t.f;
+            }
+            jxv -= sym_apply(&t.kb, v[i] - v[j]);
+            diag += V3::new(t.bb[0], t.bb[1], t.bb[2]);
+        }
+        (md, (f + jxv * h) * h, V3::new(1.0 / diag.x, 1.0 / diag.y, 1.0 / diag.z))
+    });
+    sys.inc_bb.resize(m.incidence.entries.len(), [0.0; 6]);
+    let springs = &sys.springs;
+    for_each_particle(&mut sys.inc_bb, |k| springs[(m.incidence.entries[k] >> 1) as usize].bb);
+    sys.mass_diag.clear();
+    sys.rhs.clear();
+    sys.inv_diag.clear();
+    for &(md, b, d) in &sys.rows {
+        sys.mass_diag.push(md);
+        sys.rhs.push(b);
+        sys.inv_diag.push(d);
+    }
+}
+
+/// out = A p, with the pinned rows filtered out (twin of the gather in `implicit_matvec`).
+pub fn implicit_matvec(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], out: &mut [V3]) {
+    // p is zero on pinned particles (their residual and preconditioner are zero), so the neighbours'
+    // p_j need no filter here
+    for_each_particle(out, |i| {
+        if m.inv_mass[i] == 0.0 {
+            return V3::zeros();
+        }
+        let pi = p[i];
+        let mut y = pi * sys.mass_diag[i];
+        let (o, end) = (m.incidence.offsets[i] as usize, m.incidence.offsets[i + 1] as usize);
+        for (b, &j) in sys.inc_bb[o..end].iter().zip(&sys.nbr[o..end]) {
+            y += sym_apply(b, pi - p[j as usize]);
+        }
+        y
+    });
+}
+
+fn dot(a: &[V3], b: &[V3]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x.dot(y)).sum()
+}
+
+/// Working vectors of [`pcg_solve`].
+#[derive(Clone, Debug, Default)]
+pub struct CgWork {
+    r: Vec<V3>,
+    z: Vec<V3>,
+    p: Vec<V3>,
+    ap: Vec<V3>,
+}
+
+/// Jacobi-preconditioned conjugate gradients (Kauppila §3.2.2 with §4.2's preconditioner; Shewchuk's
+/// PCG) from the x passed in (zero, or the last step's Δv as a warm start), the twin of `shaders/pcg.wgsl`
+/// step for step:
+///
+/// r = b − Ax, z = P⁻¹r; for k < max_iter: stop if ‖r‖ ≤ ε‖b‖; β = (r·z)/(r·z)_prev (0 at k = 0);
+/// p = z + βp; α = (r·z)/(p·Ap); x += αp; r −= αAp; z = P⁻¹r.
+///
+/// `apply` is the matrix-vector product (the implicit step's, or the Liu global step's); `inv_diag` the
+/// inverse diagonal, 0 on filtered (pinned) entries. A breakdown (p·Ap ≤ 0 or not finite: A is not
+/// positive definite) is an error.
+pub fn pcg_solve(
+    mut apply: impl FnMut(&[V3], &mut [V3]),
+    inv_diag: &[V3],
+    b: &[V3],
+    x: &mut [V3],
+    tol: f64,
+    max_iter: usize,
+    w: &mut CgWork,
+) -> Result<CgReport> {
+    let n = b.len();
+    w.r.resize(n, V3::zeros());
+    w.z.resize(n, V3::zeros());
+    w.p.clear();
+    w.p.resize(n, V3::zeros());
+    w.ap.resize(n, V3::zeros());
+    // r = b − A x₀ (x₀ = 0 unless warm-started)
+    if x.iter().all(|a| *a == V3::zeros()) {
+        w.ap.iter_mut().for_each(|a| *a = V3::zeros());
+    } else {
+        apply(x, &mut w.ap);
+    }
+    for i in 0..n {
+        w.r[i] = b[i] - w.ap[i];
+        w.z[i] = w.r[i].component_mul(&inv_diag[i]);
+    }
+    let bb = dot(b, b);
+    let mut rr = dot(&w.r, &w.r);
+    let mut rz = dot(&w.r, &w.z);
+    let mut rz_prev = 0.0;
+    let resid = |rr: f64| if bb > 0.0 { (rr / bb).sqrt() } else { 0.0 };
+    for k in 0..max_iter {
+        if rr <= tol * tol * bb {
+            return Ok(CgReport { iterations: k, residual: resid(rr) });
+        }
+        let beta = if rz_prev > 0.0 { rz / rz_prev } else { 0.0 };
+        for i in 0..n {
+            w.p[i] = w.z[i] + w.p[i] * beta;
+        }
+        apply(&w.p, &mut w.ap);
+        let pap = dot(&w.p, &w.ap);
+        if !(pap > 0.0 && pap.is_finite()) {
+            return Err(Error::Solver(format!(
+                "CG breakdown at iteration {k}: pᵀAp = {pap:e} (the system is not positive definite; the exact Jacobian of a compressed spring does this)"
+            )));
+        }
+        let alpha = rz / pap;
+        rz_prev = rz;
+        rz = 0.0;
+        rr = 0.0;
+        for i in 0..n {
+            x[i] += w.p[i] * alpha;
+            let r = w.r[i] - w.ap[i] * alpha;
+            let z = r.component_mul(&inv_diag[i]);
+            w.r[i] = r;
+            w.z[i] = z;
+            rz += r.dot(&z);
+            rr += r.dot(&r);
+        }
+    }
+    Ok(CgReport { iterations: max_iter, residual: resid(rr) })
+}
+
+/// x' = x₀ + h(v₀ + Δv), v' = v₀ + Δv; pinned particles keep x and v = 0 (twin of `implicit_integrate`).
+pub fn implicit_integrate(m: &CpuModel, h: f64, x: &[V3], v: &[V3], dv: &[V3], x_out: &mut [V3], v_out: &mut [V3]) {
+    for i in 0..m.n {
+        if m.inv_mass[i] == 0.0 {
+            x_out[i] = x[i];
+            v_out[i] = V3::zeros();
+        } else {
+            let vn = v[i] + dv[i];
+            v_out[i] = vn;
+            x_out[i] = x[i] + vn * h;
+        }
+    }
+}
+
+/// The largest index distance |a − b| over the springs (the band of the system, in particles).
+pub fn chain_band(m: &CpuModel) -> usize {
+    m.sa.iter().zip(&m.sb).map(|(&a, &b)| (a as i64 - b as i64).unsigned_abs() as usize).max().unwrap_or(1).max(1)
+}
+
+/// Accumulates A's 3×3 block (i, j) into `f(i, j, block)`: the mass diagonal and the spring blocks,
+/// with pinned rows and columns replaced by the identity row (their Δv is 0).
+fn for_each_block(m: &CpuModel, sys: &ImplicitSystem, mut f: impl FnMut(usize, usize, &nalgebra::Matrix3<f64>)) {
+    let full = |b: &Sym3| nalgebra::Matrix3::new(b[0], b[3], b[4], b[3], b[1], b[5], b[4], b[5], b[2]);
+    for i in 0..m.n {
+        if m.inv_mass[i] == 0.0 {
+            f(i, i, &nalgebra::Matrix3::identity());
+        } else {
+            f(i, i, &(nalgebra::Matrix3::identity() * sys.mass_diag[i]));
+        }
+    }
+    for s in 0..m.sa.len() {
+        let (a, b) = (m.sa[s] as usize, m.sb[s] as usize);
+        let blk = full(&sys.springs[s].bb);
+        let (fa, fb) = (m.inv_mass[a] != 0.0, m.inv_mass[b] != 0.0);
+        if fa {
+            f(a, a, &blk);
+        }
+        if fb {
+            f(b, b, &blk);
+        }
+        if fa && fb {
+            f(a, b, &(-blk));
+            f(b, a, &(-blk));
+        }
+    }
+}
+
+/// The exact solve of the filtered system by a dense LU (for checking, small models only).
+pub fn dense_solve(m: &CpuModel, sys: &ImplicitSystem) -> Result<Vec<V3>> {
+    let n3 = 3 * m.n;
+    if m.n > 3000 {
+        return Err(Error::param("particles", m.n, "the dense reference solve takes at most 3000 particles"));
+    }
+    let mut a = nalgebra::DMatrix::<f64>::zeros(n3, n3);
+    for_each_block(m, sys, |i, j, b| {
+        let mut v = a.fixed_view_mut::<3, 3>(3 * i, 3 * j);
+        v += b;
+    });
+    let rhs = nalgebra::DVector::from_iterator(n3, sys.rhs.iter().flat_map(|r| [r.x, r.y, r.z]));
+    let x = a.lu().solve(&rhs).ok_or_else(|| Error::Solver("the dense system is singular".into()))?;
+    Ok((0..m.n).map(|i| V3::new(x[3 * i], x[3 * i + 1], x[3 * i + 2])).collect())
+}
+
+/// The exact O(n) solve for chains (Witkin/Baraff/Kass §7.2): with springs at most w indices apart, the
+/// particles grouped in runs of w give a block-tridiagonal matrix of 3w×3w blocks, solved by the block
+/// Thomas algorithm (forward elimination, back substitution). A model with wider springs is not a chain:
+/// that is an error naming its band.
+pub fn tridiagonal_solve(m: &CpuModel, sys: &ImplicitSystem, dv: &mut [V3]) -> Result<()> {
+    use nalgebra::{DMatrix, DVector};
+    let w = chain_band(m);
+    if w > MAX_CHAIN_BAND {
+        return Err(Error::param(
+            "global",
+            "tridiagonal",
+            format!("the tridiagonal solve needs a chain (springs at most {MAX_CHAIN_BAND} indices apart); this model's springs span {w}"),
+        ));
+    }
+    let n = m.n;
+    if n == 0 {
+        return Ok(());
+    }
+    let nb = n.div_ceil(w);
+    let bs = 3 * w;
+    let mut diag = vec![DMatrix::<f64>::zeros(bs, bs); nb];
+    let mut upper = vec![DMatrix::<f64>::zeros(bs, bs); nb];
+    for_each_block(m, sys, |i, j, b| {
+        let (bi, bj) = (i / w, j / w);
+        let (oi, oj) = (3 * (i % w), 3 * (j % w));
+        if bi == bj {
+            let mut v = diag[bi].fixed_view_mut::<3, 3>(oi, oj);
+            v += b;
+        } else if bj == bi + 1 {
+            let mut v = upper[bi].fixed_view_mut::<3, 3>(oi, oj);
+            v += b;
+        }
+    });
+    // padding rows of the last run (indices ≥ n) get the identity
+    for i in n..nb * w {
+        let o = 3 * (i % w);
+        let mut v = diag[nb - 1].fixed_view_mut::<3, 3>(o, o);
+        v += nalgebra::Matrix3::<f64>::identity();
+    }
+    let mut rhs: Vec<DVector<f64>> = (0..nb)
+        .map(|b| {
+            DVector::from_fn(bs, |r, _| {
+                let i = b * w + r / 3;
+                if i < n {
+                    sys.rhs[i][r % 3]
+                } else {
+                    0.0
+                }
+            })
+        })
+        .collect();
+    let singular = |b: usize| Error::Solver(format!("the block-tridiagonal system is singular at block {b}"));
+    // forward elimination: C_b = M_b⁻¹ U_b, d_b = M_b⁻¹(r_b − L_b d_{b−1}), M_b = D_b − L_b C_{b−1}, L_b = U_{b−1}ᵀ
+    let mut cs: Vec<DMatrix<f64>> = Vec::with_capacity(nb);
+    for b in 0..nb {
+        let mut mb = diag[b].clone();
+        if b > 0 {
+            let lb = upper[b - 1].transpose();
+            mb -= &lb * &cs[b - 1];
+            let prev = rhs[b - 1].clone();
+            rhs[b] -= &lb * prev;
+        }
+        let lu = mb.lu();
+        let d = lu.solve(&rhs[b]).ok_or_else(|| singular(b))?;
+        rhs[b] = d;
+        let c = if b + 1 < nb { lu.solve(&upper[b]).ok_or_else(|| singular(b))? } else { DMatrix::zeros(bs, bs) };
+        cs.push(c);
+    }
+    // back substitution: x_b = d_b − C_b x_{b+1}
+    for b in (0..nb.saturating_sub(1)).rev() {
+        let next = rhs[b + 1].clone();
+        rhs[b] -= &cs[b] * next;
+    }
+    for i in 0..n {
+        let r = &rhs[i / w];
+        let o = 3 * (i % w);
+        dv[i] = if m.inv_mass[i] == 0.0 { V3::zeros() } else { V3::new(r[o], r[o + 1], r[o + 2]) };
+    }
+    if dv.iter().any(|d| !d.iter().all(|c| c.is_finite())) {
+        return Err(Error::Solver("the block-tridiagonal solve produced a non-finite Δv".into()));
+    }
+    Ok(())
+}
+
+/// Working memory of the implicit step.
+#[derive(Clone, Debug, Default)]
+pub struct ImplicitScratch {
+    /// The system of the last step.
+    pub sys: ImplicitSystem,
+    /// Δv of the last step.
+    pub dv: Vec<V3>,
+    /// CG vectors.
+    pub cg: CgWork,
+}
+
+/// How the implicit step solves its system.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ImplicitOptions {
+    /// Exact Jacobian (see the module notes) instead of the clamped one.
+    pub exact_jacobian: bool,
+    /// CG tolerance ε.
+    pub tol: f64,
+    /// CG iteration budget.
+    pub max_iter: usize,
+    /// The block-tridiagonal solve instead of CG.
+    pub tridiagonal: bool,
+    /// Start CG from the last step's Δv instead of zero.
+    pub warm_start: bool,
+}
+
+/// One linearized implicit Euler step of size h from (x, v) into (x_out, v_out).
+pub fn implicit_step(
+    m: &CpuModel,
+    h: f64,
+    o: &ImplicitOptions,
+    x: &[V3],
+    v: &[V3],
+    x_out: &mut [V3],
+    v_out: &mut [V3],
+    s: &mut ImplicitScratch,
+) -> Result<CgReport> {
+    implicit_prepare(m, h, o.exact_jacobian, x, v, &mut s.sys);
+    s.dv.resize(m.n, V3::zeros());
+    let rep = if o.tridiagonal {
+        tridiagonal_solve(m, &s.sys, &mut s.dv)?;
+        // no iterations; the residual is measured (rounding only)
+        let mut ax = vec![V3::zeros(); m.n];
+        implicit_matvec(m, &s.sys, &s.dv, &mut ax);
+        let bb = dot(&s.sys.rhs, &s.sys.rhs);
+        let rr: f64 = s.sys.rhs.iter().zip(&ax).map(|(b, a)| (b - a).norm_squared()).sum();
+        CgReport { iterations: 0, residual: if bb > 0.0 { (rr / bb).sqrt() } else { 0.0 } }
+    } else {
+        let sys = &s.sys;
+        if !o.warm_start {
+            s.dv.iter_mut().for_each(|d| *d = V3::zeros());
+        }
+        let r = pcg_solve(|p, out| implicit_matvec(m, sys, p, out), &sys.inv_diag, &sys.rhs, &mut s.dv, o.tol, o.max_iter, &mut s.cg);
+        if r.is_err() {
+            // no warm start from a failed solve
+            s.dv.iter_mut().for_each(|d| *d = V3::zeros());
+        }
+        r?
+    };
+    implicit_integrate(m, h, x, v, &s.dv, x_out, v_out);
+    Ok(rep)
+}
