@@ -216,6 +216,29 @@ impl CpuSimulator {
         std::mem::swap(&mut self.v, &mut self.v_next);
     }
 
+    // --- viewer additions (interaction): keep this block together ---
+
+    /// Overwrites one particle's position and velocity and pins or frees it (1/m or 0): the CPU twin of
+    /// [`crate::gpu::GpuSimulator::set_particle`].
+    pub fn set_particle(&mut self, i: usize, x: [f64; 3], v: [f64; 3], pinned: bool) -> Result<()> {
+        let n = self.model.n;
+        if i >= n {
+            return Err(crate::error::Error::param("particle", i, format!("must be < {n}")));
+        }
+        self.model.inv_mass[i] = if pinned { 0.0 } else { 1.0 / self.model.mass[i] };
+        self.x[i] = V3::from(x);
+        self.v[i] = if pinned { V3::zeros() } else { V3::from(v) };
+        self.steps_since_lin = usize::MAX;
+        Ok(())
+    }
+
+    /// Whether particle `i` is pinned now (1/m = 0).
+    pub fn is_pinned(&self, i: usize) -> bool {
+        self.model.inv_mass.get(i).is_some_and(|&w| w == 0.0)
+    }
+
+    // --- end of viewer additions ---
+
     /// LEU divergence retries so far.
     pub fn leu_retries(&self) -> usize {
         self.leu_retries
