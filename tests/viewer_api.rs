@@ -98,3 +98,51 @@ impl FnMutSet for GpuSimulator {
         self.set_particle(i, x, v, pinned).unwrap();
     }
 }
+
+#[cfg(feature = "viewer")]
+#[test]
+fn mouse_pick_drag_and_pin_through_the_demo_api() {
+    use springsim::viewer::{Demo, DemoArgs};
+    let Some(ctx) = common::gpu() else { return };
+    let format = springsim::wgpu::TextureFormat::Rgba8UnormSrgb;
+    for method in [Method::SymplecticEuler, Method::Rk4, Method::Leu] {
+        let args = DemoArgs { scene: "rope".into(), size: Some(12), method, ..Default::default() };
+        let mut demo = Demo::new(ctx.device.clone(), ctx.queue.clone(), ctx.adapter_name(), format, 1, &args).unwrap();
+        let (w, h) = (640.0, 480.0);
+        // click where the free end is drawn
+        let (x0, _) = demo.sim.read_state().unwrap();
+        let end = x0.len() - 1;
+        let p = glam::Vec3::new(x0[end][0] as f32, x0[end][1] as f32, x0[end][2] as f32);
+        let (px, py) = demo.camera.project(p, w, h).unwrap();
+        let (i, at) = demo.pick(px + 3.0, py - 2.0, w, h, 14.0).unwrap().expect("a particle under the cursor");
+        assert_eq!(i, end, "{method}: picked the free end");
+        demo.grab(i, at);
+        // drag it up and towards the pin over a few frames
+        let target = at + glam::Vec3::new(-0.2, 0.3, 0.0);
+        for k in 1..=5 {
+            demo.grab.as_mut().unwrap().target = at + (target - at) * (k as f32 / 5.0);
+            demo.simulate().unwrap();
+        }
+        let (x, _) = demo.sim.read_state().unwrap();
+        for c in 0..3 {
+            assert!((x[end][c] as f32 - target[c]).abs() < 1e-5, "{method}: the held particle follows the cursor");
+        }
+        assert!(x.iter().all(|p| p.iter().all(|c| c.is_finite())));
+        demo.release().unwrap();
+        assert!(!demo.sim.is_pinned(end), "{method}: let go, it is free again");
+        demo.simulate().unwrap();
+        let (x, v) = demo.sim.read_state().unwrap();
+        assert!((x[end][1] as f32 - target[1]).abs() > 1e-6 || v[end][1] != 0.0, "{method}: it moves once let go");
+        // ctrl+click pins it where it is; it then stays
+        let here = glam::Vec3::new(x[end][0] as f32, x[end][1] as f32, x[end][2] as f32);
+        demo.toggle_pin(end, here).unwrap();
+        assert!(demo.sim.is_pinned(end));
+        for _ in 0..3 {
+            demo.simulate().unwrap();
+        }
+        let (x2, _) = demo.sim.read_state().unwrap();
+        for c in 0..3 {
+            assert!((x2[end][c] as f32 - here[c]).abs() < 1e-6, "{method}: a pinned particle stays");
+        }
+    }
+}
