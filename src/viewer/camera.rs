@@ -19,7 +19,7 @@ pub struct Camera {
 
 impl Default for Camera {
     fn default() -> Self {
-        Camera { target: Vec3::ZERO, yaw: 0.6, pitch: 0.25, distance: 3.0, fov_y: 45f32.to_radians() }
+        Camera { target: Vec3::ZERO, yaw: 0.45, pitch: 0.3, distance: 3.0, fov_y: 45f32.to_radians() }
     }
 }
 

@@ -432,14 +432,22 @@ fn bounds(x: &[[f64; 3]]) -> (Vec3, Vec3) {
     (lo, hi)
 }
 
-/// Frames a model's first state, with room for it to swing down from its pins.
+/// Frames a model's first state, with room for it to swing down from its pins: without wind, the
+/// box is mirrored through the pins horizontally and extended below them by the model's size.
 fn frame_model(cam: &mut Camera, m: &Model) {
-    let (mut lo, hi) = bounds(&m.positions);
+    let (mut lo, mut hi) = bounds(&m.positions);
     let windless = m.forces.wind.iter().all(|&w| w == 0.0);
-    if windless && m.pinned.iter().any(|&p| p) {
+    let pins: Vec<[f64; 3]> = m.positions.iter().zip(&m.pinned).filter(|(_, p)| **p).map(|(x, _)| *x).collect();
+    if windless && !pins.is_empty() {
         let ext = (hi - lo).max_element();
-        let pin_y = m.positions.iter().zip(&m.pinned).filter(|(_, p)| **p).map(|(x, _)| x[1] as f32).fold(f32::INFINITY, f32::min);
-        lo.y = lo.y.min(pin_y - ext);
+        let (plo, phi) = bounds(&pins);
+        let pc = (plo + phi) * 0.5;
+        for a in [0, 2] {
+            let (l, h) = (lo[a], hi[a]);
+            lo[a] = l.min(2.0 * pc[a] - h);
+            hi[a] = h.max(2.0 * pc[a] - l);
+        }
+        lo.y = lo.y.min(plo.y - ext);
     }
     cam.frame(lo, hi);
 }
