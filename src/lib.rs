@@ -5,6 +5,7 @@
 //! - [`gpu`]: buffers, pipelines and the simulator that embeds on a caller's `Device` and `Queue`.
 //! - [`method`]: the integrators and Shinya's stable step.
 //! - [`scene`]: the scene registry shared by the CLI, the bench and the tests.
+//! - `viewer` (feature `viewer`, on by default): the windowed demo.
 #![warn(missing_docs)]
 
 pub mod bench;
@@ -15,6 +16,8 @@ pub mod method;
 pub mod model;
 pub mod scene;
 pub mod sim;
+#[cfg(feature = "viewer")]
+pub mod viewer;
 
 pub use error::{Error, Result};
 pub use method::{GlobalSolve, Method, StepPlan, StepSettings};

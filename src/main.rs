@@ -1,4 +1,5 @@
-//! The `springsim` command line: `bench` (headless benchmark), `info` (adapters).
+//! The `springsim` command line: `demo` (the window; the default), `bench` (headless benchmark),
+//! `info` (adapters).
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -12,8 +13,9 @@ use std::path::PathBuf;
 #[derive(Parser)]
 #[command(name = "springsim", version, about = "GPU-compute mass-spring simulator (wgpu) with f64 CPU twins")]
 struct Cli {
+    /// With none, `demo` runs.
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
@@ -22,8 +24,79 @@ enum Format {
     Table,
 }
 
+// --- the demo (feature `viewer`) ---
+
+#[derive(clap::Args, Clone, Default)]
+struct DemoCli {
+    /// Scene: curtain, flag, cloth, rope, hair, slinky, jelly, mesh.
+    #[arg(long, default_value = "curtain")]
+    scene: String,
+    /// Method: explicit-euler, symplectic-euler, midpoint, rk4, leu.
+    #[arg(long, default_value = "symplectic-euler")]
+    method: String,
+    /// Particles per side (or per strand).
+    #[arg(long)]
+    size: Option<usize>,
+    /// Spring stiffness k (N/m).
+    #[arg(long)]
+    stiffness: Option<f64>,
+    /// An OBJ file to hang (selects the mesh scene).
+    #[arg(long)]
+    mesh: Option<PathBuf>,
+    /// Run this many frames, then exit.
+    #[arg(long)]
+    frames: Option<usize>,
+    /// Write the last frame as a PNG (with --frames; offscreen when there is no display).
+    #[arg(long)]
+    screenshot: Option<PathBuf>,
+    /// Window / image width.
+    #[arg(long, default_value_t = 960)]
+    width: u32,
+    /// Window / image height.
+    #[arg(long, default_value_t = 720)]
+    height: u32,
+    /// Never open a window: render offscreen (for --screenshot / --frames).
+    #[arg(long)]
+    headless: bool,
+}
+
+#[cfg(feature = "viewer")]
+fn run_demo(d: DemoCli) -> Result<()> {
+    let args = springsim::viewer::DemoArgs {
+        scene: d.scene,
+        method: Method::parse(&d.method)?,
+        size: d.size,
+        stiffness: d.stiffness,
+        mesh: d.mesh,
+        frames: d.frames,
+        screenshot: d.screenshot,
+        width: d.width.max(16),
+        height: d.height.max(16),
+        headless: d.headless,
+    };
+    if !scene::SCENES.iter().any(|i| i.name == args.scene) {
+        anyhow::bail!("unknown scene '{}' (known: {})", args.scene, scene::scene_names());
+    }
+    springsim::viewer::run(args)
+}
+
+#[cfg(not(feature = "viewer"))]
+fn run_demo(_: DemoCli) -> Result<()> {
+    anyhow::bail!("this springsim was built without the `viewer` feature: rebuild with default features for `springsim demo`, or use `springsim bench`")
+}
+
+fn default_demo() -> Command {
+    Command::Demo(DemoCli { scene: "curtain".into(), method: "symplectic-euler".into(), width: 960, height: 720, ..Default::default() })
+}
+
+// --- end of the demo ---
+
 #[derive(Subcommand)]
 enum Command {
+    /// Opens the window: the simulation drawn from its own GPU buffer, with camera, dragging, live
+    /// method switching and an overlay (`?` lists the keys). `--frames N --screenshot out.png` writes
+    /// the last frame and exits.
+    Demo(DemoCli),
     /// Runs scenes headless and prints one record per run (JSON lines or a table).
     Bench {
         /// Scene(s), comma-separated: curtain, cloth, rope, hair, slinky, jelly, orbit, mesh.
@@ -146,7 +219,8 @@ fn split(s: &str) -> Vec<String> {
 
 fn run() -> Result<()> {
     let cli = Cli::parse();
-    match cli.command {
+    match cli.command.unwrap_or_else(default_demo) {
+        Command::Demo(d) => run_demo(d),
         Command::Info => {
             let instance = instance_from_env();
             let adapters = pollster::block_on(instance.enumerate_adapters(springsim::wgpu::Backends::all()));

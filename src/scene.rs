@@ -35,6 +35,7 @@ pub const SCENES: &[SceneInfo] = &[
     SceneInfo { name: "slinky", about: "the massive spring (Witkin/Baraff/Kass): k_i = n k, m/(n+1), hanging", default_size: 64 },
     SceneInfo { name: "jelly", about: "a volumetric lattice with edge, face- and body-diagonal springs", default_size: 8 },
     SceneInfo { name: "orbit", about: "one particle in a central field (the slides' integrator test)", default_size: 1 },
+    SceneInfo { name: "flag", about: "a curtain-like cloth hung from one vertical edge (the pole) in a 10 m/s wind", default_size: 41 },
     SceneInfo { name: "mesh", about: "an OBJ triangle mesh (--mesh path.obj): edge and bending springs", default_size: 0 },
 ];
 
@@ -63,6 +64,7 @@ pub fn build(name: &str, opts: &SceneOptions) -> Result<Model> {
             m.velocities[0] = [0.0, 5.0, 0.0];
             Ok(m)
         }
+        "flag" => flag(n, k),
         "mesh" => {
             let path = opts.mesh.as_ref().ok_or_else(|| Error::param("mesh", "(none)", "the mesh scene needs --mesh path.obj"))?;
             let k = k.unwrap_or(500.0);
@@ -77,4 +79,25 @@ pub fn build(name: &str, opts: &SceneOptions) -> Result<Model> {
         }
         _ => unreachable!("every registered scene has a builder"),
     }
+}
+
+/// The flag: Liu et al.'s cloth (structural, one diagonal, bend springs; k as [`model::curtain`]) stood
+/// up in the x-y plane, 1 m × 1 m, pinned along its left edge (the pole, x = 0), with air drag
+/// d₀ = 1/s against a wind of (10, 0, 1) m/s: the drag pulls the cloth out along +x about as hard as
+/// gravity pulls it down.
+pub fn flag(n: usize, k: Option<f64>) -> Result<Model> {
+    let mut m = model::curtain(n, k)?;
+    for p in m.positions.iter_mut() {
+        // curtain: (c·s − 0.5, 0, r·s) → flag: (c·s, 1 − r·s, 0)
+        *p = [p[0] + 0.5, 1.0 - p[2], 0.0];
+    }
+    for pin in m.pinned.iter_mut() {
+        *pin = false;
+    }
+    for r in 0..n {
+        m.pin(r * n);
+    }
+    m.forces.drag = 1.0;
+    m.forces.wind = [10.0, 0.0, 1.0];
+    Ok(m)
 }

@@ -47,6 +47,9 @@ pub struct CpuModel {
     pub central_center: V3,
     /// Central field strength s (1/s²), 0 for none.
     pub central_strength: f64,
+    /// The evaluation order of [`forces::accelerations`], built from the springs (with their k, L and
+    /// k_d) and the incidence lists: rebuild it with [`forces::ForcePlan::new`] after changing those.
+    pub force_plan: forces::ForcePlan,
 }
 
 impl CpuModel {
@@ -55,7 +58,7 @@ impl CpuModel {
         model.validate()?;
         let f = &model.forces;
         let (cc, cs) = f.central.unwrap_or(([0.0; 3], 0.0));
-        Ok(CpuModel {
+        let mut cm = CpuModel {
             n: model.n_particles(),
             mass: model.masses.clone(),
             inv_mass: model.masses.iter().zip(&model.pinned).map(|(m, &p)| if p { 0.0 } else { 1.0 / m }).collect(),
@@ -70,16 +73,18 @@ impl CpuModel {
             wind: V3::from(f.wind),
             central_center: V3::from(cc),
             central_strength: cs,
-        })
+            force_plan: forces::ForcePlan::default(),
+        };
+        cm.force_plan = forces::ForcePlan::new(&cm, rayon::current_num_threads());
+        Ok(cm)
     }
 }
 
 /// Working memory of the CPU steps, allocated once.
 #[derive(Clone, Debug, Default)]
 pub struct Scratch {
+    /// The force slots of [`forces::accelerations`] (sized there on first use).
     pub(crate) spring_f: Vec<V3>,
-    pub(crate) a1: Vec<V3>,
-    pub(crate) a2: Vec<V3>,
     pub(crate) xt: Vec<V3>,
     pub(crate) vt: Vec<V3>,
     pub(crate) xt2: Vec<V3>,
@@ -92,9 +97,8 @@ impl Scratch {
     fn new(n: usize, springs: usize) -> Self {
         let z = vec![V3::zeros(); n];
         Scratch {
-            spring_f: vec![V3::zeros(); springs],
-            a1: z.clone(),
-            a2: z.clone(),
+            // about one slot per incidence entry (two per spring)
+            spring_f: Vec::with_capacity(2 * springs + springs / 8 + 8),
             xt: z.clone(),
             vt: z.clone(),
             xt2: z.clone(),
@@ -315,6 +319,29 @@ impl CpuSimulator {
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
     }
+
+    // --- viewer additions (interaction): keep this block together ---
+
+    /// Overwrites one particle's position and velocity and pins or frees it (1/m or 0): the CPU twin of
+    /// [`crate::gpu::GpuSimulator::set_particle`].
+    pub fn set_particle(&mut self, i: usize, x: [f64; 3], v: [f64; 3], pinned: bool) -> Result<()> {
+        let n = self.model.n;
+        if i >= n {
+            return Err(crate::error::Error::param("particle", i, format!("must be < {n}")));
+        }
+        self.model.inv_mass[i] = if pinned { 0.0 } else { 1.0 / self.model.mass[i] };
+        self.x[i] = V3::from(x);
+        self.v[i] = if pinned { V3::zeros() } else { V3::from(v) };
+        self.steps_since_lin = usize::MAX;
+        Ok(())
+    }
+
+    /// Whether particle `i` is pinned now (1/m = 0).
+    pub fn is_pinned(&self, i: usize) -> bool {
+        self.model.inv_mass.get(i).is_some_and(|&w| w == 0.0)
+    }
+
+    // --- end of viewer additions ---
 
     /// LEU divergence retries so far.
     pub fn leu_retries(&self) -> usize {

@@ -398,6 +398,35 @@ impl GpuSimulator {
         Ok(())
     }
 
+    // --- viewer additions (interaction): keep this block together ---
+
+    /// Overwrites one particle's position and velocity and pins or frees it (w = 1/m or 0), without
+    /// touching the rest of the state: the window's mouse drag (a kinematic position constraint) and
+    /// pin toggle. The CPU twin is [`crate::cpu::CpuSimulator::set_particle`]. Queued before the next
+    /// submit, so it takes effect at the start of the next frame.
+    pub fn set_particle(&mut self, i: usize, x: [f64; 3], v: [f64; 3], pinned: bool) -> Result<()> {
+        let n = self.model.n;
+        if i >= n {
+            return Err(Error::param("particle", i, format!("must be < {n}")));
+        }
+        let w = if pinned { 0.0 } else { 1.0 / self.model.mass[i] };
+        self.model.inv_mass[i] = w;
+        let v = if pinned { [0.0; 3] } else { v };
+        let xr = [x[0] as f32, x[1] as f32, x[2] as f32, w as f32];
+        let vr = [v[0] as f32, v[1] as f32, v[2] as f32, 0.0f32];
+        self.queue.write_buffer(&self.state.state[0], (i * 16) as u64, bytemuck::bytes_of(&xr));
+        self.queue.write_buffer(&self.state.state[0], ((n + i) * 16) as u64, bytemuck::bytes_of(&vr));
+        self.steps_since_lin = usize::MAX;
+        Ok(())
+    }
+
+    /// Whether particle `i` is pinned now (w = 0).
+    pub fn is_pinned(&self, i: usize) -> bool {
+        self.model.inv_mass.get(i).is_some_and(|&w| w == 0.0)
+    }
+
+    // --- end of viewer additions ---
+
     /// LEU: the divergence retries counted on the GPU so far (one read-back).
     pub fn leu_retries_gpu(&self) -> Result<usize> {
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.flags") });

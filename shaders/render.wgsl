@@ -1,0 +1,126 @@
+// The window's draw pipelines. Cloth and meshes: the simulation's position buffer bound as a vertex
+// buffer (vec4, w = 1/m) with the normals of normals.wgsl, shaded two-sided. Strands and the spring
+// view: screen-space ribbons, 6 vertices per segment, read from the same buffer as a storage buffer,
+// coloured by strain (|x_a − x_b| − L)/L when asked.
+
+struct Camera {
+    view_proj: mat4x4<f32>,
+    eye: vec4<f32>,
+    light: vec4<f32>,      // direction towards the light
+    // x: viewport width (px), y: height (px), z: ribbon width (px), w: strain colour scale (0: flat colour)
+    viewport: vec4<f32>,
+    front: vec4<f32>,      // cloth front colour
+    back: vec4<f32>,       // cloth back colour
+    line: vec4<f32>,       // flat line colour
+}
+
+@group(0) @binding(0) var<uniform> cam: Camera;
+
+struct ClothOut {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) normal: vec3<f32>,
+    @location(1) world: vec3<f32>,
+}
+
+@vertex
+fn vs_cloth(@location(0) pos: vec4<f32>, @location(1) nrm: vec4<f32>) -> ClothOut {
+    var o: ClothOut;
+    o.clip = cam.view_proj * vec4<f32>(pos.xyz, 1.0);
+    o.normal = nrm.xyz;
+    o.world = pos.xyz;
+    return o;
+}
+
+@fragment
+fn fs_cloth(in: ClothOut, @builtin(front_facing) front: bool) -> @location(0) vec4<f32> {
+    var n = normalize(in.normal);
+    var base = cam.front.rgb;
+    if (!front) {
+        n = -n;
+        base = cam.back.rgb;
+    }
+    let l = normalize(cam.light.xyz);
+    let v = normalize(cam.eye.xyz - in.world);
+    let diffuse = max(dot(n, l), 0.0);
+    let hv = normalize(l + v);
+    let spec = pow(max(dot(n, hv), 0.0), 32.0) * 0.25;
+    let rgb = base * (0.22 + 0.78 * diffuse) + vec3<f32>(spec);
+    return vec4<f32>(rgb, 1.0);
+}
+
+struct Seg {
+    a: u32,
+    b: u32,
+    rest: f32,
+    _pad: f32,
+}
+
+@group(1) @binding(0) var<storage, read> positions: array<vec4<f32>>;
+@group(1) @binding(1) var<storage, read> segs: array<Seg>;
+
+struct LineOut {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) color: vec3<f32>,
+    @location(1) side: f32,   // −1 … 1 across the ribbon: shaded as a thin tube
+}
+
+fn strain_color(strain: f32) -> vec3<f32> {
+    // blue (compressed) - white (rest) - red (stretched), saturating at ±viewport.w
+    let t = clamp(strain / cam.viewport.w, -1.0, 1.0);
+    if (t >= 0.0) {
+        return mix(vec3<f32>(0.92, 0.92, 0.92), vec3<f32>(0.95, 0.1, 0.05), t);
+    }
+    return mix(vec3<f32>(0.92, 0.92, 0.92), vec3<f32>(0.1, 0.3, 0.95), -t);
+}
+
+@vertex
+fn vs_line(@builtin(vertex_index) vid: u32) -> LineOut {
+    let s = segs[vid / 6u];
+    let corner = vid % 6u;
+    let pa = positions[s.a].xyz;
+    let pb = positions[s.b].xyz;
+    let ca = cam.view_proj * vec4<f32>(pa, 1.0);
+    let cb = cam.view_proj * vec4<f32>(pb, 1.0);
+    // screen-space direction and its perpendicular (in pixels)
+    let wa = max(ca.w, 1e-4);
+    let wb = max(cb.w, 1e-4);
+    let sa = ca.xy / wa * cam.viewport.xy * 0.5;
+    let sb = cb.xy / wb * cam.viewport.xy * 0.5;
+    var d = sb - sa;
+    if (length(d) < 1e-6) {
+        d = vec2<f32>(1.0, 0.0);
+    }
+    let perp = normalize(vec2<f32>(-d.y, d.x)) * cam.viewport.z * 0.5;
+    // two triangles: (a-, b-, b+), (a-, b+, a+)
+    var use_b = false;
+    var side = -1.0;
+    switch corner {
+        case 0u: { use_b = false; side = -1.0; }
+        case 1u: { use_b = true; side = -1.0; }
+        case 2u: { use_b = true; side = 1.0; }
+        case 3u: { use_b = false; side = -1.0; }
+        case 4u: { use_b = true; side = 1.0; }
+        default: { use_b = false; side = 1.0; }
+    }
+    var c = ca;
+    if (use_b) {
+        c = cb;
+    }
+    let off = perp * side / (cam.viewport.xy * 0.5) * c.w;
+    var o: LineOut;
+    o.clip = vec4<f32>(c.xy + off, c.z, c.w);
+    o.side = side;
+    if (cam.viewport.w > 0.0) {
+        let strain = (distance(pa, pb) - s.rest) / max(s.rest, 1e-12);
+        o.color = strain_color(strain);
+    } else {
+        o.color = cam.line.rgb;
+    }
+    return o;
+}
+
+@fragment
+fn fs_line(in: LineOut) -> @location(0) vec4<f32> {
+    let shade = 0.35 + 0.65 * sqrt(max(1.0 - in.side * in.side, 0.0));
+    return vec4<f32>(in.color * shade, 1.0);
+}

@@ -1,0 +1,525 @@
+//! The windowed demo (`springsim demo`, feature `viewer`): a winit window that draws straight from the
+//! simulation's position buffer, with an orbit camera, mouse dragging and pinning, live method and
+//! scene switching and an egui overlay. `--screenshot` renders the last of `--frames` frames with the
+//! same pipelines into an offscreen target and writes a PNG; without a display it runs headless.
+//!
+//! - [`Demo`]: the simulation, the renderer and the controls, shared by the window and the headless path.
+//! - `app`: the winit `ApplicationHandler` (window, surface and device are created in `resumed`).
+//! - `render`: normals compute pass, cloth and ribbon pipelines, offscreen capture.
+//! - `camera`, `overlay`: the orbit camera and the egui panel.
+
+pub mod app;
+pub mod camera;
+pub mod overlay;
+pub mod render;
+
+use crate::gpu::GpuSimulator;
+use crate::model::Model;
+use crate::scene::{self, SceneOptions};
+use crate::sim::{state_stats, Simulator};
+use crate::{Method, StepSettings};
+use anyhow::{Context, Result};
+use camera::Camera;
+use glam::Vec3;
+use render::{DrawOptions, SceneRenderer};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// What `springsim demo` was asked for.
+#[derive(Clone, Debug)]
+pub struct DemoArgs {
+    /// The scene (a registry name).
+    pub scene: String,
+    /// The method.
+    pub method: Method,
+    /// Scene resolution.
+    pub size: Option<usize>,
+    /// Spring stiffness (N/m).
+    pub stiffness: Option<f64>,
+    /// OBJ file (scene `mesh`; giving one selects it).
+    pub mesh: Option<PathBuf>,
+    /// Run this many frames, then exit (with `screenshot`: write the last one).
+    pub frames: Option<usize>,
+    /// Write the last frame here as a PNG.
+    pub screenshot: Option<PathBuf>,
+    /// Window / image size.
+    pub width: u32,
+    /// Window / image size.
+    pub height: u32,
+    /// Never open a window (offscreen only; needs `screenshot` or `frames`).
+    pub headless: bool,
+}
+
+impl Default for DemoArgs {
+    fn default() -> Self {
+        DemoArgs {
+            scene: "curtain".into(),
+            method: Method::SymplecticEuler,
+            size: None,
+            stiffness: None,
+            mesh: None,
+            frames: None,
+            screenshot: None,
+            width: 960,
+            height: 720,
+            headless: false,
+        }
+    }
+}
+
+/// The knobs of the overlay that change the model or the step (they rebuild the simulation, keeping
+/// positions and velocities).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelControls {
+    /// Stiffness multiplier on every spring.
+    pub stiffness_scale: f64,
+    /// Air drag d₀ (1/s); `None`: the scene's.
+    pub drag: Option<f64>,
+    /// h = S · h_max.
+    pub substep_scale: f64,
+    /// The scene's wind on or off.
+    pub wind: bool,
+}
+
+impl Default for ModelControls {
+    fn default() -> Self {
+        ModelControls { stiffness_scale: 1.0, drag: None, substep_scale: StepSettings::default().substep_scale, wind: true }
+    }
+}
+
+/// A particle held by the mouse: a kinematic position constraint in every method (the particle is
+/// pinned at the cursor's point while held and gets the cursor's velocity when let go).
+#[derive(Clone, Copy, Debug)]
+pub struct Grab {
+    /// The particle.
+    pub index: usize,
+    /// Whether it was pinned before.
+    pub was_pinned: bool,
+    /// Where the cursor puts it.
+    pub target: Vec3,
+    /// Where it was last frame.
+    pub last: Vec3,
+}
+
+/// Timings and statistics the overlay shows.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Simulation time of the last frame (ms), smoothed.
+    pub sim_ms: f64,
+    /// Drawing time of the last frame (ms), smoothed.
+    pub draw_ms: f64,
+    /// Frames simulated.
+    pub frames: usize,
+    /// Largest strain at the last check.
+    pub max_strain: f64,
+    /// Energy at the last check.
+    pub energy: f64,
+    /// All finite at the last check.
+    pub finite: bool,
+    /// Sums for the run's averages (sim, draw, count).
+    pub totals: (f64, f64, usize),
+}
+
+/// The demo: the simulation, the renderer and the controls, with no window in it.
+pub struct Demo {
+    /// The device.
+    pub device: wgpu::Device,
+    /// The queue.
+    pub queue: wgpu::Queue,
+    /// The adapter's description.
+    pub adapter: String,
+    /// The current scene.
+    pub scene: String,
+    /// Scene options.
+    pub options: SceneOptions,
+    /// The model as built (with the demo's changes).
+    pub model: Model,
+    /// The simulation.
+    pub sim: GpuSimulator,
+    /// The renderer.
+    pub renderer: SceneRenderer,
+    /// The camera.
+    pub camera: Camera,
+    /// Drawing options.
+    pub draw: DrawOptions,
+    /// Model controls wanted (the overlay edits these).
+    pub controls: ModelControls,
+    /// Model controls the simulation was built with.
+    pub applied: ModelControls,
+    /// Paused.
+    pub paused: bool,
+    /// Steps per drawn frame; 0: a whole frame (`frame_dt` of simulated time).
+    pub steps_per_draw: usize,
+    /// Single steps pending.
+    pub step_once: bool,
+    /// Pins the user toggled.
+    pub pin_overrides: BTreeMap<usize, bool>,
+    /// The particle held by the mouse.
+    pub grab: Option<Grab>,
+    /// Statistics.
+    pub stats: Stats,
+    /// The simulation diverged (non-finite state): paused until reset.
+    pub diverged: bool,
+    /// A message for the overlay (errors of rebuilds and the like).
+    pub message: Option<String>,
+}
+
+/// Scenes the demo offers (not `orbit`: one particle and no springs to draw).
+pub fn demo_scenes(has_mesh: bool) -> Vec<&'static str> {
+    scene::SCENES.iter().map(|s| s.name).filter(|&n| n != "orbit" && (n != "mesh" || has_mesh)).collect()
+}
+
+impl Demo {
+    /// Builds the scene and the simulation on `device`, and a renderer for `format` with `samples`.
+    pub fn new(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        adapter: String,
+        format: wgpu::TextureFormat,
+        samples: u32,
+        args: &DemoArgs,
+    ) -> Result<Self> {
+        let scene = if args.mesh.is_some() && args.scene == "curtain" { "mesh".to_string() } else { args.scene.clone() };
+        let options = SceneOptions { size: args.size, stiffness: args.stiffness, mesh: args.mesh.clone() };
+        let controls = ModelControls::default();
+        let model = build_model(&scene, &options, &controls, &BTreeMap::new())?;
+        let settings = StepSettings { substep_scale: controls.substep_scale, ..Default::default() };
+        let sim = GpuSimulator::new(&device, &queue, &model, args.method, settings)?.with_adapter_name(adapter.clone());
+        let mut renderer = SceneRenderer::new(&device, format, samples);
+        renderer.set_model(&device, &model, &sim);
+        let mut camera = Camera::default();
+        frame_model(&mut camera, &model);
+        Ok(Demo {
+            device,
+            queue,
+            adapter,
+            scene,
+            options,
+            model,
+            sim,
+            renderer,
+            camera,
+            draw: DrawOptions::default(),
+            applied: controls.clone(),
+            controls,
+            paused: false,
+            steps_per_draw: 0,
+            step_once: false,
+            pin_overrides: BTreeMap::new(),
+            grab: None,
+            stats: Stats { finite: true, ..Default::default() },
+            diverged: false,
+            message: None,
+        })
+    }
+
+    /// The method.
+    pub fn method(&self) -> Method {
+        self.sim.method()
+    }
+
+    /// Switches the method live: positions and velocities are kept (the simulator's `set_method`).
+    pub fn set_method(&mut self, m: Method) -> Result<()> {
+        self.sim.set_method(m)?;
+        Ok(())
+    }
+
+    /// Rebuilds the simulation from the scene with the current controls; `keep_state` carries the
+    /// positions and velocities over (stiffness, drag, wind and step changes), else it starts afresh.
+    pub fn rebuild(&mut self, keep_state: bool) -> Result<()> {
+        let method = self.sim.method();
+        let model = build_model(&self.scene, &self.options, &self.controls, &self.pin_overrides)?;
+        let settings = StepSettings { substep_scale: self.controls.substep_scale, ..Default::default() };
+        let state = if keep_state && model.n_particles() == self.model.n_particles() { Some(self.sim.read_state()?) } else { None };
+        let mut sim = GpuSimulator::new(&self.device, &self.queue, &model, method, settings)?.with_adapter_name(self.adapter.clone());
+        if let Some((x, v)) = state {
+            sim.write_state(&x, &v)?;
+        }
+        self.renderer.set_model(&self.device, &model, &sim);
+        self.sim = sim;
+        self.model = model;
+        self.applied = self.controls.clone();
+        self.grab = None;
+        Ok(())
+    }
+
+    /// Back to the scene's first state (keeps method and controls, drops pin changes).
+    pub fn reset(&mut self) -> Result<()> {
+        self.pin_overrides.clear();
+        self.diverged = false;
+        self.stats.finite = true;
+        self.message = None;
+        self.rebuild(false)
+    }
+
+    /// Switches to another scene.
+    pub fn set_scene(&mut self, name: &str) -> Result<()> {
+        let old = std::mem::replace(&mut self.scene, name.to_string());
+        self.pin_overrides.clear();
+        if let Err(e) = self.rebuild(false) {
+            self.scene = old;
+            return Err(e);
+        }
+        self.diverged = false;
+        frame_model(&mut self.camera, &self.model);
+        Ok(())
+    }
+
+    /// Looks at the current state (one read-back).
+    pub fn frame_scene(&mut self) -> Result<()> {
+        let (x, _) = self.sim.read_state()?;
+        let (lo, hi) = bounds(&x);
+        if lo.is_finite() && hi.is_finite() {
+            self.camera.frame(lo, hi);
+        }
+        Ok(())
+    }
+
+    /// Applies the mouse grab, then runs one frame of simulation (or the single step asked for) and
+    /// waits for it. Returns the simulation time (ms), or `None` when paused.
+    pub fn simulate(&mut self) -> Result<Option<f64>> {
+        if self.controls != self.applied {
+            if let Err(e) = self.rebuild(true) {
+                self.message = Some(format!("{e:#}"));
+                self.controls = self.applied.clone();
+            }
+        }
+        let dt = StepSettings::default().frame_dt;
+        if let Some(g) = &mut self.grab {
+            let v = (g.target - g.last) / dt as f32;
+            self.sim.set_particle(g.index, g.target.to_array().map(f64::from), v.to_array().map(f64::from), true)?;
+            g.last = g.target;
+        }
+        let run = !(self.paused || self.diverged) || self.step_once;
+        if !run {
+            return Ok(None);
+        }
+        let t = Instant::now();
+        if self.step_once && (self.paused || self.diverged) {
+            self.sim.run_steps(1)?;
+        } else if self.steps_per_draw > 0 {
+            self.sim.run_steps(self.steps_per_draw)?;
+        } else {
+            self.sim.step_frame()?;
+        }
+        self.step_once = false;
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        self.stats.frames += 1;
+        if self.stats.frames % 15 == 1 {
+            self.check()?;
+        }
+        Ok(Some(ms))
+    }
+
+    /// Reads the state back (every 15 frames, for the overlay): strain, energy, divergence.
+    pub fn check(&mut self) -> Result<()> {
+        let (x, v) = self.sim.read_state()?;
+        let s = state_stats(self.sim.model(), &x, &v);
+        self.stats.max_strain = s.max_strain;
+        self.stats.energy = s.energy;
+        self.stats.finite = s.finite;
+        if !s.finite {
+            self.diverged = true;
+        }
+        Ok(())
+    }
+
+    /// Records a smoothed timing sample.
+    pub fn record(&mut self, sim_ms: Option<f64>, draw_ms: f64) {
+        let a = 0.2;
+        if let Some(s) = sim_ms {
+            self.stats.sim_ms = if self.stats.totals.2 == 0 { s } else { self.stats.sim_ms * (1.0 - a) + s * a };
+            self.stats.totals.0 += s;
+            self.stats.totals.1 += draw_ms;
+            self.stats.totals.2 += 1;
+        }
+        self.stats.draw_ms = if self.stats.draw_ms == 0.0 { draw_ms } else { self.stats.draw_ms * (1.0 - a) + draw_ms * a };
+    }
+
+    /// The run's mean simulation and drawing times per frame (ms).
+    pub fn mean_split(&self) -> (f64, f64) {
+        let (s, d, n) = self.stats.totals;
+        let n = n.max(1) as f64;
+        (s / n, d / n)
+    }
+
+    /// Picks the particle nearest to pixel (px, py) within `radius` pixels (one read-back).
+    pub fn pick(&mut self, px: f32, py: f32, w: f32, h: f32, radius: f32) -> Result<Option<(usize, Vec3)>> {
+        let (x, _) = self.sim.read_state()?;
+        let eye = self.camera.eye();
+        let mut best: Option<(f32, f32, usize)> = None;
+        for (i, p) in x.iter().enumerate() {
+            let p = Vec3::new(p[0] as f32, p[1] as f32, p[2] as f32);
+            if let Some((sx, sy)) = self.camera.project(p, w, h) {
+                let d = ((sx - px).powi(2) + (sy - py).powi(2)).sqrt();
+                if d <= radius {
+                    let z = (p - eye).length();
+                    // prefer the nearest on screen, then the nearest to the eye
+                    let key = (d / radius).round() * 1e6 + z;
+                    if best.is_none_or(|b| key < b.0) {
+                        best = Some((key, d, i));
+                    }
+                }
+            }
+        }
+        Ok(best.map(|(_, _, i)| (i, Vec3::new(x[i][0] as f32, x[i][1] as f32, x[i][2] as f32))))
+    }
+
+    /// Starts holding particle `i` at `at`.
+    pub fn grab(&mut self, i: usize, at: Vec3) {
+        self.grab = Some(Grab { index: i, was_pinned: self.sim.is_pinned(i), target: at, last: at });
+    }
+
+    /// Lets go of the held particle: it keeps the cursor's last velocity unless it was pinned.
+    pub fn release(&mut self) -> Result<()> {
+        if let Some(g) = self.grab.take() {
+            let dt = StepSettings::default().frame_dt as f32;
+            let v = (g.target - g.last) / dt;
+            self.sim.set_particle(g.index, g.target.to_array().map(f64::from), v.to_array().map(f64::from), g.was_pinned)?;
+        }
+        Ok(())
+    }
+
+    /// Pins or unpins particle `i` where it is.
+    pub fn toggle_pin(&mut self, i: usize, at: Vec3) -> Result<()> {
+        let pinned = !self.sim.is_pinned(i);
+        self.sim.set_particle(i, at.to_array().map(f64::from), [0.0; 3], pinned)?;
+        self.pin_overrides.insert(i, pinned);
+        Ok(())
+    }
+}
+
+/// Builds a scene for the demo: the registry's model with the controls applied. The jelly cube hangs
+/// from two corners of its top face (there is no ground to land on yet).
+pub fn build_model(name: &str, options: &SceneOptions, c: &ModelControls, pins: &BTreeMap<usize, bool>) -> Result<Model> {
+    let mut m = scene::build(name, options)?;
+    if name == "jelly" {
+        let n = options.size.unwrap_or(8);
+        let id = |x: usize, y: usize, z: usize| (z * n + y) * n + x;
+        m.pin(id(0, n - 1, 0));
+        m.pin(id(n - 1, n - 1, 0));
+    }
+    if c.stiffness_scale != 1.0 {
+        m.scale_stiffness(c.stiffness_scale);
+    }
+    if let Some(d) = c.drag {
+        m.forces.drag = d;
+    }
+    if !c.wind {
+        m.forces.wind = [0.0; 3];
+    }
+    for (&i, &p) in pins {
+        if i < m.n_particles() {
+            m.pinned[i] = p;
+            if p {
+                m.velocities[i] = [0.0; 3];
+            }
+        }
+    }
+    m.validate().context("the demo's model")?;
+    Ok(m)
+}
+
+fn bounds(x: &[[f64; 3]]) -> (Vec3, Vec3) {
+    let mut lo = Vec3::splat(f32::INFINITY);
+    let mut hi = Vec3::splat(f32::NEG_INFINITY);
+    for p in x {
+        let p = Vec3::new(p[0] as f32, p[1] as f32, p[2] as f32);
+        lo = lo.min(p);
+        hi = hi.max(p);
+    }
+    (lo, hi)
+}
+
+/// Frames a model's first state, with room for it to swing down from its pins: without wind, the
+/// box is mirrored through the pins horizontally and extended below them by the model's size.
+fn frame_model(cam: &mut Camera, m: &Model) {
+    let (mut lo, mut hi) = bounds(&m.positions);
+    let windless = m.forces.wind.iter().all(|&w| w == 0.0);
+    let pins: Vec<[f64; 3]> = m.positions.iter().zip(&m.pinned).filter(|(_, p)| **p).map(|(x, _)| *x).collect();
+    if windless && !pins.is_empty() {
+        let ext = (hi - lo).max_element();
+        let (plo, phi) = bounds(&pins);
+        let pc = (plo + phi) * 0.5;
+        for a in [0, 2] {
+            let (l, h) = (lo[a], hi[a]);
+            lo[a] = l.min(2.0 * pc[a] - h);
+            hi[a] = h.max(2.0 * pc[a] - l);
+        }
+        lo.y = lo.y.min(plo.y - ext);
+    }
+    cam.frame(lo, hi);
+}
+
+/// Runs `frames` frames offscreen (no window) and writes the last as a PNG: the headless path of
+/// `--screenshot`. Prints the frame split.
+pub fn run_headless(args: &DemoArgs) -> Result<()> {
+    let ctx = crate::gpu::GpuContext::headless().context("no GPU adapter (try `springsim bench --backend cpu`)")?;
+    let format = wgpu::TextureFormat::Rgba8UnormSrgb;
+    let samples = render::msaa_samples(&ctx.adapter, format);
+    let name = ctx.adapter_name();
+    let mut demo = Demo::new(ctx.device.clone(), ctx.queue.clone(), name, format, samples, args)?;
+    let frames = args.frames.unwrap_or(1);
+    let (w, h) = (args.width, args.height);
+    let mut last = None;
+    for f in 0..frames {
+        let sim_ms = demo.simulate()?;
+        // draw every frame as the window does (timed), into the offscreen target
+        let t = Instant::now();
+        demo.renderer.set_camera(&demo.queue, &demo.camera, w, h, &demo.draw);
+        let img = demo.renderer.capture(&demo.device, &demo.queue, &demo.sim, w, h, &demo.draw, f + 1 == frames)?;
+        demo.record(sim_ms, t.elapsed().as_secs_f64() * 1e3);
+        last = Some(img);
+    }
+    demo.check()?;
+    report(&demo, "headless offscreen", frames);
+    if let (Some(path), Some(img)) = (&args.screenshot, last) {
+        render::write_png(path, w, h, &img)?;
+        println!("springsim demo: wrote {} ({w}x{h}, headless offscreen target)", path.display());
+    }
+    Ok(())
+}
+
+fn report(demo: &Demo, mode: &str, frames: usize) {
+    let (s, d) = demo.mean_split();
+    let p = demo.sim.plan();
+    println!(
+        "springsim demo: {mode}; scene {} ({} particles, {} springs), {}, h = {:.3e} s, {} substeps; {frames} frames: simulation {s:.2} ms + drawing {d:.2} ms per frame (drawing {:.1}% of simulation); max strain {:.4}, finite {}; adapter {}",
+        demo.scene,
+        demo.model.n_particles(),
+        demo.model.springs.len(),
+        demo.method(),
+        p.h,
+        p.substeps,
+        100.0 * d / s.max(1e-9),
+        demo.stats.max_strain,
+        demo.stats.finite,
+        demo.adapter
+    );
+}
+
+/// `springsim demo`: opens the window; with `--screenshot`/`--frames` and no display (or
+/// `--headless`), runs offscreen instead.
+pub fn run(args: DemoArgs) -> Result<()> {
+    let batch = args.screenshot.is_some() || args.frames.is_some();
+    let has_display =
+        std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some() || cfg!(any(windows, target_os = "macos"));
+    if args.headless || (batch && !has_display) {
+        if !args.headless {
+            eprintln!("springsim demo: no display (DISPLAY/WAYLAND_DISPLAY unset): rendering offscreen");
+        }
+        return run_headless(&args);
+    }
+    match app::run_window(args.clone()) {
+        Err(app::WindowError::NoDisplay(e)) if batch => {
+            eprintln!("springsim demo: cannot open a window ({e}): rendering offscreen");
+            run_headless(&args)
+        }
+        Err(app::WindowError::NoDisplay(e)) => {
+            anyhow::bail!("no display to open the demo's window on ({e}); `springsim bench` runs headless")
+        }
+        Err(app::WindowError::Other(e)) => Err(e),
+        Ok(()) => Ok(()),
+    }
+}
