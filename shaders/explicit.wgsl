@@ -9,10 +9,16 @@
 @group(0) @binding(4) var<storage, read> base: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read_write> dst: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> acc: array<vec4<f32>>;
+// flags[3]: set when a speed exceeds the limit P.center.w (or is not finite); read after the frame,
+// it makes the simulator recompute k0 (Shinya §5.3). flags[0..3] belong to the LEU kernels.
+@group(0) @binding(7) var<storage, read_write> flags: array<atomic<u32>, 4>;
 
 fn write_state(i: u32, x: vec3<f32>, v: vec3<f32>) {
     dst[i] = vec4<f32>(x, base[i].w);
     dst[P.n_particles + i] = vec4<f32>(v, 0.0);
+    if (!(dot(v, v) <= P.center.w * P.center.w)) {
+        atomicOr(&flags[3], 1u);
+    }
 }
 
 // Explicit Euler (Shinya eq. 10-11): x' = x + h v, v' = v + h a.

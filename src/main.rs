@@ -141,9 +141,9 @@ enum Command {
         /// LEU: the interval h_nl (s) at which K and D are re-evaluated.
         #[arg(long)]
         leu_interval: Option<f64>,
-        /// LEU: the speed (m/s) above which a step counts as diverging.
+        /// The speed (m/s) above which a step counts as diverging (LEU retries it; k0 is recomputed).
         #[arg(long)]
-        leu_speed_limit: Option<f64>,
+        speed_limit: Option<f64>,
         /// Implicit Euler: the linear solver, cg (CPU and GPU) or tridiagonal (CPU, chains only).
         #[arg(long, default_value = "cg")]
         global: String,
@@ -259,7 +259,7 @@ fn run() -> Result<()> {
             no_rayleigh,
             mesh,
             leu_interval,
-            leu_speed_limit,
+            speed_limit,
             global,
             cg_iterations,
             cg_tolerance,
@@ -287,8 +287,8 @@ fn run() -> Result<()> {
             if let Some(v) = leu_interval {
                 settings.leu_interval = v;
             }
-            if let Some(v) = leu_speed_limit {
-                settings.leu_speed_limit = v;
+            if let Some(v) = speed_limit {
+                settings.speed_limit = v;
             }
             settings.global = GlobalSolve::parse(&global)?;
             if let Some(v) = cg_iterations {

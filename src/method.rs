@@ -111,8 +111,9 @@ pub struct StepSettings {
     /// slowly draping cloth, but on the swinging curtain a linearization held for 1/300 s already gains
     /// energy (+0.33 J after 1 s, where explicit Euler loses 0.19 J) and 1/90 s gains 9.6 J.
     pub leu_interval: f64,
-    /// LEU: a speed (m/s) above which a step counts as diverging.
-    pub leu_speed_limit: f64,
+    /// A speed (m/s) above which a step counts as diverging (Shinya §4, step 2.3): LEU discards and
+    /// retakes the step; after a frame with such a step every explicit method recomputes k₀ (§5.3).
+    pub speed_limit: f64,
     /// Power iterations for k₀.
     pub power_iterations: usize,
     /// Implicit Euler: CG stops when ‖r‖ ≤ ε‖b‖ (relative residual of the unpreconditioned system).
@@ -151,7 +152,7 @@ impl Default for StepSettings {
             fixed_h: None,
             rayleigh: true,
             leu_interval: 1.0e-3,
-            leu_speed_limit: 50.0,
+            speed_limit: 50.0,
             power_iterations: 300,
             cg_tolerance: 1e-6,
             cg_max_iterations: 100,
@@ -177,7 +178,7 @@ impl StepSettings {
         pos("frame_dt", self.frame_dt)?;
         pos("substep_scale", self.substep_scale)?;
         pos("leu_interval", self.leu_interval)?;
-        pos("leu_speed_limit", self.leu_speed_limit)?;
+        pos("speed_limit", self.speed_limit)?;
         if let Some(h) = self.fixed_h {
             pos("h", h)?;
         }

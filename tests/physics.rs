@@ -280,7 +280,7 @@ fn leu_retries_on_divergence_and_recovers() {
     // A curtain with a tiny speed limit: every linearized step "diverges", is discarded and is taken
     // again with a fresh linearization, which is then an explicit Euler step.
     let model = springsim::model::curtain(11, None).unwrap();
-    let settings = StepSettings { leu_speed_limit: 1e-6, ..Default::default() };
+    let settings = StepSettings { speed_limit: 1e-6, ..Default::default() };
     let mut leu = CpuSimulator::new(&model, Method::Leu, settings.clone()).unwrap();
     let mut eu = CpuSimulator::new(&model, Method::ExplicitEuler, settings).unwrap();
     let h = leu.plan().h;
@@ -293,7 +293,7 @@ fn leu_retries_on_divergence_and_recovers() {
     assert!(leu.leu_retries() >= 19, "retries {}", leu.leu_retries());
     assert_eq!(leu.x, eu.x, "retried LEU steps must equal explicit Euler steps");
     if let Some(ctx) = gpu() {
-        let settings = StepSettings { leu_speed_limit: 1e-6, ..Default::default() };
+        let settings = StepSettings { speed_limit: 1e-6, ..Default::default() };
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::Leu, settings.clone()).unwrap();
         let mut ge = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::ExplicitEuler, settings).unwrap();
         g.set_h(h).unwrap();
@@ -306,5 +306,37 @@ fn leu_retries_on_divergence_and_recovers() {
         let e = common::rel_err(&a, &b);
         eprintln!("gpu LEU retries {r}, rel. difference to explicit Euler {e:.2e}");
         assert!(e < 1e-6);
+    }
+}
+
+#[test]
+fn explicit_divergence_recomputes_k0() {
+    // A stretched curtain released at rest: with a tiny speed limit the first frame "diverges", and the
+    // step is re-planned from k₀ at the deformed state, which is larger than at rest (the transverse
+    // term of K_c grows with the stretch).
+    let mut model = springsim::model::curtain(11, None).unwrap();
+    for p in &mut model.positions {
+        p[0] *= 1.2;
+        p[2] *= 1.2;
+    }
+    let settings = StepSettings { speed_limit: 1e-3, ..Default::default() };
+    let mut c = CpuSimulator::new(&model, Method::SymplecticEuler, settings.clone()).unwrap();
+    let k_before = c.plan().k0;
+    c.step_frame().unwrap();
+    let k_after = c.plan().k0;
+    eprintln!("cpu k0 before {k_before:.4e} after {k_after:.4e}");
+    assert_ne!(k_before, k_after, "k0 was not recomputed");
+    if let Some(ctx) = gpu() {
+        let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::SymplecticEuler, settings).unwrap();
+        let kb = g.plan().k0;
+        g.step_frame().unwrap();
+        let ka = g.plan().k0;
+        eprintln!("gpu k0 before {kb:.4e} after {ka:.4e}");
+        assert_ne!(kb, ka, "gpu k0 was not recomputed");
+        assert!((ka - k_after).abs() / k_after < 1e-3);
+        // with the default limit nothing is flagged
+        let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::SymplecticEuler, StepSettings::default()).unwrap();
+        g.step_frame().unwrap();
+        assert!(!g.check_divergence().unwrap());
     }
 }

@@ -299,7 +299,7 @@ impl CpuSimulator {
                     self.steps_since_lin = 0;
                 }
                 let diverged =
-                    leu::leu_step(m, &p, &self.lin, self.settings.leu_speed_limit, &self.x, &self.v, &mut self.x_next, &mut self.v_next);
+                    leu::leu_step(m, &p, &self.lin, self.settings.speed_limit, &self.x, &self.v, &mut self.x_next, &mut self.v_next);
                 if diverged {
                     leu::leu_fixup(m, &p, &mut self.lin, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s);
                     self.steps_since_lin = 0;
@@ -376,8 +376,15 @@ impl Simulator for CpuSimulator {
         if let Some(e) = self.solver_error.take() {
             return Err(e);
         }
-        let retries = std::mem::take(&mut self.needs_replan);
-        if retries {
+        let mut replan = std::mem::take(&mut self.needs_replan);
+        if self.method != Method::Leu {
+            // The explicit methods' divergence check, at the end of the frame (the GPU flags any step
+            // of the frame): a speed over the limit, with the state still finite.
+            let lim2 = self.settings.speed_limit.powi(2);
+            let finite = self.x.iter().all(|p| p.iter().all(|c| c.is_finite()));
+            replan |= finite && self.v.iter().any(|v| !(v.norm_squared() <= lim2));
+        }
+        if replan {
             // Shinya §5.3: recompute k₀ when divergence is detected.
             self.replan();
         }

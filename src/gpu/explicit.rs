@@ -6,7 +6,7 @@ use super::state::GpuState;
 
 /// The explicit kernels and their layout.
 pub struct ExplicitPipelines {
-    /// (P, nbr, csr, src, base, dst, acc).
+    /// (P, nbr, csr, src, base, dst, acc, flags).
     pub layout: wgpu::BindGroupLayout,
     /// `euler_step`.
     pub euler: wgpu::ComputePipeline,
@@ -21,7 +21,7 @@ pub struct ExplicitPipelines {
 impl ExplicitPipelines {
     /// Compiles the kernels.
     pub fn new(device: &wgpu::Device) -> Self {
-        let entries = [uniform(0), storage(1, true), storage(2, true), storage(3, true), storage(4, true), storage(5, false), storage(6, false)];
+        let entries = [uniform(0), storage(1, true), storage(2, true), storage(3, true), storage(4, true), storage(5, false), storage(6, false), storage(7, false)];
         let eps = [
             "euler_step",
             "symplectic_step",
@@ -46,7 +46,7 @@ impl ExplicitPipelines {
 
     /// A bind group: derivative at `src`, step from `base`, result to `dst`.
     pub fn bind_group(&self, device: &wgpu::Device, st: &GpuState, src: &wgpu::Buffer, base: &wgpu::Buffer, dst: &wgpu::Buffer) -> wgpu::BindGroup {
-        bind(device, &self.layout, "springsim.explicit", &[&st.params, &st.nbr, &st.csr, src, base, dst, &st.acc])
+        bind(device, &self.layout, "springsim.explicit", &[&st.params, &st.nbr, &st.csr, src, base, dst, &st.acc, &st.flags])
     }
 }
 

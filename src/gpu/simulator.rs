@@ -170,7 +170,7 @@ impl GpuSimulator {
         let p = GpuParams {
             gravity: [m.gravity.x as f32, m.gravity.y as f32, m.gravity.z as f32, m.drag as f32],
             wind: [m.wind.x as f32, m.wind.y as f32, m.wind.z as f32, m.central_strength as f32],
-            center: [m.central_center.x as f32, m.central_center.y as f32, m.central_center.z as f32, self.settings.leu_speed_limit as f32],
+            center: [m.central_center.x as f32, m.central_center.y as f32, m.central_center.z as f32, self.settings.speed_limit as f32],
             n_particles: m.n as u32,
             n_springs: m.sa.len() as u32,
             h: h as f32,
@@ -427,6 +427,28 @@ impl GpuSimulator {
 
     // --- end of viewer additions ---
 
+    /// Explicit methods: whether a step since the last check exceeded the speed limit
+    /// (`StepSettings::speed_limit`); if so, and the state is finite, k₀ is recomputed at the
+    /// current state and the step re-planned (Shinya §5.3). `step_frame` calls this after each frame;
+    /// a host on the `encode_frame` path calls it when it wants to (one small read-back).
+    pub fn check_divergence(&mut self) -> Result<bool> {
+        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.flags") });
+        enc.copy_buffer_to_buffer(&self.state.flags, 0, &self.state.readback, 0, 16);
+        enc.clear_buffer(&self.state.flags, 12, Some(4));
+        self.queue.submit([enc.finish()]);
+        let bytes = read_buffer(&self.device, &self.state.readback, 16)?;
+        let diverged = bytemuck::cast_slice::<u8, u32>(&bytes)[3] != 0;
+        if diverged {
+            let k0 = self.power_k0(self.settings.power_iterations)?;
+            if k0.is_finite() && k0 > 0.0 {
+                self.plan = plan(self.method, k0, self.model.drag, &self.settings);
+                self.steps_since_lin = usize::MAX;
+                self.write_params();
+            }
+        }
+        Ok(diverged)
+    }
+
     /// LEU: the divergence retries counted on the GPU so far (one read-back).
     pub fn leu_retries_gpu(&self) -> Result<usize> {
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.flags") });
@@ -452,6 +474,8 @@ impl Simulator for GpuSimulator {
                 // Shinya §5.3: recompute k₀ when divergence is detected.
                 self.replan()?;
             }
+        } else if self.method != Method::ImplicitEuler {
+            self.check_divergence()?;
         }
         let mut report = FrameReport { substeps, leu_retries: self.leu_retries, ..Default::default() };
         if self.method == Method::ImplicitEuler {

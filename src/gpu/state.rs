@@ -29,7 +29,8 @@ pub struct GpuState {
     pub lin: wgpu::Buffer,
     /// LEU: three `vec4` per incidence entry (the K and D blocks).
     pub blocks: wgpu::Buffer,
-    /// LEU: divergence flags of the two parities and the retry count.
+    /// LEU: divergence flags of the two parities ([0], [1]) and the retry count ([2]); [3]: an
+    /// explicit step exceeded the speed limit.
     pub flags: wgpu::Buffer,
     /// LEU: the parity uniforms.
     pub leu_pass: [wgpu::Buffer; 2],
