@@ -3,10 +3,7 @@
 use std::process::{Command, Output};
 
 fn springsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_springsim"))
-        .args(args)
-        .output()
-        .expect("run springsim")
+    Command::new(env!("CARGO_BIN_EXE_springsim")).args(args).output().expect("run springsim")
 }
 
 fn text(b: &[u8]) -> String {
@@ -16,97 +13,39 @@ fn text(b: &[u8]) -> String {
 /// A failed run: non-zero exit, stderr one line naming `needle`, no panic, nothing on stdout.
 fn assert_clean_failure(out: &Output, needle: &str) {
     let stderr = text(&out.stderr);
-    assert!(
-        !out.status.success(),
-        "expected failure, got {:?}; stderr: {stderr}",
-        out.status
-    );
-    assert!(
-        out.status.code().is_some_and(|c| c != 0),
-        "exit code {:?}",
-        out.status.code()
-    );
+    assert!(!out.status.success(), "expected failure, got {:?}; stderr: {stderr}", out.status);
+    assert!(out.status.code().is_some_and(|c| c != 0), "exit code {:?}", out.status.code());
     assert!(!stderr.contains("panicked"), "panic: {stderr}");
     let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(lines.len(), 1, "stderr is one line: {stderr:?}");
     assert!(stderr.ends_with('\n'));
-    assert!(
-        lines[0].contains(needle),
-        "stderr '{}' does not mention {needle}",
-        lines[0]
-    );
-    assert!(
-        text(&out.stdout).is_empty(),
-        "stdout: {}",
-        text(&out.stdout)
-    );
+    assert!(lines[0].contains(needle), "stderr '{}' does not mention {needle}", lines[0]);
+    assert!(text(&out.stdout).is_empty(), "stdout: {}", text(&out.stdout));
 }
 
 #[test]
 fn unknown_scene_is_one_line_error() {
-    let out = springsim(&[
-        "bench",
-        "--scene",
-        "no-such-scene",
-        "--backend",
-        "cpu",
-        "--frames",
-        "1",
-    ]);
+    let out = springsim(&["bench", "--scene", "no-such-scene", "--backend", "cpu", "--frames", "1"]);
     assert_clean_failure(&out, "no-such-scene");
     // and it lists the known scenes
-    assert!(
-        text(&out.stderr).contains("curtain"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert!(text(&out.stderr).contains("curtain"), "{}", text(&out.stderr));
 }
 
 #[test]
 fn unknown_method_is_one_line_error() {
-    let out = springsim(&[
-        "bench",
-        "--scene",
-        "rope",
-        "--method",
-        "no-such-method",
-        "--backend",
-        "cpu",
-        "--frames",
-        "1",
-    ]);
+    let out = springsim(&["bench", "--scene", "rope", "--method", "no-such-method", "--backend", "cpu", "--frames", "1"]);
     assert_clean_failure(&out, "no-such-method");
-    assert!(
-        text(&out.stderr).contains("symplectic-euler"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert!(text(&out.stderr).contains("symplectic-euler"), "{}", text(&out.stderr));
 }
 
 #[test]
 fn bench_json_rope_cpu() {
-    let out = springsim(&[
-        "bench",
-        "--scene",
-        "rope",
-        "--backend",
-        "cpu",
-        "--frames",
-        "2",
-        "--format",
-        "json",
-    ]);
+    let out = springsim(&["bench", "--scene", "rope", "--backend", "cpu", "--frames", "2", "--format", "json"]);
     let stdout = text(&out.stdout);
-    assert!(
-        out.status.success(),
-        "status {:?}; stderr: {}",
-        out.status,
-        text(&out.stderr)
-    );
+    assert!(out.status.success(), "status {:?}; stderr: {}", out.status, text(&out.stderr));
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 1, "one JSON line: {stdout:?}");
-    let v: serde_json::Value =
-        serde_json::from_str(lines[0]).unwrap_or_else(|e| panic!("bad JSON ({e}): {}", lines[0]));
+    let v: serde_json::Value = serde_json::from_str(lines[0]).unwrap_or_else(|e| panic!("bad JSON ({e}): {}", lines[0]));
     let obj = v.as_object().expect("a JSON object");
     for key in [
         "scene",
@@ -146,40 +85,16 @@ fn bench_json_rope_cpu() {
 
 #[test]
 fn bench_table_rope_cpu() {
-    let out = springsim(&[
-        "bench",
-        "--scene",
-        "rope",
-        "--backend",
-        "cpu",
-        "--frames",
-        "2",
-        "--format",
-        "table",
-    ]);
+    let out = springsim(&["bench", "--scene", "rope", "--backend", "cpu", "--frames", "2", "--format", "table"]);
     let stdout = text(&out.stdout);
-    assert!(
-        out.status.success(),
-        "status {:?}; stderr: {}",
-        out.status,
-        text(&out.stderr)
-    );
+    assert!(out.status.success(), "status {:?}; stderr: {}", out.status, text(&out.stderr));
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 2, "a header and one row: {stdout:?}");
     let header: Vec<&str> = lines[0].split_whitespace().collect();
     assert_eq!(header.first(), Some(&"scene"));
-    assert!(
-        header.contains(&"method") && header.contains(&"energy"),
-        "{}",
-        lines[0]
-    );
+    assert!(header.contains(&"method") && header.contains(&"energy"), "{}", lines[0]);
     let row: Vec<&str> = lines[1].split_whitespace().collect();
-    assert_eq!(
-        row[..5],
-        ["rope", "32", "61", "symplectic-euler", "cpu"],
-        "{}",
-        lines[1]
-    );
+    assert_eq!(row[..5], ["rope", "32", "61", "symplectic-euler", "cpu"], "{}", lines[1]);
     assert!(!stdout.trim_start().starts_with('{'), "not JSON");
 }
 
@@ -223,8 +138,7 @@ fn implicit_euler_bench_reports_iterations_and_residual() {
         "10",
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let v: serde_json::Value =
-        serde_json::from_str(text(&out.stdout).trim()).expect("one JSON line");
+    let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).expect("one JSON line");
     assert_eq!(v["method"], "implicit-euler");
     let it = v["iterations"].as_u64().expect("iterations");
     assert!(it >= 1 && it <= 10, "iterations {it}");
@@ -245,8 +159,7 @@ fn implicit_euler_bench_reports_iterations_and_residual() {
         "tridiagonal",
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let v: serde_json::Value =
-        serde_json::from_str(text(&out.stdout).trim()).expect("one JSON line");
+    let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).expect("one JSON line");
     assert_eq!(v["iterations"].as_u64(), Some(0));
 }
 
@@ -268,16 +181,6 @@ fn tridiagonal_on_a_cloth_is_one_line_error() {
         "tridiagonal",
     ]);
     assert_clean_failure(&out, "chain");
-    let out = springsim(&[
-        "bench",
-        "--scene",
-        "rope",
-        "--method",
-        "implicit-euler",
-        "--backend",
-        "cpu",
-        "--global",
-        "lu",
-    ]);
+    let out = springsim(&["bench", "--scene", "rope", "--method", "implicit-euler", "--backend", "cpu", "--global", "lu"]);
     assert_clean_failure(&out, "cg or tridiagonal");
 }

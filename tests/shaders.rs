@@ -5,15 +5,13 @@ use naga::proc::Layouter;
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use naga::{Module, ShaderStage, TypeInner};
 use springsim::gpu::layout::{
-    compose, CgPass, GpuNbr, GpuParams, ImplicitParams, LeuPass, IMPLICIT_WGSL, KERNEL_WGSL,
-    SHARED_WGSL, WORKGROUP_SIZE,
+    compose, CgPass, GpuNbr, GpuParams, ImplicitParams, LeuPass, IMPLICIT_WGSL, KERNEL_WGSL, SHARED_WGSL, WORKGROUP_SIZE,
 };
 use std::mem::{offset_of, size_of};
 
 /// Parses and validates `src`, panicking with naga's rendered diagnostic on failure.
 fn parse_and_validate(name: &str, src: &str) -> Module {
-    let module = naga::front::wgsl::parse_str(src)
-        .unwrap_or_else(|e| panic!("{name}: WGSL parse error:\n{}", e.emit_to_string(src)));
+    let module = naga::front::wgsl::parse_str(src).unwrap_or_else(|e| panic!("{name}: WGSL parse error:\n{}", e.emit_to_string(src)));
     let mut validator = Validator::new(ValidationFlags::all(), Capabilities::default());
     if let Err(e) = validator.validate(&module) {
         panic!("{name}: naga validation error:\n{}", e.emit_to_string(src));
@@ -24,45 +22,26 @@ fn parse_and_validate(name: &str, src: &str) -> Module {
 /// The size of the struct named `ty` (by both the Layouter and `TypeInner::size`, which must agree)
 /// and its members' (name, offset).
 fn struct_layout(module: &Module, ty: &str) -> Option<(u32, Vec<(String, u32)>)> {
-    let (handle, t) = module
-        .types
-        .iter()
-        .find(|(_, t)| t.name.as_deref() == Some(ty))?;
+    let (handle, t) = module.types.iter().find(|(_, t)| t.name.as_deref() == Some(ty))?;
     let TypeInner::Struct { members, span } = &t.inner else {
         panic!("{ty} is not a struct");
     };
     let mut layouter = Layouter::default();
     layouter.update(module.to_ctx()).expect("layout");
     let size = layouter[handle].size;
-    assert_eq!(
-        size,
-        t.inner.size(module.to_ctx()),
-        "{ty}: Layouter and TypeInner::size disagree"
-    );
+    assert_eq!(size, t.inner.size(module.to_ctx()), "{ty}: Layouter and TypeInner::size disagree");
     assert_eq!(size, *span, "{ty}: span");
-    let members = members
-        .iter()
-        .map(|m| (m.name.clone().unwrap_or_default(), m.offset))
-        .collect();
+    let members = members.iter().map(|m| (m.name.clone().unwrap_or_default(), m.offset)).collect();
     Some((size, members))
 }
 
 fn offset_of_member(members: &[(String, u32)], ty: &str, name: &str) -> u32 {
-    members
-        .iter()
-        .find(|(n, _)| n == name)
-        .unwrap_or_else(|| panic!("{ty} has no member {name}"))
-        .1
+    members.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("{ty} has no member {name}")).1
 }
 
 fn check_params(module: &Module, file: &str) {
-    let (size, m) =
-        struct_layout(module, "Params").unwrap_or_else(|| panic!("{file}: no struct Params"));
-    assert_eq!(
-        size as usize,
-        size_of::<GpuParams>(),
-        "{file}: Params size vs GpuParams"
-    );
+    let (size, m) = struct_layout(module, "Params").unwrap_or_else(|| panic!("{file}: no struct Params"));
+    assert_eq!(size as usize, size_of::<GpuParams>(), "{file}: Params size vs GpuParams");
     for (name, off) in [
         ("gravity", offset_of!(GpuParams, gravity)),
         ("wind", offset_of!(GpuParams, wind)),
@@ -72,37 +51,18 @@ fn check_params(module: &Module, file: &str) {
         ("h", offset_of!(GpuParams, h)),
         ("alpha", offset_of!(GpuParams, alpha)),
     ] {
-        assert_eq!(
-            offset_of_member(&m, "Params", name) as usize,
-            off,
-            "{file}: Params.{name} offset"
-        );
+        assert_eq!(offset_of_member(&m, "Params", name) as usize, off, "{file}: Params.{name} offset");
     }
-    assert_eq!(
-        m.len(),
-        7,
-        "{file}: Params has exactly the GpuParams fields"
-    );
+    assert_eq!(m.len(), 7, "{file}: Params has exactly the GpuParams fields");
 }
 
 fn check_spring(module: &Module, file: &str) {
     let (size, m) = struct_layout(module, "Nbr").unwrap_or_else(|| panic!("{file}: no struct Nbr"));
-    assert_eq!(
-        size as usize,
-        size_of::<GpuNbr>(),
-        "{file}: Nbr size vs GpuNbr"
-    );
-    for (name, off) in [
-        ("j", offset_of!(GpuNbr, j)),
-        ("rest", offset_of!(GpuNbr, rest)),
-        ("k", offset_of!(GpuNbr, k)),
-        ("kd", offset_of!(GpuNbr, kd)),
-    ] {
-        assert_eq!(
-            offset_of_member(&m, "Nbr", name) as usize,
-            off,
-            "{file}: Nbr.{name} offset"
-        );
+    assert_eq!(size as usize, size_of::<GpuNbr>(), "{file}: Nbr size vs GpuNbr");
+    for (name, off) in
+        [("j", offset_of!(GpuNbr, j)), ("rest", offset_of!(GpuNbr, rest)), ("k", offset_of!(GpuNbr, k)), ("kd", offset_of!(GpuNbr, kd))]
+    {
+        assert_eq!(offset_of_member(&m, "Nbr", name) as usize, off, "{file}: Nbr.{name} offset");
     }
 }
 
@@ -120,11 +80,7 @@ fn kernels_parse_and_validate() {
 fn common_wgsl_validates_alone() {
     let (file, src) = SHARED_WGSL[0];
     assert_eq!(file, "shared/common.wgsl");
-    let on_disk = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/shaders/shared/common.wgsl"
-    ))
-    .unwrap();
+    let on_disk = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/shared/common.wgsl")).unwrap();
     assert_eq!(src, on_disk, "SHARED_WGSL[0] is shaders/shared/common.wgsl");
     let full = format!("const WG: u32 = 64u;\n{on_disk}");
     let module = parse_and_validate("shared/common.wgsl", &full);
@@ -142,10 +98,7 @@ fn struct_layouts_match_rust() {
         if file == "leu.wgsl" {
             let (size, m) = struct_layout(&module, "LeuPass").expect("leu.wgsl: no struct LeuPass");
             assert_eq!(size as usize, size_of::<LeuPass>(), "LeuPass size");
-            assert_eq!(
-                offset_of_member(&m, "LeuPass", "parity") as usize,
-                offset_of!(LeuPass, parity)
-            );
+            assert_eq!(offset_of_member(&m, "LeuPass", "parity") as usize, offset_of!(LeuPass, parity));
             leu_seen = true;
         }
     }
@@ -153,10 +106,7 @@ fn struct_layouts_match_rust() {
     // the implicit operator composed with the PCG: CgPass and ImplicitParams as in Rust
     let (file, src) = KERNEL_WGSL[IMPLICIT_WGSL];
     assert_eq!(file, "implicit.wgsl");
-    assert!(
-        src.contains("fn pcg_matvec") && src.contains("fn operator_apply"),
-        "implicit.wgsl is composed with pcg.wgsl"
-    );
+    assert!(src.contains("fn pcg_matvec") && src.contains("fn operator_apply"), "implicit.wgsl is composed with pcg.wgsl");
     let module = parse_and_validate(file, &compose(src));
     let (size, m) = struct_layout(&module, "CgPass").expect("no struct CgPass");
     assert_eq!(size as usize, size_of::<CgPass>(), "CgPass size");
@@ -167,26 +117,12 @@ fn struct_layouts_match_rust() {
         ("tol2", offset_of!(CgPass, tol2)),
         ("warm", offset_of!(CgPass, warm)),
     ] {
-        assert_eq!(
-            offset_of_member(&m, "CgPass", name) as usize,
-            off,
-            "CgPass.{name} offset"
-        );
+        assert_eq!(offset_of_member(&m, "CgPass", name) as usize, off, "CgPass.{name} offset");
     }
     let (size, m) = struct_layout(&module, "ImplicitParams").expect("no struct ImplicitParams");
-    assert_eq!(
-        size as usize,
-        size_of::<ImplicitParams>(),
-        "ImplicitParams size"
-    );
-    assert_eq!(
-        offset_of_member(&m, "ImplicitParams", "exact") as usize,
-        offset_of!(ImplicitParams, exact)
-    );
-    assert_eq!(
-        offset_of_member(&m, "ImplicitParams", "strain_limit") as usize,
-        offset_of!(ImplicitParams, strain_limit)
-    );
+    assert_eq!(size as usize, size_of::<ImplicitParams>(), "ImplicitParams size");
+    assert_eq!(offset_of_member(&m, "ImplicitParams", "exact") as usize, offset_of!(ImplicitParams, exact));
+    assert_eq!(offset_of_member(&m, "ImplicitParams", "strain_limit") as usize, offset_of!(ImplicitParams, strain_limit));
     assert_eq!(size_of::<CgPass>() % 16, 0);
     assert_eq!(size_of::<ImplicitParams>() % 16, 0);
     // Sizes the uniform/storage rules need: 16-byte multiples for the uniforms, 32 bytes per spring.
@@ -201,31 +137,13 @@ fn every_entry_point_uses_the_workgroup_size() {
     for (file, src) in KERNEL_WGSL {
         let module = parse_and_validate(file, &compose(src));
         for ep in &module.entry_points {
-            assert_eq!(
-                ep.stage,
-                ShaderStage::Compute,
-                "{file}: {} is a compute entry point",
-                ep.name
-            );
-            assert_eq!(
-                ep.workgroup_size,
-                [WORKGROUP_SIZE, 1, 1],
-                "{file}: @workgroup_size of {} must be WORKGROUP_SIZE",
-                ep.name
-            );
-            assert!(
-                ep.workgroup_size_overrides.is_none(),
-                "{file}: {} uses an override",
-                ep.name
-            );
+            assert_eq!(ep.stage, ShaderStage::Compute, "{file}: {} is a compute entry point", ep.name);
+            assert_eq!(ep.workgroup_size, [WORKGROUP_SIZE, 1, 1], "{file}: @workgroup_size of {} must be WORKGROUP_SIZE", ep.name);
+            assert!(ep.workgroup_size_overrides.is_none(), "{file}: {} uses an override", ep.name);
             count += 1;
         }
         // every @compute in the source became an entry point
-        assert_eq!(
-            src.matches("@compute").count(),
-            module.entry_points.len(),
-            "{file}: entry point count"
-        );
+        assert_eq!(src.matches("@compute").count(), module.entry_points.len(), "{file}: entry point count");
     }
     assert!(count > 0);
 }
@@ -237,24 +155,13 @@ fn checks_detect_mismatches() {
     let (file, src) = KERNEL_WGSL[0];
     let bad = compose(&src.replace("@workgroup_size(WG)", "@workgroup_size(32)"));
     let module = parse_and_validate(file, &bad);
-    assert!(module
-        .entry_points
-        .iter()
-        .all(|ep| ep.workgroup_size == [32, 1, 1]));
+    assert!(module.entry_points.iter().all(|ep| ep.workgroup_size == [32, 1, 1]));
 
-    let grown = format!(
-        "const WG: u32 = 64u;\n{}",
-        SHARED_WGSL[0]
-            .1
-            .replace("    kd: f32,\n", "    kd: f32,\n    extra: vec4<f32>,\n")
-    );
+    let grown = format!("const WG: u32 = 64u;\n{}", SHARED_WGSL[0].1.replace("    kd: f32,\n", "    kd: f32,\n    extra: vec4<f32>,\n"));
     let module = parse_and_validate("grown common.wgsl", &grown);
     let (size, _) = struct_layout(&module, "Nbr").unwrap();
     assert_ne!(size as usize, size_of::<GpuNbr>());
 
     let broken = compose(&src.replace("@compute", "@compute @compute"));
-    assert!(
-        naga::front::wgsl::parse_str(&broken).is_err(),
-        "a malformed kernel does not parse"
-    );
+    assert!(naga::front::wgsl::parse_str(&broken).is_err(), "a malformed kernel does not parse");
 }

@@ -25,7 +25,8 @@
 //! or in parallel, from measured times; the choice never changes a result.
 
 use super::{CpuModel, V3};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// Springs shorter than this have no direction: their force and Jacobian are taken as zero
@@ -42,6 +43,9 @@ const TASK_PARTICLES: usize = 256;
 
 /// One evaluation in this many tries the mode the [`Pacer`] thinks slower.
 const PACER_EXPLORE: u64 = 32;
+
+/// How long the calling thread spins for the pool's chunks before it sleeps until they are done.
+const SPIN_WAIT: std::time::Duration = std::time::Duration::from_micros(300);
 
 /// Particles per group: the gather sums the slots of a group's particles in vector lanes.
 const LANES: usize = 4;
@@ -924,62 +928,70 @@ fn run_chunk<S: Sink, const RAYLEIGH: bool>(ctx: &Ctx, ch: &Chunk, g: &mut [f64]
     unsafe { run_chunk_body::<S, RAYLEIGH, false>(ctx, ch, g, sink) }
 }
 
-/// Runs chunks `cs` (consecutive), splitting the slot buffer and the sink along them: in parallel
-/// (rayon fork-join) or one after the other on the calling thread.
-fn run_chunks<S: Sink, const RAYLEIGH: bool>(ctx: &Ctx, cs: &[Chunk], g: &mut [f64], sink: S, parallel: bool) {
-    if let [ch] = cs {
-        let mut sink = sink;
-        run_chunk::<S, RAYLEIGH>(ctx, ch, g, &mut sink);
-        return;
-    }
-    let mid = cs.len() / 2;
-    let (gl, gr) = g.split_at_mut((cs[mid].f0 - cs[0].f0) as usize);
-    let (sl, sr) = sink.split((cs[mid].p0 - cs[0].p0) as usize);
-    let left = || run_chunks::<S, RAYLEIGH>(ctx, &cs[..mid], gl, sl, parallel);
-    let right = || run_chunks::<S, RAYLEIGH>(ctx, &cs[mid..], gr, sr, parallel);
-    if parallel {
-        rayon::join(left, right);
-    } else {
-        left();
-        right();
+/// Runs chunks `cs` (consecutive) one after the other on the calling thread, splitting the slot
+/// buffer and the sink along them.
+fn run_chunks_sequential<S: Sink, const RAYLEIGH: bool>(ctx: &Ctx, cs: &[Chunk], g: &mut [f64], sink: S) {
+    let (mut g, mut sink) = (g, Some(sink));
+    for (i, ch) in cs.iter().enumerate() {
+        let (gi, mut si) = if i + 1 < cs.len() {
+            let (gi, gr) = std::mem::take(&mut g).split_at_mut((ch.f1 - ch.f0) as usize);
+            g = gr;
+            let (si, sr) = sink.take().expect("sink").split((ch.p1 - ch.p0) as usize);
+            sink = Some(sr);
+            (gi, si)
+        } else {
+            (std::mem::take(&mut g), sink.take().expect("sink"))
+        };
+        run_chunk::<S, RAYLEIGH>(ctx, ch, gi, &mut si);
     }
 }
 
-/// Runs chunk 0 on the calling thread while the pool runs the others.
-fn run_chunks_in_place<S: Sink, const RAYLEIGH: bool>(ctx: &Ctx, cs: &[Chunk], g: &mut [f64], sink: S) {
-    rayon::in_place_scope(|scope| {
-        let (g0, gr) = g.split_at_mut((cs[0].f1 - cs[0].f0) as usize);
-        let (mut s0, sr) = sink.split((cs[0].p1 - cs[0].p0) as usize);
-        spawn_chunks::<S, RAYLEIGH>(scope, ctx, &cs[1..], gr, sr);
-        run_chunk::<S, RAYLEIGH>(ctx, &cs[0], g0, &mut s0);
-    });
+/// A chunk's share of an evaluation, run by whichever thread takes it first.
+struct Share<'a, S> {
+    work: Mutex<Option<(&'a Chunk, &'a mut [f64], S)>>,
+    done: AtomicBool,
 }
 
-/// Spawns chunks `cs` on the pool.
-fn spawn_chunks<'s, S: Sink + 's, const RAYLEIGH: bool>(
-    scope: &rayon::Scope<'s>,
-    ctx: &'s Ctx<'s>,
-    cs: &'s [Chunk],
-    g: &'s mut [f64],
-    sink: S,
-) {
-    let Some((ch, rest)) = cs.split_first() else {
-        return;
+/// Runs the chunks on the calling thread and the pool together: every chunk but the first is offered
+/// to the pool; the calling thread runs the first, then any the pool has not started, then waits
+/// (spinning briefly, so that a finished chunk is noticed without a sleep and a wake-up) for the rest.
+fn run_chunks_shared<S: Sink, const RAYLEIGH: bool>(ctx: &Ctx, cs: &[Chunk], g: &mut [f64], sink: S) {
+    let mut shares = Vec::with_capacity(cs.len());
+    let (mut g, mut sink) = (g, Some(sink));
+    for (i, ch) in cs.iter().enumerate() {
+        let (gi, si) = if i + 1 < cs.len() {
+            let (gi, gr) = std::mem::take(&mut g).split_at_mut((ch.f1 - ch.f0) as usize);
+            g = gr;
+            let (si, sr) = sink.take().expect("sink").split((ch.p1 - ch.p0) as usize);
+            sink = Some(sr);
+            (gi, si)
+        } else {
+            (std::mem::take(&mut g), sink.take().expect("sink"))
+        };
+        shares.push(Share { work: Mutex::new(Some((ch, gi, si))), done: AtomicBool::new(false) });
+    }
+    let run = |sh: &Share<S>| {
+        let work = sh.work.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some((ch, gi, mut si)) = work {
+            run_chunk::<S, RAYLEIGH>(ctx, ch, gi, &mut si);
+            sh.done.store(true, Release);
+        }
     };
-    if rest.is_empty() {
-        scope.spawn(move |_| {
-            let mut sink = sink;
-            run_chunk::<S, RAYLEIGH>(ctx, ch, g, &mut sink)
-        });
-        return;
-    }
-    let (g0, gr) = g.split_at_mut((ch.f1 - ch.f0) as usize);
-    let (s0, sr) = sink.split((ch.p1 - ch.p0) as usize);
-    scope.spawn(move |_| {
-        let mut s0 = s0;
-        run_chunk::<S, RAYLEIGH>(ctx, ch, g0, &mut s0)
+    let run = &run;
+    rayon::in_place_scope(|scope| {
+        for sh in &shares[1..] {
+            scope.spawn(move |_| run(sh));
+        }
+        for sh in &shares {
+            run(sh);
+        }
+        let t = Instant::now();
+        for sh in &shares {
+            while !sh.done.load(Acquire) && t.elapsed() < SPIN_WAIT {
+                std::hint::spin_loop();
+            }
+        }
     });
-    spawn_chunks::<S, RAYLEIGH>(scope, ctx, rest, gr, sr);
 }
 
 /// How an evaluation runs its chunks.
@@ -987,13 +999,11 @@ fn spawn_chunks<'s, S: Sink + 's, const RAYLEIGH: bool>(
 enum Mode {
     /// One after the other on the calling thread.
     Sequential = 0,
-    /// rayon fork-join (from outside the pool, the calling thread waits while the pool works).
-    Join = 1,
-    /// The first chunk on the calling thread, the others spawned on the pool.
-    InPlace = 2,
+    /// On the calling thread and the pool together ([`run_chunks_shared`]).
+    Shared = 1,
 }
 
-const MODES: [Mode; 3] = [Mode::Sequential, Mode::Join, Mode::InPlace];
+const MODES: [Mode; 2] = [Mode::Sequential, Mode::Shared];
 
 /// Picks how each evaluation runs (see [`Mode`]) from running averages of the time each mode took,
 /// trying another one now and then: on two cores a fork-join costs a few µs, waking a sleeping thread
@@ -1003,7 +1013,7 @@ const MODES: [Mode; 3] = [Mode::Sequential, Mode::Join, Mode::InPlace];
 struct Pacer {
     calls: AtomicU64,
     /// Running averages (ns) per mode, 0 before the first.
-    avg: [AtomicU64; 3],
+    avg: [AtomicU64; 2],
 }
 
 impl Clone for Pacer {
@@ -1027,9 +1037,9 @@ impl Pacer {
             return MODES[untried];
         }
         if c % PACER_EXPLORE == PACER_EXPLORE - 1 {
-            return MODES[(c / PACER_EXPLORE % 3) as usize];
+            return MODES[(c / PACER_EXPLORE % MODES.len() as u64) as usize];
         }
-        let best = (0..3).min_by_key(|&i| avg[i]).unwrap_or(0);
+        let best = (0..MODES.len()).min_by_key(|&i| avg[i]).unwrap_or(0);
         MODES[best]
     }
     /// Records an evaluation's time; one sample moves the average at most to 1.25 times.
@@ -1074,10 +1084,10 @@ fn accelerations_with<S: Sink>(m: &CpuModel, p: &StepParams, x: &[V3], v: &[V3],
     let mode = if pool { plan.pacer.mode() } else { Mode::Sequential };
     let t = Instant::now();
     match (mode, p.alpha != 0.0) {
-        (Mode::InPlace, true) => run_chunks_in_place::<S, true>(&ctx, cs, g, sink),
-        (Mode::InPlace, false) => run_chunks_in_place::<S, false>(&ctx, cs, g, sink),
-        (_, true) => run_chunks::<S, true>(&ctx, cs, g, sink, mode == Mode::Join),
-        (_, false) => run_chunks::<S, false>(&ctx, cs, g, sink, mode == Mode::Join),
+        (Mode::Shared, true) => run_chunks_shared::<S, true>(&ctx, cs, g, sink),
+        (Mode::Shared, false) => run_chunks_shared::<S, false>(&ctx, cs, g, sink),
+        (Mode::Sequential, true) => run_chunks_sequential::<S, true>(&ctx, cs, g, sink),
+        (Mode::Sequential, false) => run_chunks_sequential::<S, false>(&ctx, cs, g, sink),
     }
     if pool {
         plan.pacer.record(mode, t.elapsed().as_nanos() as u64);

@@ -17,11 +17,7 @@ pub type Sym3 = [f64; 6];
 /// Applies a symmetric block to u.
 #[inline(always)]
 pub fn sym_apply(b: &Sym3, u: V3) -> V3 {
-    V3::new(
-        b[0] * u.x + b[3] * u.y + b[4] * u.z,
-        b[3] * u.x + b[1] * u.y + b[5] * u.z,
-        b[4] * u.x + b[5] * u.y + b[2] * u.z,
-    )
+    V3::new(b[0] * u.x + b[3] * u.y + b[4] * u.z, b[3] * u.x + b[1] * u.y + b[5] * u.z, b[4] * u.x + b[5] * u.y + b[2] * u.z)
 }
 
 /// The blocks (K_s, D_s) of spring `s` at positions x.

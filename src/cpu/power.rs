@@ -45,13 +45,7 @@ pub fn power_matvec(m: &CpuModel, pos: &[V3], x: &[V3], y: &mut [V3]) {
 /// k₀ after `iters` power iterations from [`power_start`], the Rayleigh quotient of the last iterate.
 pub fn power_k0(m: &CpuModel, pos: &[V3], iters: usize) -> f64 {
     let mut x: Vec<V3> = (0..m.n)
-        .map(|i| {
-            if m.inv_mass[i] == 0.0 {
-                V3::zeros()
-            } else {
-                V3::new(power_start(i, 0), power_start(i, 1), power_start(i, 2))
-            }
-        })
+        .map(|i| if m.inv_mass[i] == 0.0 { V3::zeros() } else { V3::new(power_start(i, 0), power_start(i, 1), power_start(i, 2)) })
         .collect();
     let mut y = vec![V3::zeros(); m.n];
     let norm = |v: &[V3]| v.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt();

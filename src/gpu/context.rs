@@ -57,11 +57,7 @@ impl GpuContext {
     pub fn headless() -> Result<Self> {
         let instance = instance_from_env();
         let adapter = select_adapter(&instance)?;
-        let desc = wgpu::DeviceDescriptor {
-            label: Some("springsim"),
-            required_limits: limits_for(&adapter),
-            ..Default::default()
-        };
+        let desc = wgpu::DeviceDescriptor { label: Some("springsim"), required_limits: limits_for(&adapter), ..Default::default() };
         let (device, queue) = pollster::block_on(adapter.request_device(&desc)).map_err(|e| Error::Device(e.to_string()))?;
         Ok(GpuContext { instance, adapter, device, queue })
     }

@@ -21,31 +21,33 @@ pub struct ExplicitPipelines {
 impl ExplicitPipelines {
     /// Compiles the kernels.
     pub fn new(device: &wgpu::Device) -> Self {
-        let entries = [uniform(0), storage(1, true), storage(2, true), storage(3, true), storage(4, true), storage(5, false), storage(6, false), storage(7, false)];
-        let eps = [
-            "euler_step",
-            "symplectic_step",
-            "midpoint_stage1",
-            "midpoint_stage2",
-            "rk4_stage1",
-            "rk4_stage2",
-            "rk4_stage3",
-            "rk4_stage4",
+        let entries = [
+            uniform(0),
+            storage(1, true),
+            storage(2, true),
+            storage(3, true),
+            storage(4, true),
+            storage(5, false),
+            storage(6, false),
+            storage(7, false),
         ];
+        let eps =
+            ["euler_step", "symplectic_step", "midpoint_stage1", "midpoint_stage2", "rk4_stage1", "rk4_stage2", "rk4_stage3", "rk4_stage4"];
         let (layout, p) = build(device, "springsim.explicit", KERNEL_WGSL[0].1, &entries, &eps);
         let mut it = p.into_iter();
         let mut next = || it.next().expect("one pipeline per entry point");
-        ExplicitPipelines {
-            euler: next(),
-            symplectic: next(),
-            midpoint: [next(), next()],
-            rk4: [next(), next(), next(), next()],
-            layout,
-        }
+        ExplicitPipelines { euler: next(), symplectic: next(), midpoint: [next(), next()], rk4: [next(), next(), next(), next()], layout }
     }
 
     /// A bind group: derivative at `src`, step from `base`, result to `dst`.
-    pub fn bind_group(&self, device: &wgpu::Device, st: &GpuState, src: &wgpu::Buffer, base: &wgpu::Buffer, dst: &wgpu::Buffer) -> wgpu::BindGroup {
+    pub fn bind_group(
+        &self,
+        device: &wgpu::Device,
+        st: &GpuState,
+        src: &wgpu::Buffer,
+        base: &wgpu::Buffer,
+        dst: &wgpu::Buffer,
+    ) -> wgpu::BindGroup {
         bind(device, &self.layout, "springsim.explicit", &[&st.params, &st.nbr, &st.csr, src, base, dst, &st.acc, &st.flags])
     }
 }

@@ -209,10 +209,7 @@ pub fn jelly(n: usize, k: Option<f64>) -> Result<Model> {
     for z in 0..n {
         for y in 0..n {
             for x in 0..n {
-                m.add_particle(
-                    [x as f64 * step - side / 2.0, 0.5 + y as f64 * step, z as f64 * step - side / 2.0],
-                    mass,
-                );
+                m.add_particle([x as f64 * step - side / 2.0, 0.5 + y as f64 * step, z as f64 * step - side / 2.0], mass);
             }
         }
     }
@@ -271,11 +268,7 @@ pub fn triangle_mesh(positions: Vec<[f64; 3]>, triangles: Vec<[u32; 3]>, mass: f
     for (t, tri) in triangles.iter().enumerate() {
         for &v in tri {
             if v as usize >= n {
-                return Err(Error::InvalidModel {
-                    field: format!("triangles[{t}]"),
-                    value: v.to_string(),
-                    reason: "vertex out of range",
-                });
+                return Err(Error::InvalidModel { field: format!("triangles[{t}]"), value: v.to_string(), reason: "vertex out of range" });
             }
         }
         if tri[0] == tri[1] || tri[1] == tri[2] || tri[0] == tri[2] {
@@ -314,8 +307,7 @@ pub fn triangle_mesh(positions: Vec<[f64; 3]>, triangles: Vec<[u32; 3]>, mass: f
 /// single-index option, which would split vertices at texture seams and tear the cloth apart.
 pub fn load_obj(path: &Path, mass: f64, k: f64, k_bend: f64) -> Result<Model> {
     let opts = tobj::LoadOptions { triangulate: true, single_index: false, ..Default::default() };
-    let (models, _) = tobj::load_obj(path, &opts)
-        .map_err(|e| Error::Mesh { path: path.display().to_string(), reason: e.to_string() })?;
+    let (models, _) = tobj::load_obj(path, &opts).map_err(|e| Error::Mesh { path: path.display().to_string(), reason: e.to_string() })?;
     let mut positions = Vec::new();
     let mut triangles = Vec::new();
     for model in &models {

@@ -144,9 +144,7 @@ impl Model {
     /// spring endpoints in range and distinct; the per-particle arrays of equal length.
     pub fn validate(&self) -> Result<()> {
         let n = self.positions.len();
-        for (name, len) in
-            [("velocities", self.velocities.len()), ("masses", self.masses.len()), ("pinned", self.pinned.len())]
-        {
+        for (name, len) in [("velocities", self.velocities.len()), ("masses", self.masses.len()), ("pinned", self.pinned.len())] {
             if len != n {
                 return Err(Error::InvalidModel {
                     field: format!("{name}.len()"),
