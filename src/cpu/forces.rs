@@ -390,6 +390,8 @@ impl std::fmt::Debug for ForcePlan {
 pub(crate) struct Soa4(pub(crate) [[f64; 4]; 3]);
 
 impl Soa4 {
+    const ZERO: Soa4 = Soa4([[0.0; 4]; 3]);
+
     /// All lanes `v`.
     #[inline(always)]
     fn splat(v: V3) -> Self {
@@ -399,7 +401,13 @@ impl Soa4 {
     #[inline(always)]
     fn load(s: &[V3], i: usize) -> Self {
         let s = &s[i..i + 4];
-        Soa4(std::array::from_fn(|k| std::array::from_fn(|l| s[l][k])))
+        let mut r = Soa4::ZERO;
+        for (l, p) in s.iter().enumerate() {
+            for k in 0..3 {
+                r.0[k][l] = p[k];
+            }
+        }
+        r
     }
     /// Writes particles `i..i + 4` of `s`.
     #[inline(always)]
@@ -408,14 +416,16 @@ impl Soa4 {
             *p = V3::new(self.0[0][l], self.0[1][l], self.0[2][l]);
         }
     }
-    #[inline(always)]
-    fn zip(self, o: Self, f: impl Fn(f64, f64) -> f64) -> Self {
-        Soa4(std::array::from_fn(|k| std::array::from_fn(|l| f(self.0[k][l], o.0[k][l]))))
-    }
     /// Lane l times `w[l]`.
     #[inline(always)]
     fn scale(self, w: [f64; 4]) -> Self {
-        Soa4(std::array::from_fn(|k| std::array::from_fn(|l| self.0[k][l] * w[l])))
+        let mut r = self;
+        for k in 0..3 {
+            for l in 0..4 {
+                r.0[k][l] = self.0[k][l] * w[l];
+            }
+        }
+        r
     }
 }
 
@@ -423,7 +433,13 @@ impl std::ops::Add for Soa4 {
     type Output = Soa4;
     #[inline(always)]
     fn add(self, o: Soa4) -> Soa4 {
-        self.zip(o, |a, b| a + b)
+        let mut r = self;
+        for k in 0..3 {
+            for l in 0..4 {
+                r.0[k][l] = self.0[k][l] + o.0[k][l];
+            }
+        }
+        r
     }
 }
 
@@ -431,7 +447,13 @@ impl std::ops::Sub for Soa4 {
     type Output = Soa4;
     #[inline(always)]
     fn sub(self, o: Soa4) -> Soa4 {
-        self.zip(o, |a, b| a - b)
+        let mut r = self;
+        for k in 0..3 {
+            for l in 0..4 {
+                r.0[k][l] = self.0[k][l] - o.0[k][l];
+            }
+        }
+        r
     }
 }
 
@@ -439,7 +461,13 @@ impl std::ops::Mul<f64> for Soa4 {
     type Output = Soa4;
     #[inline(always)]
     fn mul(self, s: f64) -> Soa4 {
-        Soa4(self.0.map(|c| c.map(|a| a * s)))
+        let mut r = self;
+        for k in 0..3 {
+            for l in 0..4 {
+                r.0[k][l] = self.0[k][l] * s;
+            }
+        }
+        r
     }
 }
 
@@ -520,8 +548,16 @@ impl<R: Rule<I, O>, const I: usize, const O: usize> Sink for Fused<'_, R, I, O> 
     }
     #[inline(always)]
     fn put(&mut self, local: usize, i: usize, a: V3) {
-        let ins = self.ins.map(|s| s[i]);
-        let mut outs: [V3; O] = std::array::from_fn(|k| if R::READS_OUTS { self.outs[k][local] } else { V3::zeros() });
+        let mut ins = [V3::zeros(); I];
+        for (v, s) in ins.iter_mut().zip(&self.ins) {
+            *v = s[i];
+        }
+        let mut outs = [V3::zeros(); O];
+        if R::READS_OUTS {
+            for (v, o) in outs.iter_mut().zip(&self.outs) {
+                *v = o[local];
+            }
+        }
         self.rule.apply(ins, a, &mut outs);
         for (o, v) in self.outs.iter_mut().zip(outs) {
             o[local] = v;
@@ -529,9 +565,16 @@ impl<R: Rule<I, O>, const I: usize, const O: usize> Sink for Fused<'_, R, I, O> 
     }
     #[inline(always)]
     fn put4(&mut self, local: usize, i: usize, a: Soa4) {
-        let ins = self.ins.map(|s| Soa4::load(s, i));
-        let mut outs: [Soa4; O] =
-            std::array::from_fn(|k| if R::READS_OUTS { Soa4::load(self.outs[k], local) } else { Soa4([[0.0; 4]; 3]) });
+        let mut ins = [Soa4::ZERO; I];
+        for (v, s) in ins.iter_mut().zip(&self.ins) {
+            *v = Soa4::load(s, i);
+        }
+        let mut outs = [Soa4::ZERO; O];
+        if R::READS_OUTS {
+            for (v, o) in outs.iter_mut().zip(&self.outs) {
+                *v = Soa4::load(o, local);
+            }
+        }
         self.rule.apply(ins, a, &mut outs);
         for (o, v) in self.outs.iter_mut().zip(outs) {
             v.store(o, local);
@@ -591,6 +634,12 @@ mod avx {
         (_mm_sub_pd(_mm_loadu_pd(pa), _mm_loadu_pd(pb)), _mm_sub_sd(_mm_load_sd(pa.add(2)), _mm_load_sd(pb.add(2))))
     }
 
+    /// The 256-bit vector (lo, hi).
+    #[inline(always)]
+    unsafe fn join(lo: __m128d, hi: __m128d) -> __m256d {
+        _mm256_insertf128_pd::<1>(_mm256_castpd128_pd256(lo), hi)
+    }
+
     /// (x, y, z) lanes of four (xy, z) pairs.
     #[inline(always)]
     unsafe fn transpose(p: [(__m128d, __m128d); 4]) -> [__m256d; 3] {
@@ -600,7 +649,6 @@ mod avx {
         let y23 = _mm_unpackhi_pd(p[2].0, p[3].0);
         let z01 = _mm_unpacklo_pd(p[0].1, p[1].1);
         let z23 = _mm_unpacklo_pd(p[2].1, p[3].1);
-        let join = |lo: __m128d, hi: __m128d| _mm256_insertf128_pd::<1>(_mm256_castpd128_pd256(lo), hi);
         [join(x01, x23), join(y01, y23), join(z01, z23)]
     }
 
@@ -690,6 +738,75 @@ mod avx {
         ])
     }
 
+    /// What the stages of [`eval_runs`] read and write.
+    struct Runs<'a> {
+        jobs: &'a [SpringJob],
+        k: *const f64,
+        rest: *const f64,
+        kd: *const f64,
+        x: *const f64,
+        v: *const f64,
+        g: *mut f64,
+        alpha: __m256d,
+    }
+
+    /// Stage 1 of run j: d = x_a − x_b and the lengths l.
+    #[inline(always)]
+    unsafe fn run_lengths(r: &Runs, j: usize) -> ([__m256d; 3], __m256d) {
+        let q = &r.jobs[4 * j];
+        let d = diff_run(r.x, q.a3, q.b3);
+        let l2 = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(d[0], d[0]), _mm256_mul_pd(d[1], d[1])), _mm256_mul_pd(d[2], d[2]));
+        (d, _mm256_sqrt_pd(l2))
+    }
+
+    /// Stage 2 of run j: the directions n = d/l and (Rayleigh) c = max(0, 1 − L/l).
+    #[inline(always)]
+    unsafe fn run_directions<const RAYLEIGH: bool>(
+        r: &Runs,
+        j: usize,
+        (d, l): ([__m256d; 3], __m256d),
+    ) -> ([__m256d; 3], __m256d, __m256d) {
+        let n = [_mm256_div_pd(d[0], l), _mm256_div_pd(d[1], l), _mm256_div_pd(d[2], l)];
+        let c = if RAYLEIGH {
+            // max(x, 0) is 0 for a NaN x, as f64::max
+            let rest = _mm256_loadu_pd(r.rest.add(4 * j));
+            _mm256_max_pd(_mm256_sub_pd(_mm256_set1_pd(1.0), _mm256_div_pd(rest, l)), _mm256_setzero_pd())
+        } else {
+            _mm256_setzero_pd()
+        };
+        (n, l, c)
+    }
+
+    /// Stage 3 of run j: the forces, stored into the slots.
+    #[inline(always)]
+    unsafe fn run_forces<const RAYLEIGH: bool>(r: &Runs, j: usize, (n, l, c): ([__m256d; 3], __m256d, __m256d)) {
+        let sign = _mm256_set1_pd(-0.0);
+        let q = &r.jobs[4 * j..4 * j + 4];
+        let u = diff_run(r.v, q[0].a3, q[0].b3);
+        let k = _mm256_loadu_pd(r.k.add(4 * j));
+        let rest = _mm256_loadu_pd(r.rest.add(4 * j));
+        let kd = _mm256_loadu_pd(r.kd.add(4 * j));
+        let un = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(n[0], u[0]), _mm256_mul_pd(n[1], u[1])), _mm256_mul_pd(n[2], u[2]));
+        let t = _mm256_xor_pd(_mm256_add_pd(_mm256_mul_pd(k, _mm256_sub_pd(l, rest)), _mm256_mul_pd(kd, un)), sign);
+        let mut f = [_mm256_mul_pd(n[0], t), _mm256_mul_pd(n[1], t), _mm256_mul_pd(n[2], t)];
+        if RAYLEIGH {
+            let w = _mm256_mul_pd(_mm256_sub_pd(_mm256_set1_pd(1.0), c), un);
+            for i in 0..3 {
+                let kc = _mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(u[i], c), _mm256_mul_pd(n[i], w)), k);
+                f[i] = _mm256_sub_pd(f[i], _mm256_mul_pd(kc, r.alpha));
+            }
+        }
+        // zero force where l <= EPS_LEN (a NaN length keeps its NaN force, as in the scalar path)
+        let live = _mm256_cmp_pd::<_CMP_NLE_UQ>(l, _mm256_set1_pd(EPS_LEN));
+        let ga = r.g.add(q[0].ga as usize);
+        let gb = [q[0].gb, q[1].gb, q[2].gb, q[3].gb];
+        for (i, fi) in f.into_iter().enumerate() {
+            let fi = _mm256_and_pd(fi, live);
+            _mm256_storeu_pd(ga.add(i * LANES), fi);
+            scatter(r.g.add(i * LANES), gb, _mm256_xor_pd(fi, sign));
+        }
+    }
+
     /// Runs of four jobs (see [`super::Task`]): lane i of each run is its job i.
     ///
     /// # Safety
@@ -705,73 +822,28 @@ mod avx {
         v: *const f64,
         g: *mut f64,
     ) {
-        let one = _mm256_set1_pd(1.0);
-        let zero = _mm256_setzero_pd();
-        let eps = _mm256_set1_pd(EPS_LEN);
-        let sign = _mm256_set1_pd(-0.0);
-        let alpha = _mm256_set1_pd(alpha);
+        let r = Runs { jobs, k, rest, kd, x, v, g, alpha: _mm256_set1_pd(alpha) };
         // Software-pipelined in three stages: lengths (square roots) of run j + 2, directions
         // (divisions) of run j + 1, and the rest of run j.
-        let s1 = |j: usize| {
-            let q = &jobs[4 * j];
-            let d = diff_run(x, q.a3, q.b3);
-            let l2 = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(d[0], d[0]), _mm256_mul_pd(d[1], d[1])), _mm256_mul_pd(d[2], d[2]));
-            (d, _mm256_sqrt_pd(l2))
-        };
-        let s2 = |j: usize, (d, l): ([__m256d; 3], __m256d)| {
-            let n = [_mm256_div_pd(d[0], l), _mm256_div_pd(d[1], l), _mm256_div_pd(d[2], l)];
-            let c = if RAYLEIGH {
-                let rest = _mm256_loadu_pd(rest.add(4 * j));
-                _mm256_max_pd(_mm256_sub_pd(one, _mm256_div_pd(rest, l)), zero)
-            } else {
-                zero
-            };
-            (n, l, c)
-        };
-        let s3 = |j: usize, (n, l, c): ([__m256d; 3], __m256d, __m256d)| {
-            let q = &jobs[4 * j..4 * j + 4];
-            let u = diff_run(v, q[0].a3, q[0].b3);
-            let k = _mm256_loadu_pd(k.add(4 * j));
-            let rest = _mm256_loadu_pd(rest.add(4 * j));
-            let kd = _mm256_loadu_pd(kd.add(4 * j));
-            let un = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(n[0], u[0]), _mm256_mul_pd(n[1], u[1])), _mm256_mul_pd(n[2], u[2]));
-            let t = _mm256_xor_pd(_mm256_add_pd(_mm256_mul_pd(k, _mm256_sub_pd(l, rest)), _mm256_mul_pd(kd, un)), sign);
-            let mut f = [_mm256_mul_pd(n[0], t), _mm256_mul_pd(n[1], t), _mm256_mul_pd(n[2], t)];
-            if RAYLEIGH {
-                let w = _mm256_mul_pd(_mm256_sub_pd(one, c), un);
-                for i in 0..3 {
-                    let kc = _mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(u[i], c), _mm256_mul_pd(n[i], w)), k);
-                    f[i] = _mm256_sub_pd(f[i], _mm256_mul_pd(kc, alpha));
-                }
-            }
-            let live = _mm256_cmp_pd::<_CMP_NLE_UQ>(l, eps);
-            let ga = g.add(q[0].ga as usize);
-            let gb = [q[0].gb, q[1].gb, q[2].gb, q[3].gb];
-            for (i, fi) in f.into_iter().enumerate() {
-                let fi = _mm256_and_pd(fi, live);
-                _mm256_storeu_pd(ga.add(i * LANES), fi);
-                scatter(g.add(i * LANES), gb, _mm256_xor_pd(fi, sign));
-            }
-        };
         let runs = jobs.len() / 4;
         if runs < 2 {
             if runs == 1 {
-                s3(0, s2(0, s1(0)));
+                run_forces::<RAYLEIGH>(&r, 0, run_directions::<RAYLEIGH>(&r, 0, run_lengths(&r, 0)));
             }
             return;
         }
-        let mut b = s2(0, s1(0));
-        let mut a = s1(1);
+        let mut b = run_directions::<RAYLEIGH>(&r, 0, run_lengths(&r, 0));
+        let mut a = run_lengths(&r, 1);
         for j in 2..runs {
-            let a2 = s1(j);
-            let b2 = s2(j - 1, a);
-            s3(j - 2, b);
+            let a2 = run_lengths(&r, j);
+            let b2 = run_directions::<RAYLEIGH>(&r, j - 1, a);
+            run_forces::<RAYLEIGH>(&r, j - 2, b);
             a = a2;
             b = b2;
         }
-        let b2 = s2(runs - 1, a);
-        s3(runs - 2, b);
-        s3(runs - 1, b2);
+        let b2 = run_directions::<RAYLEIGH>(&r, runs - 1, a);
+        run_forces::<RAYLEIGH>(&r, runs - 2, b);
+        run_forces::<RAYLEIGH>(&r, runs - 1, b2);
     }
 
     /// The slot sums of a group's four particles: rows `0..rows` from `g` on, in order.
@@ -848,10 +920,11 @@ unsafe fn run_chunk_body<S: Sink, const RAYLEIGH: bool, const AVX: bool>(ctx: &C
         let mut done = j0;
         #[cfg(target_arch = "x86_64")]
         if AVX {
-            let p = |a: &[f64], j: usize| a[j..].as_ptr();
-            avx::eval_runs::<RAYLEIGH>(ctx.alpha, &plan.jobs[j0..jr], p(&plan.k, j0), p(&plan.rest, j0), p(&plan.kd, j0), x, v, gp);
+            let (k, rest, kd) = (plan.k[j0..].as_ptr(), plan.rest[j0..].as_ptr(), plan.kd[j0..].as_ptr());
+            avx::eval_runs::<RAYLEIGH>(ctx.alpha, &plan.jobs[j0..jr], k, rest, kd, x, v, gp);
             let quads = (j1 - jr) / 4 * 4;
-            avx::eval_jobs::<RAYLEIGH>(ctx.alpha, &plan.jobs[jr..jr + quads], p(&plan.k, jr), p(&plan.rest, jr), p(&plan.kd, jr), x, v, gp);
+            let (k, rest, kd) = (plan.k[jr..].as_ptr(), plan.rest[jr..].as_ptr(), plan.kd[jr..].as_ptr());
+            avx::eval_jobs::<RAYLEIGH>(ctx.alpha, &plan.jobs[jr..jr + quads], k, rest, kd, x, v, gp);
             done = jr + quads;
         }
         for j in done..j1 {
@@ -1032,7 +1105,7 @@ impl Pacer {
     /// The mode of the next evaluation.
     fn mode(&self) -> Mode {
         let c = self.calls.fetch_add(1, Relaxed);
-        let avg = self.avg.each_ref().map(|a| a.load(Relaxed));
+        let avg = [self.avg[0].load(Relaxed), self.avg[1].load(Relaxed)];
         if let Some(untried) = avg.iter().position(|&a| a == 0) {
             return MODES[untried];
         }
