@@ -48,27 +48,35 @@ impl Rule<3, 2> for MidpointFinal {
     }
 }
 
-/// RK4 stage: acc += c·(v_s, a) (c = 1 starts the sums), (x_t, v_t) = w + h_t (v_s, a).
-/// Inputs x, v, v_s; outputs acc_x, acc_v, x_t, v_t.
+/// RK4 first stage: acc = k1 = (v, a), (x_t, v_t) = w + h/2 k1. Inputs x, v; outputs acc_x, acc_v,
+/// x_t, v_t.
 #[derive(Clone, Copy)]
-struct Rk4Stage {
-    first: bool,
-    h: f64,
+struct Rk4First(f64);
+
+impl Rule<2, 4> for Rk4First {
+    const READS_OUTS: bool = false;
+    #[inline(always)]
+    fn apply<T: Vector>(&self, [x, v]: [T; 2], a: T, [ax, av, xo, vo]: &mut [T; 4]) {
+        *ax = v;
+        *av = a;
+        *xo = x + v * self.0;
+        *vo = v + a * self.0;
+    }
 }
+
+/// RK4 middle stages: acc += 2 (v_s, a), (x_t, v_t) = w + h_t (v_s, a). Inputs x, v, v_s; outputs
+/// acc_x, acc_v, x_t, v_t.
+#[derive(Clone, Copy)]
+struct Rk4Stage(f64);
 
 impl Rule<3, 4> for Rk4Stage {
     const READS_OUTS: bool = true;
     #[inline(always)]
     fn apply<T: Vector>(&self, [x, v, vs]: [T; 3], a: T, [ax, av, xo, vo]: &mut [T; 4]) {
-        if self.first {
-            *ax = vs;
-            *av = a;
-        } else {
-            *ax = *ax + vs * 2.0;
-            *av = *av + a * 2.0;
-        }
-        *xo = x + vs * self.h;
-        *vo = v + a * self.h;
+        *ax = *ax + vs * 2.0;
+        *av = *av + a * 2.0;
+        *xo = x + vs * self.0;
+        *vo = v + a * self.0;
     }
 }
 
@@ -115,14 +123,13 @@ pub fn rk4_step(m: &CpuModel, p: &StepParams, x: &[V3], v: &[V3], x_out: &mut [V
     let (h, n) = (p.h, m.n);
     let Scratch { spring_f, xt, vt, xt2, vt2, acc_x, acc_v, .. } = s;
     // k1 at (x, v): acc = k1, (xt, vt) = w + h/2 k1
-    let sink = Fused::new(n, [x, v, v], [&mut acc_x[..], &mut acc_v[..], &mut xt[..], &mut vt[..]], Rk4Stage { first: true, h: 0.5 * h });
+    let sink = Fused::new(n, [x, v], [&mut acc_x[..], &mut acc_v[..], &mut xt[..], &mut vt[..]], Rk4First(0.5 * h));
     accelerations_into(m, p, x, v, spring_f, sink);
     // k2 at (xt, vt): acc += 2 k2, (xt2, vt2) = w + h/2 k2
-    let sink =
-        Fused::new(n, [x, v, vt], [&mut acc_x[..], &mut acc_v[..], &mut xt2[..], &mut vt2[..]], Rk4Stage { first: false, h: 0.5 * h });
+    let sink = Fused::new(n, [x, v, vt], [&mut acc_x[..], &mut acc_v[..], &mut xt2[..], &mut vt2[..]], Rk4Stage(0.5 * h));
     accelerations_into(m, p, xt, vt, spring_f, sink);
     // k3 at (xt2, vt2): acc += 2 k3, (xt, vt) = w + h k3
-    let sink = Fused::new(n, [x, v, vt2], [&mut acc_x[..], &mut acc_v[..], &mut xt[..], &mut vt[..]], Rk4Stage { first: false, h });
+    let sink = Fused::new(n, [x, v, vt2], [&mut acc_x[..], &mut acc_v[..], &mut xt[..], &mut vt[..]], Rk4Stage(h));
     accelerations_into(m, p, xt2, vt2, spring_f, sink);
     // k4 at (xt, vt): w' = w + h/6 (k1 + 2 k2 + 2 k3 + k4)
     let sink = Fused::new(n, [x, v, vt, acc_x, acc_v], [x_out, v_out], Rk4Final(h));

@@ -4,16 +4,18 @@
 //! particle over its CSR incidence list, in list order (the GPU sums in the same order). The hot path
 //! follows a [`ForcePlan`] built once per model:
 //!
-//! - The particles are cut into contiguous chunks, one per core, and each chunk into tasks of a few
-//!   hundred particles. A task evaluates the springs whose lower endpoint lies in it, writing each
-//!   force, signed, into the *slots* of its two endpoints (one slot per incidence entry), then sums its
-//!   particles' slots in list order and hands each acceleration to a sink, which may apply an
-//!   integrator update at once (the steps of [`super::explicit`] do). A spring that straddles two
-//!   chunks is evaluated by both, each writing only its own side, so the chunks share nothing and one
-//!   fork-join runs a whole evaluation.
+//! - The particles are cut into contiguous chunks, one per core (rayon's thread count), and each
+//!   chunk into tasks of a few hundred particles. A task evaluates the springs whose lower endpoint
+//!   lies in it, writing each force, signed, into the *slots* of its two endpoints (one slot per
+//!   incidence entry), then sums its particles' slots in list order and hands each acceleration to a
+//!   sink, which may apply an integrator update at once (the steps of [`super::explicit`] do). A
+//!   spring that straddles two chunks is evaluated by both, each writing only its own side, so the
+//!   chunks share nothing and one fork-join runs a whole evaluation.
 //! - Slots are stored by groups of four consecutive particles, component-major, so the sums of four
 //!   particles run in the four lanes of a vector; a particle with a shorter list than its group's
-//!   longest has pad slots holding −0, the identity of IEEE addition.
+//!   longest has pad slots holding −0, the identity of IEEE addition. A chunk's groups take turns in
+//!   a ring that is reused once a group has been summed, so the live slots stay in L2 (on the
+//!   256×256 cloth, 0.4 MB per chunk instead of 19 MB in all).
 //! - Within a task, springs from four consecutive particles to four consecutive particles whose slots
 //!   form one row of a group (most springs of a grid) are evaluated together in AVX lanes with
 //!   contiguous loads and stores; the others four at a time with gathered loads, then one by one.
@@ -22,10 +24,13 @@
 //! order, without contraction, and negation is exact), and `a − f = a + (−f)`, so the accelerations
 //! are bit for bit those of the plain per-spring pass and gather, whatever the chunking, the vector
 //! width or the threads. A [`Pacer`] picks per evaluation whether the chunks run on the calling thread
-//! or in parallel, from measured times; the choice never changes a result.
+//! alone or together with a [`team`] of helper threads that spin between evaluations (a sleeping
+//! thread takes tens of µs to wake on a virtual machine, rayon's fork-join from outside its pool
+//! about 15 µs: a quarter of the work on the curtain), from measured times; the choice never changes
+//! a result.
 
 use super::{CpuModel, V3};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -33,9 +38,13 @@ use std::time::Instant;
 /// (the GPU uses the same guard).
 pub const EPS_LEN: f64 = 1e-9;
 
-/// Below this many springs the evaluation stays on the calling thread (on two cores, rayon's fork-join
-/// costs a few µs).
-const PAR_MIN_SPRINGS: usize = 4096;
+/// Springs per chunk at least, when [`ForcePlan::for_model`] picks the chunks: a chunk is then some
+/// 25 µs of work or more, against the few µs of handing it to another thread (and each chunk
+/// boundary evaluates a few hundred springs twice).
+const MIN_CHUNK_SPRINGS: usize = 8192;
+
+/// Chunks at most (the calling thread and up to 15 helpers).
+const MAX_CHUNKS: usize = 16;
 
 /// Particles per task: a task's slots and states stay in L1/L2 between its spring pass and its gather.
 /// A multiple of [`LANES`].
@@ -43,9 +52,6 @@ const TASK_PARTICLES: usize = 256;
 
 /// One evaluation in this many tries the mode the [`Pacer`] thinks slower.
 const PACER_EXPLORE: u64 = 32;
-
-/// How long the calling thread spins for the pool's chunks before it sleeps until they are done.
-const SPIN_WAIT: std::time::Duration = std::time::Duration::from_micros(300);
 
 /// Particles per group: the gather sums the slots of a group's particles in vector lanes.
 const LANES: usize = 4;
@@ -130,15 +136,18 @@ struct Task {
 }
 
 /// A group of [`LANES`] consecutive particles: its slots start at chunk-local f64 offset `base` and
-/// hold `rows` rows of [`ROW`] values (row e: the e-th slots of the lanes, x then y then z).
+/// hold `rows` rows of [`ROW`] values (row e: the e-th slots of the lanes, x then y then z); its pad
+/// slots are `pads[d0..d1]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Group {
     base: u32,
     rows: u32,
+    d0: u32,
+    d1: u32,
 }
 
-/// A chunk: particles `p0..p1`, tasks `t0..t1`, groups `q0..q1`, pad slots `d0..d1`, and its f64 range
-/// `f0..f1` in the slot buffer (its groups' slots, then a spare slot).
+/// A chunk: particles `p0..p1`, tasks `t0..t1`, groups `q0..q1`, and its f64 range `f0..f1` in the
+/// slot buffer (the ring of its groups' slots, then a spare slot).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Chunk {
     p0: u32,
@@ -147,8 +156,6 @@ struct Chunk {
     t1: u32,
     q0: u32,
     q1: u32,
-    d0: u32,
-    d1: u32,
     f0: u32,
     f1: u32,
 }
@@ -180,8 +187,8 @@ pub struct ForcePlan {
 }
 
 impl ForcePlan {
-    /// Plans the evaluation of `m`'s springs for `chunks` chunks (one per core); the forces do not
-    /// depend on the plan, only the speed.
+    /// Plans the evaluation of `m`'s springs in `chunks` chunks (at most [`MAX_CHUNKS`] and one per
+    /// four particles), which run in parallel; the forces do not depend on the plan, only the speed.
     pub fn new(m: &CpuModel, chunks: usize) -> Self {
         let n = m.n;
         let ns = m.sa.len();
@@ -189,7 +196,7 @@ impl ForcePlan {
         assert_eq!(inc.offsets.len(), n + 1, "incidence lists of another model");
         let deg = |i: usize| (inc.offsets[i + 1] - inc.offsets[i]) as usize;
         let total = inc.entries.len();
-        let chunks = if ns < PAR_MIN_SPRINGS { 1 } else { chunks.clamp(1, 64) };
+        let chunks = chunks.clamp(1, MAX_CHUNKS).min(n.div_ceil(LANES).max(1));
         // Chunk bounds: balance the incidence entries (the work is about proportional to them), on
         // group boundaries.
         let mut bounds = vec![0usize];
@@ -202,52 +209,126 @@ impl ForcePlan {
         bounds.dedup();
         let nchunks = bounds.len() - 1;
         let mut chunk_of = vec![0u32; n];
-        // Slot of each incidence entry (chunk-local f64 offset of its x component).
-        let mut slot_of_entry = vec![0u32; total];
-        let (mut tasks, mut groups, mut pads, mut chunk_list) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let mut f = 0usize;
+        for c in 0..nchunks {
+            chunk_of[bounds[c]..bounds[c + 1]].iter_mut().for_each(|x| *x = c as u32);
+        }
+        // Tasks of every chunk.
+        let (mut tasks, mut chunk_list) = (Vec::new(), Vec::new());
+        let mut ngroups = 0;
         for c in 0..nchunks {
             let (p0, p1) = (bounds[c], bounds[c + 1]);
-            chunk_of[p0..p1].iter_mut().for_each(|x| *x = c as u32);
-            let (q0, d0) = (groups.len(), pads.len());
-            let mut base = 0usize;
-            for g0 in (p0..p1).step_by(LANES) {
-                let lanes = (p1 - g0).min(LANES);
-                let rows = (g0..g0 + lanes).map(deg).max().unwrap_or(0);
-                groups.push(Group { base: base as u32, rows: rows as u32 });
-                for lane in 0..lanes {
-                    let i = g0 + lane;
-                    for e in 0..rows {
-                        let at = (base + e * ROW + lane) as u32;
-                        if e < deg(i) {
-                            slot_of_entry[inc.offsets[i] as usize + e] = at;
-                        } else {
-                            pads.push(at);
-                        }
-                    }
-                }
-                base += rows * ROW;
-            }
-            let t0 = tasks.len();
+            let (t0, q0) = (tasks.len(), ngroups);
             for tp in (p0..p1).step_by(TASK_PARTICLES) {
                 let tq = (tp + TASK_PARTICLES).min(p1);
                 let q = |p: usize| (q0 + (p - p0).div_ceil(LANES)) as u32;
                 tasks.push(Task { p0: tp as u32, p1: tq as u32, q0: q(tp), q1: q(tq), j0: 0, jr: 0, j1: 0 });
             }
-            let len = base + ROW; // the spare slot
+            ngroups += (p1 - p0).div_ceil(LANES);
+            let (t1, q1) = (tasks.len() as u32, ngroups as u32);
+            chunk_list.push(Chunk { p0: p0 as u32, p1: p1 as u32, t0: t0 as u32, t1, q0: q0 as u32, q1, f0: 0, f1: 0 });
+        }
+        let layout = chunk_list.clone();
+        let task_of = |i: usize| -> usize {
+            let c = &layout[chunk_of[i] as usize];
+            c.t0 as usize + (i - c.p0 as usize) / TASK_PARTICLES
+        };
+        let group_of = |i: usize| -> usize {
+            let c = &layout[chunk_of[i] as usize];
+            c.q0 as usize + (i - c.p0 as usize) / LANES
+        };
+        // The task of each spring evaluation (see below) and, per group, the first task that writes
+        // one of its slots: its slots live from then until its gather.
+        let writer = |p: usize, lo: usize| {
+            if chunk_of[lo] == chunk_of[p] {
+                task_of(lo)
+            } else {
+                layout[chunk_of[p] as usize].t0 as usize
+            }
+        };
+        let mut group_task = Vec::with_capacity(ngroups);
+        for c in &chunk_list {
+            group_task.extend((c.p0 as usize..c.p1 as usize).step_by(LANES).map(task_of));
+        }
+        let mut first_write = group_task.clone();
+        for (&a, &b) in m.sa.iter().zip(&m.sb) {
+            let (a, b) = (a as usize, b as usize);
+            if a >= n || b >= n {
+                continue;
+            }
+            let lo = a.min(b);
+            for p in [a, b] {
+                let q = group_of(p);
+                first_write[q] = first_write[q].min(writer(p, lo));
+            }
+        }
+        // Slot layout: per chunk, the groups' rows are laid out in order in a ring, wrapping to its
+        // start when a group does not fit before its end; a ring size is accepted when every row is
+        // reused only by a group whose first write comes after the row's previous group was summed.
+        // The smallest such power of two (or no wrapping at all) keeps the live slots in cache.
+        let mut slot_of_entry = vec![0u32; total];
+        let (mut groups, mut pads) = (Vec::with_capacity(ngroups), Vec::new());
+        let mut f = 0usize;
+        for ch in chunk_list.iter_mut() {
+            let (p0, p1) = (ch.p0 as usize, ch.p1 as usize);
+            let rows: Vec<usize> = (p0..p1).step_by(LANES).map(|g0| (g0..(g0 + LANES).min(p1)).map(deg).max().unwrap_or(0)).collect();
+            let total_rows: usize = rows.iter().sum();
+            let q0 = ch.q0 as usize;
+            let mut ring = rows.iter().copied().max().unwrap_or(0).max(64).next_power_of_two();
+            let bases = loop {
+                if ring >= total_rows {
+                    // no wrapping
+                    let mut at = 0;
+                    break rows
+                        .iter()
+                        .map(|&r| {
+                            at += r;
+                            at - r
+                        })
+                        .collect::<Vec<_>>();
+                }
+                let mut bases = Vec::with_capacity(rows.len());
+                let mut owner = vec![usize::MAX; ring];
+                let mut cursor = 0;
+                let mut ok = true;
+                for (i, &r) in rows.iter().enumerate() {
+                    if cursor + r > ring {
+                        cursor = 0;
+                    }
+                    for o in &mut owner[cursor..cursor + r] {
+                        if *o != usize::MAX && group_task[q0 + *o] >= first_write[q0 + i] {
+                            ok = false;
+                        }
+                        *o = i;
+                    }
+                    bases.push(cursor);
+                    cursor += r;
+                }
+                if ok {
+                    break bases;
+                }
+                ring *= 2;
+            };
+            let used = bases.iter().zip(&rows).map(|(b, r)| b + r).max().unwrap_or(0);
+            for (i, (&base, &r)) in bases.iter().zip(&rows).enumerate() {
+                let g0 = p0 + i * LANES;
+                let d0 = pads.len();
+                for lane in 0..(p1 - g0).min(LANES) {
+                    let p = g0 + lane;
+                    for e in 0..r {
+                        let at = ((base + e) * ROW + lane) as u32;
+                        if e < deg(p) {
+                            slot_of_entry[inc.offsets[p] as usize + e] = at;
+                        } else {
+                            pads.push(at);
+                        }
+                    }
+                }
+                groups.push(Group { base: (base * ROW) as u32, rows: r as u32, d0: d0 as u32, d1: pads.len() as u32 });
+            }
+            let len = used * ROW + ROW; // the spare slot
             assert!(f + len < u32::MAX as usize, "model too large for the force plan");
-            chunk_list.push(Chunk {
-                p0: p0 as u32,
-                p1: p1 as u32,
-                t0: t0 as u32,
-                t1: tasks.len() as u32,
-                q0: q0 as u32,
-                q1: groups.len() as u32,
-                d0: d0 as u32,
-                d1: pads.len() as u32,
-                f0: f as u32,
-                f1: (f + len) as u32,
-            });
+            ch.f0 = f as u32;
+            ch.f1 = (f + len) as u32;
             f += len;
         }
         // Slot of each spring side.
@@ -257,21 +338,17 @@ impl ForcePlan {
         }
         // Jobs per task: a spring goes to the task of its lower endpoint, and, when its upper endpoint
         // lies in another chunk, also to the first task of that chunk.
-        let task_of = |i: usize| -> usize {
-            let c = &chunk_list[chunk_of[i] as usize];
-            c.t0 as usize + (i - c.p0 as usize) / TASK_PARTICLES
-        };
         let mut per_task: Vec<Vec<(usize, SpringJob)>> = vec![Vec::new(); tasks.len()];
-        for s in 0..ns {
-            let (a, b) = (m.sa[s] as usize, m.sb[s] as usize);
-            if a >= n || b >= n || slot[s][0] == u32::MAX || slot[s][1] == u32::MAX {
+        for (s, ((&a, &b), sl)) in m.sa.iter().zip(&m.sb).zip(&slot).enumerate() {
+            let (a, b) = (a as usize, b as usize);
+            if a >= n || b >= n || sl[0] == u32::MAX || sl[1] == u32::MAX {
                 continue;
             }
             let (ca, cb) = (chunk_of[a] as usize, chunk_of[b] as usize);
             let job = |c: usize| {
                 let ch = &chunk_list[c];
                 let spare = ch.f1 - ch.f0 - ROW as u32;
-                let side = |owner: usize, side: usize| if owner == c { slot[s][side] } else { spare };
+                let side = |owner: usize, side: usize| if owner == c { sl[side] } else { spare };
                 (s, SpringJob { a3: 3 * a as u32, b3: 3 * b as u32, ga: side(ca, 0), gb: side(cb, 1) })
             };
             let (lo, hi) = (a.min(b), a.max(b));
@@ -285,7 +362,7 @@ impl ForcePlan {
         let (mut k, mut rest, mut kd) = (Vec::new(), Vec::new(), Vec::new());
         let is_run = |q: &[(usize, SpringJob)]| {
             let j0 = &q[0].1;
-            j0.ga as usize % LANES == 0
+            (j0.ga as usize).is_multiple_of(LANES)
                 && q.iter().enumerate().all(|(i, (_, j))| {
                     let i = i as u32;
                     j.a3 == j0.a3 + 3 * i && j.b3 == j0.b3 + 3 * i && j.ga == j0.ga + i
@@ -321,6 +398,13 @@ impl ForcePlan {
         plan
     }
 
+    /// The plan [`CpuModel::new`] uses: one chunk per rayon thread, at most one per
+    /// [`MIN_CHUNK_SPRINGS`] springs.
+    pub fn for_model(m: &CpuModel) -> Self {
+        let chunks = rayon::current_num_threads().min(m.sa.len() / MIN_CHUNK_SPRINGS).max(1);
+        ForcePlan::new(m, chunks)
+    }
+
     /// Checks the invariants the unchecked kernels rely on: job endpoints `< n`, every slot written
     /// or read inside its chunk's range, chunks covering `0..n` and the slot buffer in order.
     fn check(&self) {
@@ -330,15 +414,15 @@ impl ForcePlan {
             assert!(ch.p0 as usize == p && ch.p1 >= ch.p0 && ch.f0 as usize == f && ch.f1 > ch.f0);
             let len = (ch.f1 - ch.f0) as usize;
             for g in &self.groups[ch.q0 as usize..ch.q1 as usize] {
-                assert!(g.base as usize + g.rows as usize * ROW + ROW <= len);
+                assert!(g.base as usize + g.rows as usize * ROW + ROW <= len && g.d0 <= g.d1);
+                for &d in &self.pads[g.d0 as usize..g.d1 as usize] {
+                    assert!(d as usize + 2 * LANES < len);
+                }
             }
             assert_eq!((ch.q1 - ch.q0) as usize, ((ch.p1 - ch.p0) as usize).div_ceil(LANES));
-            for &d in &self.pads[ch.d0 as usize..ch.d1 as usize] {
-                assert!(d as usize + 2 * LANES < len);
-            }
             for t in &self.tasks[ch.t0 as usize..ch.t1 as usize] {
                 assert!(t.p0 >= ch.p0 && t.p1 <= ch.p1 && t.q0 >= ch.q0 && t.q1 <= ch.q1);
-                assert!(t.j0 <= t.jr && t.jr <= t.j1 && (t.jr - t.j0) as usize % LANES == 0);
+                assert!(t.j0 <= t.jr && t.jr <= t.j1 && ((t.jr - t.j0) as usize).is_multiple_of(LANES));
                 for q in self.jobs[t.j0 as usize..t.jr as usize].chunks(LANES) {
                     for (i, j) in q.iter().enumerate() {
                         let i = i as u32;
@@ -420,9 +504,9 @@ impl Soa4 {
     #[inline(always)]
     fn scale(self, w: [f64; 4]) -> Self {
         let mut r = self;
-        for k in 0..3 {
-            for l in 0..4 {
-                r.0[k][l] = self.0[k][l] * w[l];
+        for (rk, sk) in r.0.iter_mut().zip(&self.0) {
+            for ((rl, &sl), &wl) in rk.iter_mut().zip(sk).zip(&w) {
+                *rl = sl * wl;
             }
         }
         r
@@ -669,6 +753,7 @@ mod avx {
     /// The CPU has AVX; `k`, `rest`, `kd` hold `jobs.len()` values, and every job's offsets satisfy
     /// [`super::eval_job`]'s contract.
     #[target_feature(enable = "avx")]
+    #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn eval_jobs<const RAYLEIGH: bool>(
         alpha: f64,
         jobs: &[SpringJob],
@@ -812,6 +897,7 @@ mod avx {
     /// # Safety
     /// As [`eval_jobs`]; the jobs form runs.
     #[target_feature(enable = "avx")]
+    #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn eval_runs<const RAYLEIGH: bool>(
         alpha: f64,
         jobs: &[SpringJob],
@@ -910,11 +996,6 @@ unsafe fn run_chunk_body<S: Sink, const RAYLEIGH: bool, const AVX: bool>(ctx: &C
     let (m, plan) = (ctx.m, ctx.plan);
     let (x, v) = (ctx.x.as_ptr() as *const f64, ctx.v.as_ptr() as *const f64);
     let gp = g.as_mut_ptr();
-    for &d in &plan.pads[ch.d0 as usize..ch.d1 as usize] {
-        for c in 0..3 {
-            *gp.add(d as usize + c * LANES) = -0.0;
-        }
-    }
     for t in &plan.tasks[ch.t0 as usize..ch.t1 as usize] {
         let (j0, jr, j1) = (t.j0 as usize, t.jr as usize, t.j1 as usize);
         let mut done = j0;
@@ -932,6 +1013,11 @@ unsafe fn run_chunk_body<S: Sink, const RAYLEIGH: bool, const AVX: bool>(ctx: &C
         }
         for q in t.q0..t.q1 {
             let grp = &plan.groups[q as usize];
+            for &d in &plan.pads[grp.d0 as usize..grp.d1 as usize] {
+                for c in 0..3 {
+                    *gp.add(d as usize + c * LANES) = -0.0;
+                }
+            }
             let rows = grp.rows as usize;
             let r = gp.add(grp.base as usize) as *const f64;
             let sums = if AVX {
@@ -973,8 +1059,7 @@ unsafe fn run_chunk_body<S: Sink, const RAYLEIGH: bool, const AVX: bool>(ctx: &C
                 }
                 sink.put4(local, i0, a);
             } else {
-                for lane in 0..lanes {
-                    let i = i0 + lane;
+                for (lane, i) in (i0..i0 + lanes).enumerate() {
                     let w = m.inv_mass[i];
                     let a = if w == 0.0 {
                         V3::zeros()
@@ -1022,13 +1107,169 @@ fn run_chunks_sequential<S: Sink, const RAYLEIGH: bool>(ctx: &Ctx, cs: &[Chunk],
 /// A chunk's share of an evaluation, run by whichever thread takes it first.
 struct Share<'a, S> {
     work: Mutex<Option<(&'a Chunk, &'a mut [f64], S)>>,
-    done: AtomicBool,
 }
 
-/// Runs the chunks on the calling thread and the pool together: every chunk but the first is offered
-/// to the pool; the calling thread runs the first, then any the pool has not started, then waits
-/// (spinning briefly, so that a finished chunk is noticed without a sleep and a wake-up) for the rest.
-fn run_chunks_shared<S: Sink, const RAYLEIGH: bool>(ctx: &Ctx, cs: &[Chunk], g: &mut [f64], sink: S) {
+/// A few helper threads that stay awake (spinning) for a short while after each job, so that the
+/// evaluations of a simulation loop, a few tens of µs apart, find them ready: waking a sleeping
+/// thread costs tens of µs on a virtual machine, as much as the work it would share.
+mod team {
+    use std::cell::UnsafeCell;
+    use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::*};
+    use std::sync::{Mutex, OnceLock};
+    use std::thread::Thread;
+    use std::time::{Duration, Instant};
+
+    /// How long a helper spins for the next job before it sleeps.
+    const LINGER: Duration = Duration::from_micros(250);
+    /// How long the caller spins for a helper's job before it also yields its core.
+    const WAIT_SPIN: Duration = Duration::from_micros(50);
+
+    const IDLE: u32 = 0;
+    const POSTED: u32 = 1;
+    const CLAIMED: u32 = 2;
+    const DONE: u32 = 3;
+    const PANICKED: u32 = 4;
+
+    /// A job: a borrowed closure with its lifetime erased (see [`Team::run`] for why that is sound).
+    #[derive(Clone, Copy)]
+    struct Job(*const (dyn Fn() + Sync + 'static));
+
+    struct Member {
+        state: AtomicU32,
+        /// Written by the caller while `state` is `IDLE`, read by the member after it claims a job.
+        job: UnsafeCell<Option<Job>>,
+        parked: AtomicBool,
+        thread: OnceLock<Thread>,
+    }
+
+    // SAFETY: `job` is only written by the thread that holds `Team::busy` while the member is idle,
+    // and only read by the member between claiming the job and marking it done (see `Team::run`).
+    unsafe impl Sync for Member {}
+
+    /// The helpers, shared by the whole process; one caller at a time.
+    pub(super) struct Team {
+        members: Vec<&'static Member>,
+        busy: Mutex<()>,
+    }
+
+    impl Member {
+        fn serve(&'static self) {
+            loop {
+                let since = Instant::now();
+                while self.state.load(Acquire) != POSTED {
+                    if since.elapsed() < LINGER {
+                        std::hint::spin_loop();
+                        continue;
+                    }
+                    self.parked.store(true, SeqCst);
+                    if self.state.load(SeqCst) != POSTED {
+                        std::thread::park();
+                    }
+                    self.parked.store(false, SeqCst);
+                }
+                if self.state.compare_exchange(POSTED, CLAIMED, Acquire, Relaxed).is_ok() {
+                    // SAFETY: the caller wrote the job before posting it and waits for DONE or
+                    // PANICKED before it returns, so the closure outlives this call.
+                    let job = unsafe { (*self.job.get()).expect("posted job") };
+                    let ok = catch_unwind(AssertUnwindSafe(|| unsafe { (*job.0)() })).is_ok();
+                    self.state.store(if ok { DONE } else { PANICKED }, Release);
+                }
+            }
+        }
+    }
+
+    /// The team of `n` helpers, started on first use (an empty team if threads cannot be spawned).
+    pub(super) fn team(n: usize) -> &'static Team {
+        static TEAM: OnceLock<Team> = OnceLock::new();
+        TEAM.get_or_init(|| {
+            let mut members = Vec::new();
+            for i in 0..n {
+                let m: &'static Member = Box::leak(Box::new(Member {
+                    state: AtomicU32::new(IDLE),
+                    job: UnsafeCell::new(None),
+                    parked: AtomicBool::new(false),
+                    thread: OnceLock::new(),
+                }));
+                let spawned = std::thread::Builder::new().name(format!("springsim-helper-{i}")).spawn(move || m.serve());
+                match spawned {
+                    Ok(h) => {
+                        let _ = m.thread.set(h.thread().clone());
+                        members.push(m);
+                    }
+                    Err(_) => break,
+                }
+            }
+            Team { members, busy: Mutex::new(()) }
+        })
+    }
+
+    impl Team {
+        /// Runs `jobs[0]` on the calling thread and each other job on a helper, or on the calling
+        /// thread when its helper has not started it by the time the calling thread is free; returns
+        /// when all are done. `None` (nothing run) when another caller has the team or `jobs` has
+        /// more than `len() + 1` entries.
+        ///
+        /// Sound with borrowed closures: a helper calls a job only between claiming it and marking it
+        /// done, and this function returns (or unwinds) only after every posted job is taken back or
+        /// done.
+        pub(super) fn run(&self, jobs: &[&(dyn Fn() + Sync)]) -> Option<()> {
+            if jobs.len() > self.members.len() + 1 {
+                return None;
+            }
+            let _guard = match self.busy.try_lock() {
+                Ok(g) => g,
+                Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => return None,
+            };
+            let helpers = &self.members[..jobs.len().saturating_sub(1)];
+            for (m, job) in helpers.iter().zip(&jobs[1..]) {
+                // SAFETY: erases the borrow's lifetime; see the function docs.
+                let job: *const (dyn Fn() + Sync + 'static) = unsafe { std::mem::transmute(*job as *const (dyn Fn() + Sync)) };
+                // SAFETY: the member is IDLE and we hold `busy`: nobody else reads or writes `job`.
+                unsafe { *m.job.get() = Some(Job(job)) };
+                m.state.store(POSTED, SeqCst);
+                if m.parked.load(SeqCst) {
+                    if let Some(t) = m.thread.get() {
+                        t.unpark();
+                    }
+                }
+            }
+            let mine = jobs.first().map(|job| catch_unwind(AssertUnwindSafe(*job)));
+            let mut panicked = false;
+            for (m, job) in helpers.iter().zip(&jobs[1..]) {
+                if m.state.compare_exchange(POSTED, IDLE, Relaxed, Relaxed).is_ok() {
+                    // not started: ours
+                    panicked |= catch_unwind(AssertUnwindSafe(*job)).is_err();
+                    continue;
+                }
+                let since = Instant::now();
+                loop {
+                    match m.state.load(Acquire) {
+                        DONE => break,
+                        PANICKED => {
+                            panicked = true;
+                            break;
+                        }
+                        _ if since.elapsed() < WAIT_SPIN => std::hint::spin_loop(),
+                        _ => std::thread::yield_now(),
+                    }
+                }
+                m.state.store(IDLE, Relaxed);
+            }
+            match mine {
+                Some(Err(e)) => resume_unwind(e),
+                _ if panicked => panic!("a force evaluation panicked on a helper thread"),
+                _ => Some(()),
+            }
+        }
+    }
+}
+
+/// Runs the chunks on the calling thread and the [`team`] together: chunk 0 here, chunk i on helper
+/// i − 1, or here when that helper has not started it by the time this thread is free (or when the
+/// team is busy with another caller).
+fn run_chunks_team<S: Sink, const RAYLEIGH: bool>(ctx: &Ctx, cs: &[Chunk], g: &mut [f64], sink: S, team: &team::Team) {
     let mut shares = Vec::with_capacity(cs.len());
     let (mut g, mut sink) = (g, Some(sink));
     for (i, ch) in cs.iter().enumerate() {
@@ -1041,30 +1282,22 @@ fn run_chunks_shared<S: Sink, const RAYLEIGH: bool>(ctx: &Ctx, cs: &[Chunk], g: 
         } else {
             (std::mem::take(&mut g), sink.take().expect("sink"))
         };
-        shares.push(Share { work: Mutex::new(Some((ch, gi, si))), done: AtomicBool::new(false) });
+        shares.push(Share { work: Mutex::new(Some((ch, gi, si))) });
     }
     let run = |sh: &Share<S>| {
         let work = sh.work.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some((ch, gi, mut si)) = work {
             run_chunk::<S, RAYLEIGH>(ctx, ch, gi, &mut si);
-            sh.done.store(true, Release);
         }
     };
-    let run = &run;
-    rayon::in_place_scope(|scope| {
-        for sh in &shares[1..] {
-            scope.spawn(move |_| run(sh));
+    let jobs: Vec<_> = shares.iter().map(|sh| move || run(sh)).collect();
+    let refs: Vec<&(dyn Fn() + Sync)> = jobs.iter().map(|j| j as &(dyn Fn() + Sync)).collect();
+    if team.run(&refs).is_none() {
+        // the team is busy: everything here
+        for job in &refs {
+            job();
         }
-        for sh in &shares {
-            run(sh);
-        }
-        let t = Instant::now();
-        for sh in &shares {
-            while !sh.done.load(Acquire) && t.elapsed() < SPIN_WAIT {
-                std::hint::spin_loop();
-            }
-        }
-    });
+    }
 }
 
 /// How an evaluation runs its chunks.
@@ -1072,16 +1305,16 @@ fn run_chunks_shared<S: Sink, const RAYLEIGH: bool>(ctx: &Ctx, cs: &[Chunk], g: 
 enum Mode {
     /// One after the other on the calling thread.
     Sequential = 0,
-    /// On the calling thread and the pool together ([`run_chunks_shared`]).
-    Shared = 1,
+    /// On the calling thread and the helper [`team`] together ([`run_chunks_team`]).
+    Team = 1,
 }
 
-const MODES: [Mode; 2] = [Mode::Sequential, Mode::Shared];
+const MODES: [Mode; 2] = [Mode::Sequential, Mode::Team];
 
 /// Picks how each evaluation runs (see [`Mode`]) from running averages of the time each mode took,
-/// trying another one now and then: on two cores a fork-join costs a few µs, waking a sleeping thread
-/// more, and a second core busy with other work costs more than it saves. The forces do not depend
-/// on the choice, only the speed.
+/// trying the other one now and then: a helper costs a few µs when it is awake, tens of µs when it
+/// must be woken, and a second core busy with other work can cost more than it saves. The forces do
+/// not depend on the choice, only the speed.
 #[derive(Debug, Default)]
 struct Pacer {
     calls: AtomicU64,
@@ -1115,11 +1348,17 @@ impl Pacer {
         let best = (0..MODES.len()).min_by_key(|&i| avg[i]).unwrap_or(0);
         MODES[best]
     }
-    /// Records an evaluation's time; one sample moves the average at most to 1.25 times.
+    /// Records an evaluation's time: the average follows a faster time at once (halfway) and a
+    /// slower one slowly (an eighth, a sample counting at most four times the average), so that it
+    /// tracks what the mode achieves rather than the odd preemption.
     fn record(&self, mode: Mode, ns: u64) {
         let avg = &self.avg[mode as usize];
         let old = avg.load(Relaxed);
-        let new = if old == 0 { ns } else { (3 * old + ns.min(2 * old)) / 4 };
+        let new = match old {
+            0 => ns,
+            _ if ns < old => (old + ns) / 2,
+            _ => (7 * old + ns.min(4 * old)) / 8,
+        };
         avg.store(new.max(1), Relaxed);
     }
 }
@@ -1153,14 +1392,15 @@ fn accelerations_with<S: Sink>(m: &CpuModel, p: &StepParams, x: &[V3], v: &[V3],
     let g = &mut flat[skip..skip + plan.len];
     let ctx = Ctx { m, plan, alpha: p.alpha, x, v, vector };
     let cs = &plan.chunks[..];
-    let pool = cs.len() > 1 && rayon::current_num_threads() > 1;
+    let threads = rayon::current_num_threads();
+    let pool = cs.len() > 1 && threads > 1;
     let mode = if pool { plan.pacer.mode() } else { Mode::Sequential };
     let t = Instant::now();
     match (mode, p.alpha != 0.0) {
-        (Mode::Shared, true) => run_chunks_shared::<S, true>(&ctx, cs, g, sink),
-        (Mode::Shared, false) => run_chunks_shared::<S, false>(&ctx, cs, g, sink),
         (Mode::Sequential, true) => run_chunks_sequential::<S, true>(&ctx, cs, g, sink),
         (Mode::Sequential, false) => run_chunks_sequential::<S, false>(&ctx, cs, g, sink),
+        (Mode::Team, true) => run_chunks_team::<S, true>(&ctx, cs, g, sink, team::team(threads.min(MAX_CHUNKS) - 1)),
+        (Mode::Team, false) => run_chunks_team::<S, false>(&ctx, cs, g, sink, team::team(threads.min(MAX_CHUNKS) - 1)),
     }
     if pool {
         plan.pacer.record(mode, t.elapsed().as_nanos() as u64);
@@ -1285,7 +1525,7 @@ mod tests {
         }
         for &c in chunks {
             cm.force_plan = ForcePlan::new(&cm, c);
-            assert_eq!(cm.force_plan.chunk_sizes().len(), if cm.sa.len() < PAR_MIN_SPRINGS { 1 } else { c });
+            assert_eq!(cm.force_plan.chunk_sizes().len(), c);
             for alpha in [0.0, 1.3e-4] {
                 let want = reference(&cm, alpha, &x, &v);
                 let p = StepParams { h: 1e-4, alpha };
@@ -1309,6 +1549,28 @@ mod tests {
         check(&crate::model::cloth(33, None).unwrap(), &[1, 2, 5]);
         check(&tangle(1100), &[1, 2, 3]);
         check(&tangle(7), &[1, 2]);
+    }
+
+    #[test]
+    fn concurrent_callers_share_the_helpers_safely() {
+        let model = crate::model::curtain(41, None).unwrap();
+        let mut cm = CpuModel::new(&model).unwrap();
+        cm.force_plan = ForcePlan::new(&cm, 2);
+        let (x, v) = state(&model);
+        let p = StepParams { h: 1e-4, alpha: 0.0 };
+        let want = reference(&cm, 0.0, &x, &v);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    let mut scratch = Vec::new();
+                    for _ in 0..200 {
+                        let mut got = vec![V3::zeros(); cm.n];
+                        accelerations(&cm, &p, &x, &v, &mut got, &mut scratch);
+                        assert_eq!(got, want);
+                    }
+                });
+            }
+        });
     }
 
     #[test]

@@ -75,7 +75,7 @@ impl CpuModel {
             central_strength: cs,
             force_plan: forces::ForcePlan::default(),
         };
-        cm.force_plan = forces::ForcePlan::new(&cm, rayon::current_num_threads());
+        cm.force_plan = forces::ForcePlan::for_model(&cm);
         Ok(cm)
     }
 }
