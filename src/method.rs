@@ -21,20 +21,43 @@ pub enum Method {
     /// solved matrix-free by Jacobi-preconditioned CG (Kauppila §3.2.2, §4.2), or exactly by a block
     /// Thomas solve on chains (Witkin/Baraff/Kass §7.2, `GlobalSolve::Tridiagonal`, CPU only).
     ImplicitEuler,
+    /// Liu et al. 2013 "fast mass-springs": implicit Euler as the minimisation of eq. 14 over positions x
+    /// and spring directions d by block coordinate descent (§4), `lg_iterations` local/global iterations
+    /// per step from x = y. Local step: dᵢ = rᵢ(p₁ − p₂)/‖p₁ − p₂‖ (eq. 10); global step: (M̃ + h²L)x =
+    /// M̃y + h²Jd + h²f_ext with the constant matrix solved by a prefactored Cholesky (CPU, faer), Jacobi-PCG
+    /// or Chebyshev-accelerated Jacobi (Wang 2015) ([`GlobalSolve`]). Springs are Hookean; k_d is not used.
+    LocalGlobal,
+    /// Newton's method on Liu's eq. 8 (optimization implicit Euler) with a backtracking line search and a
+    /// diagonal shift when the Hessian is indefinite (Martin et al. 2011, as Liu §5 runs it): the reference
+    /// that local/global converges to. CPU only.
+    Newton,
 }
 
 impl Method {
     /// Every method, in CLI order.
-    pub const ALL: [Method; 6] =
-        [Method::ExplicitEuler, Method::SymplecticEuler, Method::Midpoint, Method::Rk4, Method::Leu, Method::ImplicitEuler];
+    pub const ALL: [Method; 8] = [
+        Method::ExplicitEuler,
+        Method::SymplecticEuler,
+        Method::Midpoint,
+        Method::Rk4,
+        Method::Leu,
+        Method::ImplicitEuler,
+        Method::LocalGlobal,
+        Method::Newton,
+    ];
 
     /// The explicit methods (every method that solves no linear system): their GPU and CPU runs
     /// take the same arithmetic path, so they are compared step for step.
     pub const EXPLICIT: [Method; 5] = [Method::ExplicitEuler, Method::SymplecticEuler, Method::Midpoint, Method::Rk4, Method::Leu];
 
-    /// Whether the method solves a linear system each step.
+    /// Whether the method solves a linear system each step (and so takes the frame step, not Shinya's).
     pub fn is_implicit(self) -> bool {
-        matches!(self, Method::ImplicitEuler)
+        matches!(self, Method::ImplicitEuler | Method::LocalGlobal | Method::Newton)
+    }
+
+    /// Whether the GPU runs the method (Newton is a CPU reference).
+    pub fn on_gpu(self) -> bool {
+        self != Method::Newton
     }
 
     /// The CLI name.
@@ -46,6 +69,8 @@ impl Method {
             Method::Rk4 => "rk4",
             Method::Leu => "leu",
             Method::ImplicitEuler => "implicit-euler",
+            Method::LocalGlobal => "local-global",
+            Method::Newton => "newton",
         }
     }
 
@@ -74,24 +99,70 @@ impl std::fmt::Display for Method {
     }
 }
 
-/// How the implicit step's linear system is solved.
+/// How the linear system of implicit Euler, or the global step of local/global, is solved.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GlobalSolve {
-    /// Jacobi-preconditioned conjugate gradients (CPU and GPU).
+    /// The method's own default: `cg` for implicit Euler, `cholesky` for local/global.
+    Auto,
+    /// Jacobi-preconditioned conjugate gradients (CPU and GPU). For local/global it solves for the
+    /// correction δ = x − x_k against the residual (so that f32 keeps the physics), with a fixed budget of
+    /// `global_iterations`.
     Cg,
     /// The exact block-tridiagonal (Thomas) solve of Witkin/Baraff/Kass §7.2, CPU only, for chains:
     /// models whose springs join particles at most [`crate::cpu::implicit::MAX_CHAIN_BAND`] indices
     /// apart (a rope or hair with skip-one bend springs, the slinky).
     Tridiagonal,
+    /// Local/global: the m×m matrix M̃ + h²L of the free particles factored once by faer's sparse
+    /// Cholesky in f64 (symbolic once, numeric when h, masses, stiffness, pins or topology change) and
+    /// solved for x, y and z as three right-hand-side columns (Liu §4). On the CPU; the GPU simulator runs
+    /// the local step and the right-hand side on the GPU and transfers one vector each way per iteration.
+    Cholesky,
+    /// Local/global: Jacobi iterations on the global system with Chebyshev weights (Wang 2015, eq. 12),
+    /// the spectral radius of the Jacobi iteration matrix estimated once by power iteration; a budget of
+    /// `global_iterations` per global step, on corrections like `Cg`.
+    Chebyshev,
 }
 
 impl GlobalSolve {
-    /// Parses `cg` or `tridiagonal`.
+    /// Every name, for messages.
+    pub const NAMES: &'static str = "auto, cg, tridiagonal, cholesky, chebyshev";
+
+    /// Parses a CLI name.
     pub fn parse(s: &str) -> Result<GlobalSolve> {
         match s {
+            "auto" => Ok(GlobalSolve::Auto),
             "cg" => Ok(GlobalSolve::Cg),
             "tridiagonal" => Ok(GlobalSolve::Tridiagonal),
-            _ => Err(Error::param("global", s, "must be cg or tridiagonal")),
+            "cholesky" => Ok(GlobalSolve::Cholesky),
+            "chebyshev" => Ok(GlobalSolve::Chebyshev),
+            _ => Err(Error::param("global", s, format!("must be one of {}", GlobalSolve::NAMES))),
+        }
+    }
+
+    /// The CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            GlobalSolve::Auto => "auto",
+            GlobalSolve::Cg => "cg",
+            GlobalSolve::Tridiagonal => "tridiagonal",
+            GlobalSolve::Cholesky => "cholesky",
+            GlobalSolve::Chebyshev => "chebyshev",
+        }
+    }
+
+    /// The solver `method` uses with this setting: `Auto` resolved; an error when the method has no such
+    /// solver (implicit Euler: cg, tridiagonal; local/global: cholesky, cg, chebyshev).
+    pub fn resolve(self, method: Method) -> Result<GlobalSolve> {
+        use GlobalSolve::*;
+        match (method, self) {
+            (Method::LocalGlobal, Auto) => Ok(Cholesky),
+            (Method::LocalGlobal, Cholesky | Cg | Chebyshev) => Ok(self),
+            (Method::LocalGlobal, Tridiagonal) => Err(Error::param("global", self.name(), "local-global takes cholesky, cg or chebyshev")),
+            (Method::ImplicitEuler, Auto) => Ok(Cg),
+            (Method::ImplicitEuler, Cg | Tridiagonal) => Ok(self),
+            (Method::ImplicitEuler, _) => Err(Error::param("global", self.name(), "implicit-euler takes cg or tridiagonal")),
+            // the explicit methods and Newton solve nothing the setting chooses
+            (_, s) => Ok(s),
         }
     }
 }
@@ -126,8 +197,16 @@ pub struct StepSettings {
     /// stays bounded (max strain 0.18) while the warm start diverges (strain 117; with 10 iterations both
     /// fail, cold 8.3, warm 1.8e4): the truncated solve's error accumulates through the guess.
     pub cg_warm_start: bool,
-    /// Implicit Euler: the linear solver.
+    /// Implicit Euler and local/global: the linear solver.
     pub global: GlobalSolve,
+    /// Local/global: local/global iterations per step (Liu §5: 10 is the best trade-off).
+    pub lg_iterations: usize,
+    /// Local/global with `cg` or `chebyshev`: the iteration budget of each global step.
+    pub global_iterations: usize,
+    /// Newton: the iteration limit per step (it stops earlier when ‖∇g‖ ≤ `newton_tolerance`·‖∇g(x₀)‖).
+    pub newton_iterations: usize,
+    /// Newton: the relative gradient norm at which it stops.
+    pub newton_tolerance: f64,
     /// Implicit Euler: Kauppila §3.2.3's adaptive step: a step that stretches or compresses a spring by
     /// more than `strain_limit` is discarded and retaken with h/2; after two good steps h doubles again
     /// (never above the frame step).
@@ -157,7 +236,11 @@ impl Default for StepSettings {
             cg_tolerance: 1e-6,
             cg_max_iterations: 100,
             cg_warm_start: false,
-            global: GlobalSolve::Cg,
+            global: GlobalSolve::Auto,
+            lg_iterations: 10,
+            global_iterations: 20,
+            newton_iterations: 50,
+            newton_tolerance: 1e-10,
             adaptive: false,
             strain_limit: 0.1,
             exact_jacobian: false,
@@ -188,6 +271,18 @@ impl StepSettings {
         }
         if self.cg_max_iterations == 0 || self.cg_max_iterations > 100_000 {
             return Err(Error::param("cg_max_iterations", self.cg_max_iterations, "must be in 1..=100000"));
+        }
+        for (name, v) in [
+            ("lg_iterations", self.lg_iterations),
+            ("global_iterations", self.global_iterations),
+            ("newton_iterations", self.newton_iterations),
+        ] {
+            if v == 0 || v > 1_000_000 {
+                return Err(Error::param(name, v, "must be in 1..=1000000"));
+            }
+        }
+        if !(self.newton_tolerance.is_finite() && self.newton_tolerance >= 0.0) {
+            return Err(Error::param("newton_tolerance", self.newton_tolerance, "must be finite and >= 0"));
         }
         if self.power_iterations == 0 {
             return Err(Error::param("power_iterations", 0, "must be >= 1"));
@@ -221,12 +316,12 @@ pub struct StepPlan {
 /// λ² − (2 − X − Y)λ + 1 − X), so with X = h d₀ the limit is the root of h²k₀ + 2d₀h − 4 = 0, which is
 /// 2/√k₀ when d₀ = 0.
 pub fn h_max(method: Method, k0: f64, d0: f64) -> f64 {
-    if k0 <= 0.0 || method == Method::ImplicitEuler {
+    if k0 <= 0.0 || method.is_implicit() {
         // implicit Euler is unconditionally stable for PSD K and D (Shinya app. B)
         return f64::INFINITY;
     }
     match method {
-        Method::ImplicitEuler => f64::INFINITY,
+        Method::ImplicitEuler | Method::LocalGlobal | Method::Newton => f64::INFINITY,
         Method::ExplicitEuler | Method::Midpoint | Method::Leu => 2.0 / k0.sqrt(),
         Method::Rk4 => 8.75f64.sqrt() / k0.sqrt(),
         Method::SymplecticEuler => (-d0 + (d0 * d0 + 4.0 * k0).sqrt()) / k0,
@@ -239,7 +334,7 @@ pub fn rayleigh_alpha(method: Method, h: f64, d0: f64) -> f64 {
     match method {
         Method::ExplicitEuler | Method::Midpoint | Method::Leu => (h * (4.0 - d0 * h) / 4.0).max(0.0),
         Method::Rk4 => (h * (0.725 - d0 * h) / 8.75).max(0.0),
-        Method::SymplecticEuler | Method::ImplicitEuler => 0.0,
+        Method::SymplecticEuler | Method::ImplicitEuler | Method::LocalGlobal | Method::Newton => 0.0,
     }
 }
 

@@ -5,7 +5,10 @@ pub mod explicit;
 pub mod forces;
 pub mod implicit;
 pub mod leu;
+pub mod local_global;
+pub mod newton;
 pub mod power;
+pub mod sparse;
 
 use crate::error::{Error, Result};
 use crate::method::{plan, Method, StepPlan, StepSettings};
@@ -109,8 +112,10 @@ impl Scratch {
     }
 }
 
-/// The tridiagonal solve needs a chain: an error at construction otherwise.
+/// The solver must suit the method, and the tridiagonal solve needs a chain: an error at construction
+/// otherwise.
 fn check_cpu_settings(m: &CpuModel, method: Method, s: &StepSettings) -> Result<()> {
+    s.global.resolve(method)?;
     if method == Method::ImplicitEuler && s.global == crate::method::GlobalSolve::Tridiagonal {
         let w = implicit::chain_band(m);
         if w > implicit::MAX_CHAIN_BAND {
@@ -156,6 +161,12 @@ pub struct CpuSimulator {
     cg_iterations: usize,
     /// Implicit: a solver failure of `step`, returned by the next `step_frame`.
     solver_error: Option<Error>,
+    /// Local/global: the solver (built on first use, rebuilt when the pins change).
+    lg: Option<local_global::LocalGlobal>,
+    /// Newton: the solver (built on first use, rebuilt when the pins change).
+    newton: Option<newton::Newton>,
+    /// Local/global and Newton: the last step's ‖∇g‖/‖∇g(y)‖.
+    last_residual: f64,
 }
 
 impl CpuSimulator {
@@ -191,6 +202,9 @@ impl CpuSimulator {
             last_cg: implicit::CgReport::default(),
             cg_iterations: 0,
             solver_error: None,
+            lg: None,
+            newton: None,
+            last_residual: 0.0,
         })
     }
 
@@ -283,6 +297,55 @@ impl CpuSimulator {
         Ok(steps)
     }
 
+    /// Local/global: the solver for steps of size h, built or refactored when needed.
+    pub fn local_global(&mut self, h: f64) -> Result<&mut local_global::LocalGlobal> {
+        let s = &self.settings;
+        let fresh = match &self.lg {
+            Some(lg) => lg.global() != s.global.resolve(Method::LocalGlobal)?,
+            None => true,
+        };
+        if fresh {
+            self.lg = Some(local_global::LocalGlobal::new(&self.model, h, s.global, s.cg_tolerance, s.global_iterations)?);
+        }
+        let lg = self.lg.as_mut().ok_or_else(|| Error::Solver("local/global solver missing".into()))?;
+        lg.set_h(&self.model, h)?;
+        lg.tol = s.cg_tolerance;
+        lg.budget = s.global_iterations;
+        Ok(lg)
+    }
+
+    /// Newton: the solver for steps of size h, built when needed.
+    pub fn newton(&mut self, h: f64) -> Result<&mut newton::Newton> {
+        if self.newton.is_none() {
+            self.newton = Some(newton::Newton::new(&self.model, h)?);
+        }
+        let nt = self.newton.as_mut().ok_or_else(|| Error::Solver("Newton solver missing".into()))?;
+        nt.set_h(&self.model, h);
+        Ok(nt)
+    }
+
+    /// Local/global or Newton: one step of size h; the state advances on success and stays on failure.
+    /// Returns the solver iterations (the global solver's for local/global, Newton's for Newton).
+    fn solver_step(&mut self, h: f64) -> Result<usize> {
+        let (iters, max_it, tol) = (self.settings.lg_iterations, self.settings.newton_iterations, self.settings.newton_tolerance);
+        let its = if self.method == Method::Newton {
+            self.newton(h)?;
+            let nt = self.newton.as_mut().ok_or_else(|| Error::Solver("Newton solver missing".into()))?;
+            let rep = nt.step(&self.model, max_it, tol, &self.x, &self.v, &mut self.x_next, &mut self.v_next)?;
+            self.last_residual = rep.residual;
+            rep.iterations
+        } else {
+            self.local_global(h)?;
+            let lg = self.lg.as_mut().ok_or_else(|| Error::Solver("local/global solver missing".into()))?;
+            let rep = lg.step(&self.model, iters, &self.x, &self.v, &mut self.x_next, &mut self.v_next)?;
+            self.last_residual = rep.residual;
+            rep.solver_iterations
+        };
+        std::mem::swap(&mut self.x, &mut self.x_next);
+        std::mem::swap(&mut self.v, &mut self.v_next);
+        Ok(its)
+    }
+
     /// One step of the current method with the current plan.
     pub fn step(&mut self) {
         let p = self.step_params();
@@ -315,6 +378,13 @@ impl CpuSimulator {
                 }
                 return;
             }
+            Method::LocalGlobal | Method::Newton => {
+                match self.solver_step(p.h) {
+                    Ok(its) => self.cg_iterations += its,
+                    Err(e) => self.solver_error = Some(e),
+                }
+                return;
+            }
         }
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
@@ -329,10 +399,17 @@ impl CpuSimulator {
         if i >= n {
             return Err(crate::error::Error::param("particle", i, format!("must be < {n}")));
         }
+        let pin_changed = (self.model.inv_mass[i] == 0.0) != pinned;
         self.model.inv_mass[i] = if pinned { 0.0 } else { 1.0 / self.model.mass[i] };
         self.x[i] = V3::from(x);
         self.v[i] = if pinned { V3::zeros() } else { V3::from(v) };
         self.steps_since_lin = usize::MAX;
+        if pin_changed {
+            // the free set changed, and the global matrix and the Hessian's pattern with it (moving a pinned
+            // particle only moves the right-hand side)
+            self.lg = None;
+            self.newton = None;
+        }
         Ok(())
     }
 
@@ -369,6 +446,18 @@ impl Simulator for CpuSimulator {
                 self.plan.substeps
             };
             return Ok(FrameReport { substeps: steps, leu_retries: 0, iterations: self.cg_iterations, residual: self.last_cg.residual });
+        }
+        if matches!(self.method, Method::LocalGlobal | Method::Newton) {
+            self.cg_iterations = 0;
+            for _ in 0..self.plan.substeps {
+                self.cg_iterations += self.solver_step(self.plan.h)?;
+            }
+            return Ok(FrameReport {
+                substeps: self.plan.substeps,
+                leu_retries: 0,
+                iterations: self.cg_iterations,
+                residual: self.last_residual,
+            });
         }
         for _ in 0..self.plan.substeps {
             self.step();

@@ -80,6 +80,13 @@ pub struct GpuCgState {
 
 /// The implicit method's settings that the GPU cannot honour are errors, not silent changes.
 fn check_gpu_settings(method: Method, s: &StepSettings) -> Result<()> {
+    if !method.on_gpu() {
+        return Err(Error::param("method", method.name(), "runs on the CPU only (use --backend cpu)"));
+    }
+    s.global.resolve(method)?;
+    if method == Method::LocalGlobal {
+        return Err(Error::param("method", method.name(), "is not on the GPU yet (use --backend cpu)"));
+    }
     if method == Method::ImplicitEuler && s.global == GlobalSolve::Tridiagonal {
         return Err(Error::param("global", "tridiagonal", "the tridiagonal solve runs on the CPU only (use --backend cpu or --global cg)"));
     }
@@ -380,6 +387,8 @@ impl GpuSimulator {
                         let iters = self.settings.cg_max_iterations;
                         self.pipes.implicit.encode_step(&mut pass, &self.implicit_groups[p], &self.pcg_groups, n, iters);
                     }
+                    // refused by check_gpu_settings
+                    Method::LocalGlobal | Method::Newton => {}
                 }
                 p ^= 1;
             }

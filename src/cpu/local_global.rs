@@ -1,0 +1,586 @@
+//! Liu et al. 2013, "Fast Simulation of Mass-Spring Systems": implicit Euler as the minimisation of
+//! eq. 14 by block coordinate descent, in f64. The twins of `shaders/local_global.wgsl` (same names,
+//! same argument order) and the CPU global solvers: the prefactored sparse Cholesky (faer), the
+//! Jacobi-PCG on corrections and Chebyshev-accelerated Jacobi (Wang 2015).
+//!
+//! # The system, in the paper's notation
+//! With y = qₙ + h·α·vₙ (§4.1, the damped inertia), the step minimises
+//!
+//! g(x, d) = ½ (1 + h d₀) (x − y)ᵀ M (x − y) + h² [ ½ Σₛ kₛ ‖x_a − x_b − dₛ‖² + ½ Σᵢ mᵢ s ‖xᵢ − c‖² − xᵀ f_ext ]
+//!
+//! over positions x and directions d with ‖dₛ‖ = rₛ (eq. 14 with its constant terms kept, so that
+//! min_d g(x, d) = g(x) of eq. 8). The model's air drag d₀ enters as Liu's drag damping with
+//! α = 1/(1 + h d₀), which is exactly implicit Euler of the drag force −m d₀ v: it scales the inertia
+//! term by 1 + h d₀. f_ext = m (g + d₀ w) is gravity and the wind's push; the central field
+//! −m s (x − c) is quadratic and goes into the matrix. Spring damping k_d is not a position force and
+//! is not used (Liu consider Hookean springs only).
+//!
+//! - Local step (eq. 10 and the lemma): dₛ = rₛ (x_a − x_b)/‖x_a − x_b‖.
+//! - Global step (∂g/∂x = 0): A x = M̃y + h² J d + h² (f_ext + m s c), A = M(1 + h d₀ + h² s) + h² L,
+//!   L and J of eq. 12, so that (J d)ᵢ = Σ_{s: a = i} kₛ dₛ − Σ_{s: b = i} kₛ dₛ, a gather over the CSR
+//!   incidence lists.
+//! - Pinned particles are eliminated: their rows are not solved for and their columns move to the
+//!   right-hand side, so A is the constant m×m matrix of the free particles (⊗ I₃).
+//!
+//! The GPU and the iterative CPU solvers work on corrections: r = b − A xₖ (all of it computed as one
+//! gather, [`lg_residual`]), A δ = r, x_{k+1} = xₖ + δ, so that the f32 GPU keeps the physics although
+//! A has a condition number near 3e5 on a 256×256 curtain.
+
+use super::forces::EPS_LEN;
+use super::implicit::{pcg_solve, CgWork};
+use super::sparse::SpdFactor;
+use super::{CpuModel, V3};
+use crate::error::{Error, Result};
+use crate::method::GlobalSolve;
+
+/// The constants of one step of size h.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LgParams {
+    /// The step h (s).
+    pub h: f64,
+    /// Liu §4.1's drag factor α = 1/(1 + h d₀): y = q + h α v.
+    pub alpha: f64,
+    /// The inertia weight 1 + h d₀ (M̃ = (1 + h d₀) M).
+    pub inertia: f64,
+    /// The mass part of A's diagonal per unit mass: 1 + h d₀ + h² s.
+    pub mass_diag: f64,
+}
+
+impl LgParams {
+    /// The constants of `m` at step `h`.
+    pub fn new(m: &CpuModel, h: f64) -> Self {
+        let inertia = 1.0 + h * m.drag;
+        LgParams { h, alpha: 1.0 / inertia, inertia, mass_diag: inertia + h * h * m.central_strength }
+    }
+}
+
+/// The spring of incidence entry `e` (`2·spring + side`) and the sign of its term in J d: +1 when the
+/// particle is the spring's `a`, −1 when it is `b`.
+#[inline]
+pub fn entry_spring(e: u32) -> (usize, f64) {
+    ((e >> 1) as usize, if e & 1 == 0 { 1.0 } else { -1.0 })
+}
+
+/// The damped inertia y = q + h α v (Liu §4.1); pinned particles: y = q.
+pub fn lg_inertia(m: &CpuModel, p: &LgParams, q: &[V3], v: &[V3], y: &mut [V3]) {
+    for i in 0..m.n {
+        y[i] = if m.inv_mass[i] == 0.0 { q[i] } else { q[i] + v[i] * (p.h * p.alpha) };
+    }
+}
+
+/// The local step, one spring at a time (Liu eq. 10 and the lemma of §4): dₛ = rₛ (x_a − x_b)/‖x_a − x_b‖.
+/// Coincident endpoints (‖x_a − x_b‖ ≤ [`EPS_LEN`]) leave every direction equally good; the guard takes
+/// dₛ = rₛ·(1, 0, 0), so nothing divides by zero and the result stays deterministic.
+pub fn lg_local(m: &CpuModel, x: &[V3], d: &mut [V3]) {
+    for s in 0..m.sa.len() {
+        let p = x[m.sa[s] as usize] - x[m.sb[s] as usize];
+        let l = p.norm();
+        d[s] = if l > EPS_LEN { p * (m.rest[s] / l) } else { V3::new(m.rest[s], 0.0, 0.0) };
+    }
+}
+
+/// The global step's residual at xₖ (Liu eq. 14, ∂g/∂x = 0): rᵢ = M̃ᵢyᵢ + h² [(J d)ᵢ + mᵢ(g + d₀ w + s c)]
+/// − mᵢ(1 + h d₀ + h² s) xᵢ − h² Σₑ kₑ (xᵢ − xⱼ) for a free particle i, the sum over all its springs
+/// (pinned neighbours at their pinned positions: their columns moved to the right-hand side); 0 for a
+/// pinned particle. One gather over the CSR incidence lists.
+pub fn lg_residual(m: &CpuModel, p: &LgParams, y: &[V3], d: &[V3], x: &[V3], r: &mut [V3]) {
+    let h2 = p.h * p.h;
+    let fext = m.gravity + m.wind * m.drag + m.central_center * m.central_strength;
+    for i in 0..m.n {
+        if m.inv_mass[i] == 0.0 {
+            r[i] = V3::zeros();
+            continue;
+        }
+        let mi = m.mass[i];
+        let xi = x[i];
+        let mut acc = V3::zeros();
+        for &e in m.incidence.of(i) {
+            let (s, sign) = entry_spring(e);
+            let j = if sign > 0.0 { m.sb[s] } else { m.sa[s] } as usize;
+            acc += (d[s] * sign - (xi - x[j])) * m.k[s];
+        }
+        r[i] = y[i] * (mi * p.inertia) + (acc + fext * mi) * h2 - xi * (mi * p.mass_diag);
+    }
+}
+
+/// The global matrix times u, for the free particles: (A u)ᵢ = mᵢ(1 + h d₀ + h² s) uᵢ + h² Σₑ kₑ (uᵢ − uⱼ),
+/// with uⱼ = 0 for pinned j (their columns are eliminated); 0 on pinned rows. The operator of the
+/// corrections' PCG and Chebyshev iterations.
+pub fn lg_apply(m: &CpuModel, p: &LgParams, u: &[V3], out: &mut [V3]) {
+    let h2 = p.h * p.h;
+    for i in 0..m.n {
+        if m.inv_mass[i] == 0.0 {
+            out[i] = V3::zeros();
+            continue;
+        }
+        let ui = u[i];
+        let mut acc = V3::zeros();
+        for &e in m.incidence.of(i) {
+            let (s, sign) = entry_spring(e);
+            let j = if sign > 0.0 { m.sb[s] } else { m.sa[s] } as usize;
+            let uj = if m.inv_mass[j] == 0.0 { V3::zeros() } else { u[j] };
+            acc += (ui - uj) * m.k[s];
+        }
+        out[i] = ui * (m.mass[i] * p.mass_diag) + acc * h2;
+    }
+}
+
+/// The Jacobi preconditioner: 1/Aᵢᵢ on each axis, 0 for pinned particles (the constraint filter).
+pub fn lg_inv_diag(m: &CpuModel, p: &LgParams, out: &mut [V3]) {
+    let h2 = p.h * p.h;
+    for i in 0..m.n {
+        out[i] = if m.inv_mass[i] == 0.0 {
+            V3::zeros()
+        } else {
+            let ksum: f64 = m.incidence.of(i).iter().map(|&e| m.k[entry_spring(e).0]).sum();
+            V3::repeat(1.0 / (m.mass[i] * p.mass_diag + h2 * ksum))
+        };
+    }
+}
+
+/// The terms of g shared by eq. 8 and eq. 14: the inertia and the external and field potentials of the
+/// free particles.
+fn inertia_and_fields(m: &CpuModel, p: &LgParams, y: &[V3], x: &[V3]) -> f64 {
+    let h2 = p.h * p.h;
+    let g = m.gravity + m.wind * m.drag;
+    let mut e = 0.0;
+    for i in 0..m.n {
+        if m.inv_mass[i] == 0.0 {
+            continue;
+        }
+        let mi = m.mass[i];
+        e += 0.5 * p.inertia * mi * (x[i] - y[i]).norm_squared();
+        e += h2 * mi * (0.5 * m.central_strength * (x[i] - m.central_center).norm_squared() - g.dot(&x[i]));
+    }
+    e
+}
+
+/// g(x, d) of Liu eq. 14 (with the constant terms, see the module notes): block coordinate descent never
+/// increases it.
+pub fn lg_objective(m: &CpuModel, p: &LgParams, y: &[V3], x: &[V3], d: &[V3]) -> f64 {
+    let mut e = 0.0;
+    for s in 0..m.sa.len() {
+        e += 0.5 * m.k[s] * (x[m.sa[s] as usize] - x[m.sb[s] as usize] - d[s]).norm_squared();
+    }
+    inertia_and_fields(m, p, y, x) + p.h * p.h * e
+}
+
+/// g(x) of Liu eq. 8: ½(x − y)ᵀM̃(x − y) + h² E(x), E with the Hookean spring potential of eq. 9.
+pub fn lg_energy(m: &CpuModel, p: &LgParams, y: &[V3], x: &[V3]) -> f64 {
+    let mut e = 0.0;
+    for s in 0..m.sa.len() {
+        let l = (x[m.sa[s] as usize] - x[m.sb[s] as usize]).norm();
+        e += 0.5 * m.k[s] * (l - m.rest[s]).powi(2);
+    }
+    inertia_and_fields(m, p, y, x) + p.h * p.h * e
+}
+
+/// Liu eq. 15: the relative error (g(xᵢ) − g(x*))/(g(x₀) − g(x*)).
+pub fn relative_error(g_i: f64, g_star: f64, g_0: f64) -> f64 {
+    let den = g_0 - g_star;
+    if den > 0.0 {
+        (g_i - g_star) / den
+    } else {
+        0.0
+    }
+}
+
+/// The spectral radius of the Jacobi iteration matrix I − D⁻¹A of the global system, by `iters` power
+/// iterations from a fixed start (Wang 2015 §4 estimates it once per system). The estimate approaches
+/// the radius from below; [`chebyshev_solve`] adds a margin.
+pub fn chebyshev_rho(m: &CpuModel, p: &LgParams, iters: usize) -> f64 {
+    let n = m.n;
+    let mut inv_d = vec![V3::zeros(); n];
+    lg_inv_diag(m, p, &mut inv_d);
+    let mut u: Vec<V3> =
+        (0..n).map(|i| if m.inv_mass[i] == 0.0 { V3::zeros() } else { V3::repeat(super::power::power_start(i, 0) - 0.5) }).collect();
+    let mut au = vec![V3::zeros(); n];
+    let mut rho = 0.0;
+    for _ in 0..iters {
+        let norm = u.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt();
+        if norm == 0.0 {
+            return 0.0;
+        }
+        u.iter_mut().for_each(|a| *a /= norm);
+        lg_apply(m, p, &u, &mut au);
+        // (I − D⁻¹A) u
+        for i in 0..n {
+            au[i] = u[i] - au[i].component_mul(&inv_d[i]);
+        }
+        rho = au.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt();
+        std::mem::swap(&mut u, &mut au);
+    }
+    rho
+}
+
+/// The margin on the power-iteration estimate of ρ: Chebyshev weights built for a radius below the
+/// true one amplify the top of the spectrum, so the estimate is raised by this factor (and kept < 1).
+pub const CHEBYSHEV_MARGIN: f64 = 1.005;
+
+/// The ρ that [`chebyshev_solve`] uses for an estimate `rho`.
+pub fn chebyshev_rho_used(rho: f64) -> f64 {
+    (rho * CHEBYSHEV_MARGIN).min(0.9999)
+}
+
+/// The Chebyshev weight ω_{k+1} of Wang 2015 (eq. 12): ω₁ = 1, ω₂ = 2/(2 − ρ²), ω_{k+1} = 4/(4 − ρ²ωₖ).
+pub fn chebyshev_omega(k: usize, rho: f64, omega_prev: f64) -> f64 {
+    match k {
+        0 => 1.0,
+        1 => 2.0 / (2.0 - rho * rho),
+        _ => 4.0 / (4.0 - rho * rho * omega_prev),
+    }
+}
+
+/// Working vectors of [`chebyshev_solve`].
+#[derive(Clone, Debug, Default)]
+pub struct ChebyshevWork {
+    prev: Vec<V3>,
+    next: Vec<V3>,
+    ad: Vec<V3>,
+}
+
+/// `iters` Jacobi iterations on A δ = r from δ = 0, with Chebyshev weights (Wang 2015): δ̂ = δₖ +
+/// D⁻¹(r − A δₖ), δ_{k+1} = ω_{k+1}(δ̂ − δ_{k−1}) + δ_{k−1}. `rho` is the radius to build the weights for
+/// ([`chebyshev_rho_used`]). Returns the relative residual ‖r − Aδ‖/‖r‖ of the result. Pinned entries
+/// stay 0 (their inverse diagonal is 0).
+pub fn chebyshev_solve(
+    m: &CpuModel,
+    p: &LgParams,
+    inv_diag: &[V3],
+    r: &[V3],
+    delta: &mut [V3],
+    rho: f64,
+    iters: usize,
+    w: &mut ChebyshevWork,
+) -> f64 {
+    let n = m.n;
+    w.prev.clear();
+    w.prev.resize(n, V3::zeros());
+    w.next.resize(n, V3::zeros());
+    w.ad.resize(n, V3::zeros());
+    delta.iter_mut().for_each(|a| *a = V3::zeros());
+    let mut omega = 1.0;
+    for k in 0..iters {
+        omega = chebyshev_omega(k, rho, omega);
+        lg_apply(m, p, delta, &mut w.ad);
+        for i in 0..n {
+            let hat = delta[i] + (r[i] - w.ad[i]).component_mul(&inv_diag[i]);
+            w.next[i] = (hat - w.prev[i]) * omega + w.prev[i];
+        }
+        // δ_{k−1} ← δₖ, δₖ ← δ_{k+1}
+        std::mem::swap(&mut w.prev, &mut w.next);
+        for i in 0..n {
+            std::mem::swap(&mut w.prev[i], &mut delta[i]);
+        }
+    }
+    lg_apply(m, p, delta, &mut w.ad);
+    let rr: f64 = r.iter().map(|a| a.norm_squared()).sum();
+    let res: f64 = r.iter().zip(&w.ad).map(|(a, b)| (a - b).norm_squared()).sum();
+    if rr > 0.0 {
+        (res / rr).sqrt()
+    } else {
+        0.0
+    }
+}
+
+/// The global matrix A = M(1 + h d₀ + h² s) + h² L of the free particles (Liu eq. 14; pinned particles
+/// eliminated), factored once by faer's sparse Cholesky in f64: m×m, solved for x, y and z as three
+/// right-hand-side columns ((m×m) ⊗ I₃ needs no 3m×3m factor).
+#[derive(Debug)]
+pub struct GlobalCholesky {
+    /// The row of each particle, `u32::MAX` when pinned.
+    row: Vec<u32>,
+    /// The particle of each row.
+    free: Vec<u32>,
+    /// The springs whose ends are both free (their entry follows the diagonal ones).
+    coupled: Vec<u32>,
+    factor: SpdFactor,
+    values: Vec<f64>,
+    rhs: faer::Mat<f64>,
+    /// The step h the factor is for.
+    h: f64,
+}
+
+impl GlobalCholesky {
+    /// The symbolic analysis of the pattern and the numeric factorisation at `p.h`.
+    pub fn new(m: &CpuModel, p: &LgParams) -> Result<Self> {
+        let mut row = vec![u32::MAX; m.n];
+        let mut free = Vec::new();
+        for i in 0..m.n {
+            if m.inv_mass[i] != 0.0 {
+                row[i] = free.len() as u32;
+                free.push(i as u32);
+            }
+        }
+        let mut pairs: Vec<(usize, usize)> = (0..free.len()).map(|r| (r, r)).collect();
+        let mut coupled = Vec::new();
+        for s in 0..m.sa.len() {
+            let (ra, rb) = (row[m.sa[s] as usize], row[m.sb[s] as usize]);
+            if ra != u32::MAX && rb != u32::MAX && ra != rb {
+                coupled.push(s as u32);
+                pairs.push((ra.max(rb) as usize, ra.min(rb) as usize));
+            }
+        }
+        let factor = SpdFactor::new(free.len(), &pairs, 3, "the global matrix M + h²L")?;
+        let rhs = faer::Mat::zeros(free.len(), 3);
+        let mut c = GlobalCholesky { row, free, coupled, factor, values: vec![0.0; pairs.len()], rhs, h: f64::NAN };
+        c.refactor(m, p)?;
+        Ok(c)
+    }
+
+    /// The numeric factorisation for new values (h, masses or stiffnesses) on the same pattern.
+    pub fn refactor(&mut self, m: &CpuModel, p: &LgParams) -> Result<()> {
+        let h2 = p.h * p.h;
+        let nf = self.free.len();
+        for (r, &i) in self.free.iter().enumerate() {
+            let i = i as usize;
+            let ksum: f64 = m.incidence.of(i).iter().map(|&e| m.k[entry_spring(e).0]).sum();
+            self.values[r] = m.mass[i] * p.mass_diag + h2 * ksum;
+        }
+        for (c, &s) in self.coupled.iter().enumerate() {
+            self.values[nf + c] = -h2 * m.k[s as usize];
+        }
+        self.h = f64::NAN;
+        self.factor.factor(&self.values, "the global matrix M + h²L")?;
+        self.h = p.h;
+        Ok(())
+    }
+
+    /// The step the factor is for (NaN when the last factorisation failed).
+    pub fn h(&self) -> f64 {
+        self.h
+    }
+
+    /// Free particles (the matrix's dimension m).
+    pub fn dim(&self) -> usize {
+        self.free.len()
+    }
+
+    /// Nonzeros of the Cholesky factor.
+    pub fn factor_nnz(&self) -> usize {
+        self.factor.factor_nnz()
+    }
+
+    /// The global step on corrections: δ = A⁻¹ r over the free particles (three columns), 0 on pinned ones.
+    pub fn solve(&mut self, r: &[V3], delta: &mut [V3]) -> Result<()> {
+        for (k, &i) in self.free.iter().enumerate() {
+            let ri = r[i as usize];
+            self.rhs[(k, 0)] = ri.x;
+            self.rhs[(k, 1)] = ri.y;
+            self.rhs[(k, 2)] = ri.z;
+        }
+        self.factor.solve_in_place(self.rhs.as_mut())?;
+        for (i, d) in delta.iter_mut().enumerate() {
+            let k = self.row[i];
+            *d = if k == u32::MAX {
+                V3::zeros()
+            } else {
+                let k = k as usize;
+                V3::new(self.rhs[(k, 0)], self.rhs[(k, 1)], self.rhs[(k, 2)])
+            };
+        }
+        Ok(())
+    }
+}
+
+/// What a local/global step did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LgReport {
+    /// Local/global iterations.
+    pub iterations: usize,
+    /// Iterations of the global solver summed over them (CG or Chebyshev; one per Cholesky solve).
+    pub solver_iterations: usize,
+    /// ‖∇g(x)‖/‖∇g(y)‖ of eq. 7 at the result (the local step refreshed at x): how far the step is from
+    /// the exact implicit Euler solution.
+    pub residual: f64,
+}
+
+/// Liu's block coordinate descent for one model: the global solver and every working vector, kept from
+/// step to step (the Cholesky factor is refactored only when h changes).
+#[derive(Debug)]
+pub struct LocalGlobal {
+    /// The step's constants.
+    pub params: LgParams,
+    global: GlobalSolve,
+    chol: Option<GlobalCholesky>,
+    inv_diag: Vec<V3>,
+    rho: f64,
+    y: Vec<V3>,
+    d: Vec<V3>,
+    r: Vec<V3>,
+    delta: Vec<V3>,
+    cg: CgWork,
+    cheb: ChebyshevWork,
+    /// The global solver's tolerance and budget (CG, Chebyshev).
+    pub tol: f64,
+    /// The budget of each CG or Chebyshev global step.
+    pub budget: usize,
+}
+
+/// Power iterations for the Chebyshev radius.
+pub const CHEBYSHEV_POWER_ITERATIONS: usize = 300;
+
+impl LocalGlobal {
+    /// Prepares the solver `global` (cholesky, cg or chebyshev) for steps of size h: the factorisation,
+    /// the preconditioner or the spectral radius.
+    pub fn new(m: &CpuModel, h: f64, global: GlobalSolve, tol: f64, budget: usize) -> Result<Self> {
+        let global = global.resolve(crate::method::Method::LocalGlobal)?;
+        let params = LgParams::new(m, h);
+        let z = vec![V3::zeros(); m.n];
+        let mut lg = LocalGlobal {
+            params,
+            global,
+            chol: None,
+            inv_diag: z.clone(),
+            rho: 0.0,
+            y: z.clone(),
+            d: vec![V3::zeros(); m.sa.len()],
+            r: z.clone(),
+            delta: z,
+            cg: CgWork::default(),
+            cheb: ChebyshevWork::default(),
+            tol,
+            budget,
+        };
+        lg.prepare(m)?;
+        Ok(lg)
+    }
+
+    fn prepare(&mut self, m: &CpuModel) -> Result<()> {
+        lg_inv_diag(m, &self.params, &mut self.inv_diag);
+        match self.global {
+            GlobalSolve::Cholesky => match &mut self.chol {
+                Some(c) => c.refactor(m, &self.params)?,
+                None => self.chol = Some(GlobalCholesky::new(m, &self.params)?),
+            },
+            GlobalSolve::Chebyshev => self.rho = chebyshev_rho(m, &self.params, CHEBYSHEV_POWER_ITERATIONS),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Changes the step: refactors (numeric only) or re-estimates ρ.
+    pub fn set_h(&mut self, m: &CpuModel, h: f64) -> Result<()> {
+        if h != self.params.h {
+            self.params = LgParams::new(m, h);
+            self.prepare(m)?;
+        }
+        Ok(())
+    }
+
+    /// The global solver in use.
+    pub fn global(&self) -> GlobalSolve {
+        self.global
+    }
+
+    /// Chebyshev: the estimated spectral radius of the Jacobi iteration matrix.
+    pub fn rho(&self) -> f64 {
+        self.rho
+    }
+
+    /// The Cholesky factor, when that is the solver.
+    pub fn cholesky(&self) -> Option<&GlobalCholesky> {
+        self.chol.as_ref()
+    }
+
+    /// y of the current step.
+    pub fn y(&self) -> &[V3] {
+        &self.y
+    }
+
+    /// The directions of the last local step.
+    pub fn d(&self) -> &[V3] {
+        &self.d
+    }
+
+    /// Starts a step from (q, v): y = q + hαv, and x = y.
+    pub fn begin(&mut self, m: &CpuModel, q: &[V3], v: &[V3], x: &mut [V3]) {
+        lg_inertia(m, &self.params, q, v, &mut self.y);
+        x.copy_from_slice(&self.y);
+    }
+
+    /// The local step at x (Liu eq. 10).
+    pub fn local(&mut self, m: &CpuModel, x: &[V3]) {
+        lg_local(m, x, &mut self.d);
+    }
+
+    /// The global step with the current d, on corrections: r = b − A x, A δ = r, x += δ. Returns the
+    /// solver's iterations and ‖r‖ (the gradient norm of g(·, d) at the old x).
+    pub fn global_step(&mut self, m: &CpuModel, x: &mut [V3]) -> Result<(usize, f64)> {
+        lg_residual(m, &self.params, &self.y, &self.d, x, &mut self.r);
+        let rnorm = self.r.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt();
+        let its = match self.global {
+            GlobalSolve::Cholesky => {
+                self.chol.as_mut().ok_or_else(|| Error::Solver("no Cholesky factor".into()))?.solve(&self.r, &mut self.delta)?;
+                1
+            }
+            GlobalSolve::Chebyshev => {
+                chebyshev_solve(
+                    m,
+                    &self.params,
+                    &self.inv_diag,
+                    &self.r,
+                    &mut self.delta,
+                    chebyshev_rho_used(self.rho),
+                    self.budget,
+                    &mut self.cheb,
+                );
+                self.budget
+            }
+            _ => {
+                self.delta.iter_mut().for_each(|a| *a = V3::zeros());
+                let (params, inv_diag) = (&self.params, &self.inv_diag);
+                let rep = pcg_solve(
+                    |u, out| lg_apply(m, params, u, out),
+                    inv_diag,
+                    &self.r,
+                    &mut self.delta,
+                    self.tol,
+                    self.budget,
+                    &mut self.cg,
+                )?;
+                rep.iterations
+            }
+        };
+        for (xi, di) in x.iter_mut().zip(&self.delta) {
+            *xi += di;
+        }
+        Ok((its, rnorm))
+    }
+
+    /// ‖∇g(x)‖ (eq. 7): the global residual with the local step refreshed at x. Overwrites d.
+    pub fn gradient_norm(&mut self, m: &CpuModel, x: &[V3]) -> f64 {
+        lg_local(m, x, &mut self.d);
+        lg_residual(m, &self.params, &self.y, &self.d, x, &mut self.r);
+        self.r.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt()
+    }
+
+    /// One implicit Euler step by `iterations` local/global iterations from x = y (Liu §4): writes the new
+    /// positions and the velocities (x − q)/h (0 for pinned particles).
+    pub fn step(&mut self, m: &CpuModel, iterations: usize, q: &[V3], v: &[V3], x_out: &mut [V3], v_out: &mut [V3]) -> Result<LgReport> {
+        self.begin(m, q, v, x_out);
+        let mut rep = LgReport { iterations, ..Default::default() };
+        let mut g0 = 0.0;
+        for k in 0..iterations {
+            self.local(m, x_out);
+            let (its, rnorm) = self.global_step(m, x_out)?;
+            if k == 0 {
+                g0 = rnorm;
+            }
+            rep.solver_iterations += its;
+        }
+        let g = self.gradient_norm(m, x_out);
+        rep.residual = if g0 > 0.0 { g / g0 } else { 0.0 };
+        let inv_h = 1.0 / self.params.h;
+        for i in 0..m.n {
+            v_out[i] = if m.inv_mass[i] == 0.0 { V3::zeros() } else { (x_out[i] - q[i]) * inv_h };
+            if m.inv_mass[i] == 0.0 {
+                x_out[i] = q[i];
+            }
+        }
+        if !x_out.iter().all(|p| p.iter().all(|c| c.is_finite())) {
+            return Err(Error::Solver(format!("local/global ({}) produced a non-finite position", self.global.name())));
+        }
+        Ok(rep)
+    }
+}

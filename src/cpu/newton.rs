@@ -1,0 +1,285 @@
+//! Newton's method on Liu et al. 2013 eq. 8, g(x) = ½(x − y)ᵀM̃(x − y) + h²E(x): the reference that
+//! local/global converges to (Liu §5 run it "with a line search scheme and diagonal Hessian correction in
+//! the case of indefinite matrices [Martin et al. 2011]"). CPU, f64.
+//!
+//! Each iteration solves H p = −∇g with the exact Hessian H = M(1 + h d₀ + h² s) + h² Σₛ Kₛ,
+//! Kₛ = kₛ[n̂n̂ᵀ + (1 − rₛ/l)(I − n̂n̂ᵀ)] (the Hessian of eq. 9), by faer's sparse Cholesky of the 3m×3m
+//! matrix of the free particles (symbolic once, numeric every iteration). When a compressed spring makes
+//! H indefinite the factorisation fails and μI is added, μ growing tenfold until it succeeds (the diagonal
+//! correction). A backtracking line search (Armijo, c = 1e-4) on g keeps every iteration a descent.
+//! ∇g is −[`lg_residual`] with the local step taken at x (eq. 7), so Newton and local/global share the
+//! objective exactly.
+
+use super::forces::EPS_LEN;
+use super::local_global::{lg_energy, lg_inertia, lg_local, lg_residual, LgParams};
+use super::sparse::SpdFactor;
+use super::{CpuModel, V3};
+use crate::error::{Error, Result};
+
+/// What a Newton step did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct NewtonReport {
+    /// Newton iterations taken.
+    pub iterations: usize,
+    /// ‖∇g(x)‖/‖∇g(y)‖ at the result.
+    pub residual: f64,
+    /// Iterations whose Hessian needed the diagonal correction.
+    pub corrected: usize,
+}
+
+/// Newton's method for one model: the Hessian's pattern and factor, and the working vectors.
+#[derive(Debug)]
+pub struct Newton {
+    /// The step's constants.
+    pub params: LgParams,
+    row: Vec<u32>,
+    free: Vec<u32>,
+    /// Springs with both ends free: their off-diagonal 3×3 blocks follow the diagonal blocks' values.
+    coupled: Vec<u32>,
+    factor: SpdFactor,
+    values: Vec<f64>,
+    rhs: faer::Mat<f64>,
+    y: Vec<V3>,
+    d: Vec<V3>,
+    grad: Vec<V3>,
+    dir: Vec<V3>,
+    trial: Vec<V3>,
+}
+
+/// The lower-triangle entries of a 3×3 diagonal block, in the order of [`Newton`]'s values.
+const DIAG_ENTRIES: [(usize, usize); 6] = [(0, 0), (1, 0), (2, 0), (1, 1), (2, 1), (2, 2)];
+
+/// The spring's Hessian block Kₛ (eq. 9's second derivative) at x; coincident ends give kI (a guard).
+pub fn spring_hessian(m: &CpuModel, s: usize, x: &[V3]) -> nalgebra::Matrix3<f64> {
+    let d = x[m.sa[s] as usize] - x[m.sb[s] as usize];
+    let l = d.norm();
+    let k = m.k[s];
+    if l <= EPS_LEN {
+        return nalgebra::Matrix3::identity() * k;
+    }
+    let u = d / l;
+    let c = 1.0 - m.rest[s] / l;
+    let uu = u * u.transpose();
+    (uu + (nalgebra::Matrix3::identity() - uu) * c) * k
+}
+
+impl Newton {
+    /// The Hessian's pattern and its symbolic analysis for steps of size h.
+    pub fn new(m: &CpuModel, h: f64) -> Result<Self> {
+        let mut row = vec![u32::MAX; m.n];
+        let mut free = Vec::new();
+        for i in 0..m.n {
+            if m.inv_mass[i] != 0.0 {
+                row[i] = free.len() as u32;
+                free.push(i as u32);
+            }
+        }
+        let mut pairs = Vec::new();
+        for r in 0..free.len() {
+            for (a, b) in DIAG_ENTRIES {
+                pairs.push((3 * r + a, 3 * r + b));
+            }
+        }
+        let mut coupled = Vec::new();
+        for s in 0..m.sa.len() {
+            let (ra, rb) = (row[m.sa[s] as usize], row[m.sb[s] as usize]);
+            if ra != u32::MAX && rb != u32::MAX && ra != rb {
+                coupled.push(s as u32);
+                let (hi, lo) = (ra.max(rb) as usize, ra.min(rb) as usize);
+                for a in 0..3 {
+                    for b in 0..3 {
+                        pairs.push((3 * hi + a, 3 * lo + b));
+                    }
+                }
+            }
+        }
+        let nf = free.len();
+        let factor = SpdFactor::new(3 * nf, &pairs, 1, "the Newton Hessian")?;
+        let z = vec![V3::zeros(); m.n];
+        Ok(Newton {
+            params: LgParams::new(m, h),
+            row,
+            free,
+            coupled,
+            factor,
+            values: vec![0.0; pairs.len()],
+            rhs: faer::Mat::zeros(3 * nf, 1),
+            y: z.clone(),
+            d: vec![V3::zeros(); m.sa.len()],
+            grad: z.clone(),
+            dir: z.clone(),
+            trial: z,
+        })
+    }
+
+    /// Changes the step.
+    pub fn set_h(&mut self, m: &CpuModel, h: f64) {
+        self.params = LgParams::new(m, h);
+    }
+
+    /// y of the current step.
+    pub fn y(&self) -> &[V3] {
+        &self.y
+    }
+
+    /// Starts a step from (q, v): y = q + hαv and x = y.
+    pub fn begin(&mut self, m: &CpuModel, q: &[V3], v: &[V3], x: &mut [V3]) {
+        lg_inertia(m, &self.params, q, v, &mut self.y);
+        x.copy_from_slice(&self.y);
+    }
+
+    /// ∇g(x) (Liu eq. 7) into the working gradient; returns its norm.
+    pub fn gradient(&mut self, m: &CpuModel, x: &[V3]) -> f64 {
+        lg_local(m, x, &mut self.d);
+        lg_residual(m, &self.params, &self.y, &self.d, x, &mut self.grad);
+        let mut nn = 0.0;
+        for g in self.grad.iter_mut() {
+            *g = -*g;
+            nn += g.norm_squared();
+        }
+        nn.sqrt()
+    }
+
+    /// Fills the Hessian's values at x with μ added on the diagonal.
+    fn hessian_values(&mut self, m: &CpuModel, x: &[V3], mu: f64) {
+        let h2 = self.params.h * self.params.h;
+        let nf = self.free.len();
+        let mut diag = vec![nalgebra::Matrix3::<f64>::zeros(); nf];
+        for (r, &i) in self.free.iter().enumerate() {
+            diag[r] = nalgebra::Matrix3::identity() * (m.mass[i as usize] * self.params.mass_diag + mu);
+        }
+        for s in 0..m.sa.len() {
+            let (ra, rb) = (self.row[m.sa[s] as usize], self.row[m.sb[s] as usize]);
+            if ra == u32::MAX && rb == u32::MAX {
+                continue;
+            }
+            let k = spring_hessian(m, s, x) * h2;
+            if ra != u32::MAX {
+                diag[ra as usize] += k;
+            }
+            if rb != u32::MAX {
+                diag[rb as usize] += k;
+            }
+        }
+        for (r, b) in diag.iter().enumerate() {
+            for (t, (a, c)) in DIAG_ENTRIES.iter().enumerate() {
+                self.values[6 * r + t] = b[(*a, *c)];
+            }
+        }
+        let base = 6 * nf;
+        for (c, &s) in self.coupled.iter().enumerate() {
+            let k = spring_hessian(m, s as usize, x) * h2;
+            for a in 0..3 {
+                for b in 0..3 {
+                    self.values[base + 9 * c + 3 * a + b] = -k[(a, b)];
+                }
+            }
+        }
+    }
+
+    /// One Newton iteration from x (the gradient must be current, see [`Newton::gradient`]): the Newton
+    /// direction (with the diagonal correction when needed) and a backtracking line search on g. Returns
+    /// whether the Hessian was corrected.
+    pub fn iterate(&mut self, m: &CpuModel, x: &mut [V3]) -> Result<bool> {
+        let mut mu = 0.0;
+        let mut corrected = false;
+        let mean_diag = {
+            self.hessian_values(m, x, 0.0);
+            let nf = self.free.len().max(1);
+            (0..self.free.len()).map(|r| self.values[6 * r] + self.values[6 * r + 3] + self.values[6 * r + 5]).sum::<f64>()
+                / (3 * nf) as f64
+        };
+        let mut tries = 0;
+        loop {
+            if tries > 0 {
+                self.hessian_values(m, x, mu);
+            }
+            match self.factor.factor(&self.values, "the Newton Hessian") {
+                Ok(()) => break,
+                Err(e) => {
+                    tries += 1;
+                    if tries > 30 || !mean_diag.is_finite() {
+                        return Err(e);
+                    }
+                    corrected = true;
+                    mu = if mu == 0.0 { 1e-8 * mean_diag } else { mu * 10.0 };
+                }
+            }
+        }
+        for (r, &i) in self.free.iter().enumerate() {
+            let g = self.grad[i as usize];
+            self.rhs[(3 * r, 0)] = -g.x;
+            self.rhs[(3 * r + 1, 0)] = -g.y;
+            self.rhs[(3 * r + 2, 0)] = -g.z;
+        }
+        self.factor.solve_in_place(self.rhs.as_mut())?;
+        let mut slope = 0.0;
+        for (i, dir) in self.dir.iter_mut().enumerate() {
+            let r = self.row[i];
+            *dir = if r == u32::MAX {
+                V3::zeros()
+            } else {
+                let r = 3 * r as usize;
+                V3::new(self.rhs[(r, 0)], self.rhs[(r + 1, 0)], self.rhs[(r + 2, 0)])
+            };
+            slope += dir.dot(&self.grad[i]);
+        }
+        if !(slope < 0.0) {
+            // at a minimum (or a direction that cannot descend): nothing to do
+            return Ok(corrected);
+        }
+        let g0 = lg_energy(m, &self.params, &self.y, x);
+        let mut t = 1.0;
+        for _ in 0..40 {
+            for i in 0..m.n {
+                self.trial[i] = x[i] + self.dir[i] * t;
+            }
+            let g = lg_energy(m, &self.params, &self.y, &self.trial);
+            if g <= g0 + 1e-4 * t * slope {
+                x.copy_from_slice(&self.trial);
+                return Ok(corrected);
+            }
+            t *= 0.5;
+        }
+        // no decrease found along the direction (round-off at convergence): keep x
+        Ok(corrected)
+    }
+
+    /// One implicit Euler step by Newton's method from x = y: at most `max_iter` iterations, stopping when
+    /// ‖∇g‖ ≤ tol·‖∇g(y)‖; writes positions and velocities (x − q)/h.
+    #[allow(clippy::too_many_arguments)]
+    pub fn step(
+        &mut self,
+        m: &CpuModel,
+        max_iter: usize,
+        tol: f64,
+        q: &[V3],
+        v: &[V3],
+        x_out: &mut [V3],
+        v_out: &mut [V3],
+    ) -> Result<NewtonReport> {
+        self.begin(m, q, v, x_out);
+        let g0 = self.gradient(m, x_out);
+        let mut rep = NewtonReport::default();
+        let mut g = g0;
+        while rep.iterations < max_iter && g > tol * g0 && g0 > 0.0 {
+            rep.corrected += self.iterate(m, x_out)? as usize;
+            rep.iterations += 1;
+            g = self.gradient(m, x_out);
+        }
+        rep.residual = if g0 > 0.0 { g / g0 } else { 0.0 };
+        let inv_h = 1.0 / self.params.h;
+        for i in 0..m.n {
+            if m.inv_mass[i] == 0.0 {
+                x_out[i] = q[i];
+                v_out[i] = V3::zeros();
+            } else {
+                v_out[i] = (x_out[i] - q[i]) * inv_h;
+            }
+        }
+        if !x_out.iter().all(|p| p.iter().all(|c| c.is_finite())) {
+            return Err(Error::Solver("Newton produced a non-finite position".into()));
+        }
+        Ok(rep)
+    }
+}

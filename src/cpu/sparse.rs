@@ -1,0 +1,114 @@
+//! A symmetric positive definite sparse matrix with a fixed pattern and its Cholesky factor (faer):
+//! the pattern's symbolic analysis (AMD ordering, elimination tree, supernodes) is done once, the numeric
+//! factorisation whenever the values change, and every piece of working memory is allocated once.
+//!
+//! Used by Liu's global step (the m×m matrix M̃ + h²L), by Newton's method (the 3m×3m Hessian) and by the
+//! direct check of the implicit Euler system.
+
+use crate::error::{Error, Result};
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::linalg::cholesky::llt::factor::{LltError, LltRegularization};
+use faer::sparse::linalg::cholesky::{factorize_symbolic_cholesky, LltRef, SymbolicCholesky};
+use faer::sparse::{Argsort, Pair, SparseColMat, SymbolicSparseColMat};
+use faer::{Conj, MatMut, Par, Side};
+
+/// An n×n SPD matrix given by the lower-triangle entries of a fixed list of (row, col) pairs (duplicates
+/// are summed), and its LLᵀ factor.
+pub struct SpdFactor {
+    n: usize,
+    argsort: Argsort<usize>,
+    pattern: SymbolicSparseColMat<usize>,
+    matrix: SparseColMat<usize, f64>,
+    symbolic: SymbolicCholesky<usize>,
+    l_values: Vec<f64>,
+    mem: MemBuffer,
+    par: Par,
+    factored: bool,
+    /// The number of (row, col) pairs of the pattern (values per factorisation).
+    entries: usize,
+}
+
+impl std::fmt::Debug for SpdFactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpdFactor").field("n", &self.n).field("l_nnz", &self.l_values.len()).finish()
+    }
+}
+
+impl SpdFactor {
+    /// The symbolic analysis of the pattern `pairs` (row ≥ col: the lower triangle) for `rhs_cols`
+    /// right-hand-side columns. `what` names the matrix in errors.
+    pub fn new(n: usize, pairs: &[(usize, usize)], rhs_cols: usize, what: &str) -> Result<Self> {
+        let idx: Vec<Pair<usize, usize>> = pairs.iter().map(|&(r, c)| Pair { row: r.max(c), col: r.min(c) }).collect();
+        let (sym, argsort) = SymbolicSparseColMat::try_new_from_indices(n, n, &idx)
+            .map_err(|e| Error::Solver(format!("{what}: could not build the sparse pattern: {e:?}")))?;
+        let symbolic = factorize_symbolic_cholesky(sym.as_ref(), Side::Lower, Default::default(), Default::default())
+            .map_err(|e| Error::Solver(format!("{what}: symbolic Cholesky failed: {e:?}")))?;
+        let zeros = vec![0.0; pairs.len()];
+        let matrix = SparseColMat::new_from_argsort(sym.clone(), &argsort, &zeros)
+            .map_err(|e| Error::Solver(format!("{what}: could not fill the sparse matrix: {e:?}")))?;
+        // two threads pay off for the numeric factorisation of large matrices only
+        let par = if n >= 20_000 { Par::rayon(0) } else { Par::Seq };
+        let req = StackReq::any_of(&[
+            symbolic.factorize_numeric_llt_scratch::<f64>(par, Default::default()),
+            symbolic.solve_in_place_scratch::<f64>(rhs_cols.max(1), Par::Seq),
+        ]);
+        let mem = MemBuffer::try_new(req).map_err(|_| Error::Solver(format!("{what}: out of memory for the Cholesky workspace")))?;
+        let l_values = vec![0.0; symbolic.len_val()];
+        Ok(SpdFactor { n, argsort, pattern: sym, matrix, symbolic, l_values, mem, par, factored: false, entries: pairs.len() })
+    }
+
+    /// The dimension n.
+    pub fn dim(&self) -> usize {
+        self.n
+    }
+
+    /// Nonzeros of the factor L.
+    pub fn factor_nnz(&self) -> usize {
+        self.l_values.len()
+    }
+
+    /// The numeric factorisation for `values`, one per pair given to [`SpdFactor::new`] and in that
+    /// order. A matrix that is not numerically positive definite (a zero mass, a negative stiffness) is
+    /// an [`Error::Solver`] naming the pivot's row (in the matrix's own numbering) and `what`.
+    pub fn factor(&mut self, values: &[f64], what: &str) -> Result<()> {
+        self.factored = false;
+        if values.len() != self.entries {
+            return Err(Error::param("values.len()", values.len(), format!("must equal the pattern's {} entries", self.entries)));
+        }
+        self.matrix = SparseColMat::new_from_argsort(self.pattern.clone(), &self.argsort, values)
+            .map_err(|e| Error::Solver(format!("{what}: {e:?}")))?;
+        let stack = MemStack::new(&mut self.mem);
+        let r = self.symbolic.factorize_numeric_llt::<f64>(
+            &mut self.l_values,
+            self.matrix.as_ref(),
+            Side::Lower,
+            LltRegularization::default(),
+            self.par,
+            stack,
+            Default::default(),
+        );
+        match r {
+            Ok(_) => {
+                self.factored = true;
+                Ok(())
+            }
+            Err(LltError::NonPositivePivot { index }) => {
+                let row = self.symbolic.perm().map(|p| p.arrays().0[index]).unwrap_or(index);
+                Err(Error::Solver(format!(
+                    "{what} is not positive definite: the Cholesky factorisation (faer) met a non-positive pivot at row {row} \
+                     (a zero or negative mass, or a negative stiffness, does this)"
+                )))
+            }
+        }
+    }
+
+    /// Solves A X = B in place for the n×k matrix `rhs` (after a successful [`SpdFactor::factor`]).
+    pub fn solve_in_place(&mut self, rhs: MatMut<'_, f64>) -> Result<()> {
+        if !self.factored {
+            return Err(Error::Solver("the Cholesky factor is not available (the last factorisation failed)".into()));
+        }
+        let stack = MemStack::new(&mut self.mem);
+        LltRef::new(&self.symbolic, &self.l_values).solve_in_place_with_conj(Conj::No, rhs, Par::Seq, stack);
+        Ok(())
+    }
+}
