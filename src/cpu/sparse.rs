@@ -93,7 +93,7 @@ impl SpdFactor {
                 Ok(())
             }
             Err(LltError::NonPositivePivot { index }) => {
-                let row = self.symbolic.perm().map(|p| p.arrays().0[index]).unwrap_or(index);
+                let row = self.symbolic.perm().and_then(|p| p.arrays().0.get(index).copied()).unwrap_or(index);
                 Err(Error::Solver(format!(
                     "{what} is not positive definite: the Cholesky factorisation (faer) met a non-positive pivot at row {row} \
                      (a zero or negative mass, or a negative stiffness, does this)"
