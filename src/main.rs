@@ -1,5 +1,5 @@
 //! The `springsim` command line: `demo` (the window; the default), `bench` (headless benchmark),
-//! `info` (adapters).
+//! `converge` (Liu et al. 2013's convergence study), `info` (adapters).
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -102,7 +102,9 @@ enum Command {
         /// Scene(s), comma-separated: curtain, cloth, rope, hair, slinky, jelly, orbit, mesh.
         #[arg(long, default_value = "curtain")]
         scene: String,
-        /// Method(s), comma-separated, or `all`: explicit-euler, symplectic-euler, midpoint, rk4, leu, implicit-euler.
+        /// Method(s), comma-separated, or `all`: explicit-euler, symplectic-euler, midpoint, rk4, leu, implicit-euler,
+        /// local-global, newton. `all` is every simulation method the backend runs; Newton (a CPU reference,
+        /// seconds per frame) only when named.
         #[arg(long, default_value = "symplectic-euler")]
         method: String,
         /// Backend(s), comma-separated: gpu, cpu.
@@ -144,9 +146,19 @@ enum Command {
         /// The speed (m/s) above which a step counts as diverging (LEU retries it; k0 is recomputed).
         #[arg(long)]
         speed_limit: Option<f64>,
-        /// Implicit Euler: the linear solver, cg (CPU and GPU) or tridiagonal (CPU, chains only).
-        #[arg(long, default_value = "cg")]
+        /// The linear solver: auto (implicit-euler: cg; local-global: cholesky), cg, tridiagonal (implicit Euler,
+        /// CPU, chains only), cholesky or chebyshev (local-global).
+        #[arg(long, default_value = "auto")]
         global: String,
+        /// Local/global: iterations per step (Liu: 10).
+        #[arg(long)]
+        lg_iterations: Option<usize>,
+        /// Local/global with cg or chebyshev: the budget of each global step.
+        #[arg(long)]
+        global_iterations: Option<usize>,
+        /// Newton: the iteration limit per step.
+        #[arg(long)]
+        newton_iterations: Option<usize>,
         /// Implicit Euler: the CG iteration budget per step.
         #[arg(long)]
         cg_iterations: Option<usize>,
@@ -165,6 +177,47 @@ enum Command {
         /// Implicit Euler: the strain limit of the adaptive step.
         #[arg(long)]
         strain_limit: Option<f64>,
+    },
+    /// Liu et al. 2013's convergence study (their Figure 2): for one frame, the relative error of eq. 15
+    /// against iterations and wall time for local/global with each global solver and for Newton's
+    /// method (x* by Newton). Writes a CSV and an SVG plot and prints the 1/10/100/1000-iteration table.
+    Converge {
+        /// Scene.
+        #[arg(long, default_value = "curtain")]
+        scene: String,
+        /// Particles per side (or per strand).
+        #[arg(long)]
+        size: Option<usize>,
+        /// Spring stiffness k (N/m).
+        #[arg(long)]
+        stiffness: Option<f64>,
+        /// OBJ file for the mesh scene.
+        #[arg(long)]
+        mesh: Option<PathBuf>,
+        /// The frame studied (the scene runs this many frames of local/global first).
+        #[arg(long, default_value_t = 2)]
+        frame: usize,
+        /// Local/global iterations per series.
+        #[arg(long, default_value_t = 1000)]
+        iterations: usize,
+        /// Global solvers, comma-separated: cholesky, cg, chebyshev.
+        #[arg(long, default_value = "cholesky,cg,chebyshev")]
+        global: String,
+        /// The budget of each cg or chebyshev global step.
+        #[arg(long, default_value_t = 20)]
+        global_iterations: usize,
+        /// Newton iterations (its series, and at most for x*).
+        #[arg(long, default_value_t = 200)]
+        newton_iterations: usize,
+        /// The step h = frame step (s).
+        #[arg(long, default_value_t = 1.0 / 30.0)]
+        frame_dt: f64,
+        /// CSV output.
+        #[arg(long, default_value = "converge.csv")]
+        csv: PathBuf,
+        /// SVG output.
+        #[arg(long, default_value = "converge.svg")]
+        svg: PathBuf,
     },
     /// Lists the adapters wgpu sees, with their limits.
     Info,
@@ -261,6 +314,9 @@ fn run() -> Result<()> {
             leu_interval,
             speed_limit,
             global,
+            lg_iterations,
+            global_iterations,
+            newton_iterations,
             cg_iterations,
             cg_tolerance,
             cg_warm_start,
@@ -274,8 +330,9 @@ fn run() -> Result<()> {
                     anyhow::bail!("unknown scene '{s}' (known: {})", scene::scene_names());
                 }
             }
-            let methods: Vec<Method> = if method == "all" {
-                Method::ALL.to_vec()
+            let all = method == "all";
+            let methods: Vec<Method> = if all {
+                Method::ALL.into_iter().filter(|&m| m != Method::Newton).collect()
             } else {
                 split(&method).iter().map(|m| Method::parse(m)).collect::<Result<_, _>>()?
             };
@@ -291,6 +348,15 @@ fn run() -> Result<()> {
                 settings.speed_limit = v;
             }
             settings.global = GlobalSolve::parse(&global)?;
+            if let Some(v) = lg_iterations {
+                settings.lg_iterations = v;
+            }
+            if let Some(v) = global_iterations {
+                settings.global_iterations = v;
+            }
+            if let Some(v) = newton_iterations {
+                settings.newton_iterations = v;
+            }
             if let Some(v) = cg_iterations {
                 settings.cg_max_iterations = v;
             }
@@ -313,6 +379,12 @@ fn run() -> Result<()> {
             for s in &scenes {
                 for &m in &methods {
                     for &b in &backends {
+                        if b == Backend::Gpu && !m.on_gpu() {
+                            if all {
+                                continue;
+                            }
+                            anyhow::bail!("{m} runs on the CPU only (use --backend cpu)");
+                        }
                         let mut options = SceneOptions { size, stiffness, mesh: mesh.clone() };
                         if s == "orbit" {
                             options.size = None;
@@ -330,6 +402,44 @@ fn run() -> Result<()> {
             if format == Format::Table {
                 print_table(&rows);
             }
+            Ok(())
+        }
+        Command::Converge {
+            scene: name,
+            size,
+            stiffness,
+            mesh,
+            frame,
+            iterations,
+            global,
+            global_iterations,
+            newton_iterations,
+            frame_dt,
+            csv,
+            svg,
+        } => {
+            let model = scene::build(&name, &SceneOptions { size, stiffness, mesh })?;
+            let globals = split(&global).iter().map(|g| GlobalSolve::parse(g)).collect::<Result<Vec<_>, _>>()?;
+            let cfg = springsim::converge::ConvergeConfig {
+                frame,
+                iterations,
+                globals,
+                global_iterations,
+                newton_iterations,
+                settings: StepSettings { frame_dt, ..Default::default() },
+            };
+            let r = springsim::converge::run(&model, &cfg)?;
+            std::fs::write(&csv, r.to_csv()).with_context(|| format!("writing {}", csv.display()))?;
+            let title = format!("{name}, frame {frame}: relative error (Liu et al. 2013, eq. 15)");
+            std::fs::write(&svg, r.to_svg(&title)?).with_context(|| format!("writing {}", svg.display()))?;
+            print!("{}", r.table());
+            if r.star_residual > 1e-8 {
+                eprintln!(
+                    "warning: Newton's x* is only converged to |grad g| = {:.1e} of |grad g(y)| (try an earlier --frame or more --newton-iterations)",
+                    r.star_residual
+                );
+            }
+            println!("wrote {} and {}", csv.display(), svg.display());
             Ok(())
         }
     }

@@ -153,9 +153,9 @@ fn rope_system(n: usize, h: f64) -> (CpuModel, ImplicitSystem) {
     (cm, sys)
 }
 
-/// Item 4/5: converged PCG within 1e-6 (f64, relative) of the block-tridiagonal (Thomas) solution on a
-/// rope (band 2: skip-one bend springs) and on the slinky (band 1); the Thomas solve itself within 1e-10
-/// of a dense LU.
+/// Item 4/5: converged PCG within 1e-6 (f64, relative) of the block-tridiagonal (Thomas) solution and of
+/// faer's direct sparse solve on a rope (band 2: skip-one bend springs) and on the slinky (band 1); the
+/// Thomas solve itself within 1e-10 of a dense LU.
 #[test]
 fn pcg_matches_tridiagonal_and_dense_solves() {
     for (name, h) in [("rope 32", 1.0 / 30.0), ("rope 200", 1.0 / 30.0), ("rope 32, h = 1/300", 1.0 / 300.0)] {
@@ -164,6 +164,7 @@ fn pcg_matches_tridiagonal_and_dense_solves() {
         let mut tri = vec![V3::zeros(); cm.n];
         implicit::tridiagonal_solve(&cm, &sys, &mut tri).unwrap();
         let dense = implicit::dense_solve(&cm, &sys).unwrap();
+        let direct = implicit::sparse_solve(&cm, &sys).unwrap();
         let mut cg = vec![V3::zeros(); cm.n];
         let rep = implicit::pcg_solve(
             |p, o| implicit::implicit_matvec(&cm, &sys, p, o),
@@ -177,7 +178,9 @@ fn pcg_matches_tridiagonal_and_dense_solves() {
         .unwrap();
         let e_cg = rel_err(&v3s(&cg), &v3s(&tri));
         let e_dense = rel_err(&v3s(&tri), &v3s(&dense));
-        eprintln!("{name}: band {}, PCG {} iterations (residual {:.2e}): |Δv_cg − Δv_tri|/|Δv_tri| = {e_cg:.2e}; tridiagonal vs dense LU {e_dense:.2e}", implicit::chain_band(&cm), rep.iterations, rep.residual);
+        let e_direct = rel_err(&v3s(&cg), &v3s(&direct));
+        assert!(e_direct < 1e-6, "{name}: PCG vs faer's sparse Cholesky {e_direct:e}");
+        eprintln!("{name}: band {}, PCG {} iterations (residual {:.2e}): |Δv_cg − Δv_tri|/|Δv_tri| = {e_cg:.2e}; vs faer sparse Cholesky {e_direct:.2e}; tridiagonal vs dense LU {e_dense:.2e}", implicit::chain_band(&cm), rep.iterations, rep.residual);
         assert!(e_cg < 1e-6, "{name}: PCG vs tridiagonal {e_cg:e}");
         assert!(e_dense < 1e-10, "{name}: tridiagonal vs dense {e_dense:e}");
     }
@@ -465,4 +468,28 @@ fn implicit_euler_conserves_momentum_with_a_tight_solve() {
     let err = (0..3).map(|k| (p1[k] - p0[k]).abs()).fold(0.0, f64::max) / scale;
     eprintln!("implicit Euler, tol 1e-14: momentum drift / sum m|v| = {err:.2e}");
     assert!(err < 1e-10);
+}
+
+/// Item 4: the CPU twin's PCG against the direct sparse solve (faer's Cholesky) on the 81×81 curtain after
+/// some frames, where a dense reference is out of reach.
+#[test]
+fn pcg_matches_faers_direct_solve_on_the_curtain() {
+    let model = springsim::model::curtain(81, None).unwrap();
+    let mut sim = CpuSimulator::new(&model, Method::ImplicitEuler, StepSettings::default()).unwrap();
+    for _ in 0..5 {
+        sim.step_frame().unwrap();
+    }
+    let (x, v) = sim.read_state().unwrap();
+    let cm = springsim::cpu::CpuModel::new(&model).unwrap();
+    let to_v3 = |a: &[[f64; 3]]| a.iter().map(|p| V3::from(*p)).collect::<Vec<_>>();
+    let (x, v) = (to_v3(&x), to_v3(&v));
+    let mut sys = implicit::ImplicitSystem::default();
+    implicit::implicit_prepare(&cm, 1.0 / 30.0, false, &x, &v, &mut sys);
+    let direct = implicit::sparse_solve(&cm, &sys).unwrap();
+    let mut cg = vec![V3::zeros(); cm.n];
+    let rep = implicit::pcg_solve(|p, o| implicit::implicit_matvec(&cm, &sys, p, o), &sys.inv_diag, &sys.rhs, &mut cg, 1e-12, 20_000, &mut CgWork::default())
+        .unwrap();
+    let e = rel_err(&v3s(&cg), &v3s(&direct));
+    eprintln!("curtain 81x81, frame 6: PCG {} iterations (residual {:.1e}) vs faer sparse Cholesky: {e:.2e}", rep.iterations, rep.residual);
+    assert!(e < 1e-6, "PCG vs direct {e:e}");
 }

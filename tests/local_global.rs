@@ -374,3 +374,44 @@ fn newton_hessian_is_the_derivative_of_the_gradient() {
     println!("Hessian-vector product vs central differences of ∇g: max error {err:.2e} (scale {sc:.2e})");
     assert!(err < 1e-6 * sc, "the Hessian is not the gradient's derivative: {err:e}");
 }
+
+/// Timing of the parts of a local/global iteration (run with --ignored --nocapture; speed is not asserted).
+#[test]
+#[ignore]
+fn lg_iteration_timing() {
+    let (_, cm, q, v) = swinging(81, None, FRAME);
+    let p = LgParams::new(&cm, H);
+    let t = std::time::Instant::now();
+    let mut chol = GlobalCholesky::new(&cm, &p).unwrap();
+    println!("prefactor {:.2} ms, factor nnz {}", t.elapsed().as_secs_f64() * 1e3, chol.factor_nnz());
+    let mut y = vec![V3::zeros(); cm.n];
+    springsim::cpu::local_global::lg_inertia(&cm, &p, &q, &v, &mut y);
+    let mut d = vec![V3::zeros(); cm.sa.len()];
+    let mut r = vec![V3::zeros(); cm.n];
+    let mut delta = vec![V3::zeros(); cm.n];
+    let reps = 200;
+    let t = std::time::Instant::now();
+    for _ in 0..reps {
+        lg_local(&cm, &y, &mut d);
+    }
+    let tl = t.elapsed().as_secs_f64() / reps as f64;
+    let t = std::time::Instant::now();
+    for _ in 0..reps {
+        lg_residual(&cm, &p, &y, &d, &y, &mut r);
+    }
+    let tr = t.elapsed().as_secs_f64() / reps as f64;
+    let t = std::time::Instant::now();
+    for _ in 0..reps {
+        chol.solve(&r, &mut delta).unwrap();
+    }
+    let ts = t.elapsed().as_secs_f64() / reps as f64;
+    let mut s = lg(&cm, GlobalSolve::Cholesky);
+    let mut x = vec![V3::zeros(); cm.n];
+    let mut vo = vec![V3::zeros(); cm.n];
+    let t = std::time::Instant::now();
+    for _ in 0..20 {
+        s.step(&cm, 10, &q, &v, &mut x, &mut vo).unwrap();
+    }
+    let tf = t.elapsed().as_secs_f64() / 20.0;
+    println!("local {:.3} ms, residual {:.3} ms, solve {:.3} ms; a 10-iteration step {:.2} ms", tl * 1e3, tr * 1e3, ts * 1e3, tf * 1e3);
+}

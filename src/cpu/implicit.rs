@@ -324,6 +324,30 @@ fn for_each_block(m: &CpuModel, sys: &ImplicitSystem, mut f: impl FnMut(usize, u
     }
 }
 
+/// The exact solve of the filtered system by faer's sparse Cholesky (the direct check of the PCG, any
+/// size). The clamped Jacobian keeps A symmetric positive definite; with the exact Jacobian of compressed
+/// springs A may be indefinite, and that is an [`Error::Solver`] from the factorisation.
+pub fn sparse_solve(m: &CpuModel, sys: &ImplicitSystem) -> Result<Vec<V3>> {
+    let mut pairs = Vec::new();
+    let mut vals = Vec::new();
+    for_each_block(m, sys, |i, j, b| {
+        for r in 0..3 {
+            for c in 0..3 {
+                let (gr, gc) = (3 * i + r, 3 * j + c);
+                if gr >= gc {
+                    pairs.push((gr, gc));
+                    vals.push(b[(r, c)]);
+                }
+            }
+        }
+    });
+    let mut f = super::sparse::SpdFactor::new(3 * m.n, &pairs, 1, "the implicit Euler matrix")?;
+    f.factor(&vals, "the implicit Euler matrix")?;
+    let mut rhs = faer::Mat::<f64>::from_fn(3 * m.n, 1, |k, _| sys.rhs[k / 3][k % 3]);
+    f.solve_in_place(rhs.as_mut())?;
+    Ok((0..m.n).map(|i| V3::new(rhs[(3 * i, 0)], rhs[(3 * i + 1, 0)], rhs[(3 * i + 2, 0)])).collect())
+}
+
 /// The exact solve of the filtered system by a dense LU (for checking, small models only).
 pub fn dense_solve(m: &CpuModel, sys: &ImplicitSystem) -> Result<Vec<V3>> {
     let n3 = 3 * m.n;
