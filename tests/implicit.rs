@@ -487,8 +487,16 @@ fn pcg_matches_faers_direct_solve_on_the_curtain() {
     implicit::implicit_prepare(&cm, 1.0 / 30.0, false, &x, &v, &mut sys);
     let direct = implicit::sparse_solve(&cm, &sys).unwrap();
     let mut cg = vec![V3::zeros(); cm.n];
-    let rep = implicit::pcg_solve(|p, o| implicit::implicit_matvec(&cm, &sys, p, o), &sys.inv_diag, &sys.rhs, &mut cg, 1e-12, 20_000, &mut CgWork::default())
-        .unwrap();
+    let rep = implicit::pcg_solve(
+        |p, o| implicit::implicit_matvec(&cm, &sys, p, o),
+        &sys.inv_diag,
+        &sys.rhs,
+        &mut cg,
+        1e-12,
+        20_000,
+        &mut CgWork::default(),
+    )
+    .unwrap();
     let e = rel_err(&v3s(&cg), &v3s(&direct));
     eprintln!("curtain 81x81, frame 6: PCG {} iterations (residual {:.1e}) vs faer sparse Cholesky: {e:.2e}", rep.iterations, rep.residual);
     assert!(e < 1e-6, "PCG vs direct {e:e}");

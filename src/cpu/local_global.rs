@@ -296,7 +296,7 @@ pub struct GlobalCholesky {
     coupled: Vec<u32>,
     factor: SpdFactor,
     values: Vec<f64>,
-    rhs: faer::Mat<f64>,
+    rhs: Vec<[f64; 3]>,
     /// The step h the factor is for.
     h: f64,
 }
@@ -322,7 +322,7 @@ impl GlobalCholesky {
             }
         }
         let factor = SpdFactor::new(free.len(), &pairs, 3, "the global matrix M + h²L")?;
-        let rhs = faer::Mat::zeros(free.len(), 3);
+        let rhs = vec![[0.0; 3]; free.len()];
         let mut c = GlobalCholesky { row, free, coupled, factor, values: vec![0.0; pairs.len()], rhs, h: f64::NAN };
         c.refactor(m, p)?;
         Ok(c)
@@ -365,19 +365,12 @@ impl GlobalCholesky {
     pub fn solve(&mut self, r: &[V3], delta: &mut [V3]) -> Result<()> {
         for (k, &i) in self.free.iter().enumerate() {
             let ri = r[i as usize];
-            self.rhs[(k, 0)] = ri.x;
-            self.rhs[(k, 1)] = ri.y;
-            self.rhs[(k, 2)] = ri.z;
+            self.rhs[k] = [ri.x, ri.y, ri.z];
         }
-        self.factor.solve_in_place(self.rhs.as_mut())?;
+        self.factor.solve3_in_place(&mut self.rhs)?;
         for (i, d) in delta.iter_mut().enumerate() {
             let k = self.row[i];
-            *d = if k == u32::MAX {
-                V3::zeros()
-            } else {
-                let k = k as usize;
-                V3::new(self.rhs[(k, 0)], self.rhs[(k, 1)], self.rhs[(k, 2)])
-            };
+            *d = if k == u32::MAX { V3::zeros() } else { V3::from(self.rhs[k as usize]) };
         }
         Ok(())
     }
