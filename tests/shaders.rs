@@ -50,10 +50,15 @@ fn check_params(module: &Module, file: &str) {
         ("n_springs", offset_of!(GpuParams, n_springs)),
         ("h", offset_of!(GpuParams, h)),
         ("alpha", offset_of!(GpuParams, alpha)),
+        ("cursor", offset_of!(GpuParams, cursor)),
+        ("cursor_particle", offset_of!(GpuParams, cursor_particle)),
+        ("cursor_damping", offset_of!(GpuParams, cursor_damping)),
+        ("_pad0", offset_of!(GpuParams, _pad)),
+        ("_pad1", offset_of!(GpuParams, _pad) + 4),
     ] {
         assert_eq!(offset_of_member(&m, "Params", name) as usize, off, "{file}: Params.{name} offset");
     }
-    assert_eq!(m.len(), 7, "{file}: Params has exactly the GpuParams fields");
+    assert_eq!(m.len(), 12, "{file}: Params has exactly the GpuParams fields");
 }
 
 fn check_spring(module: &Module, file: &str) {

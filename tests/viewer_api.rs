@@ -1,6 +1,7 @@
 //! The library API the window uses: switching method keeps positions and velocities, rebuilding for a
-//! stiffness/drag/wind change keeps them, and the interaction calls (`set_particle`) agree between the
-//! GPU and the CPU twin.
+//! stiffness/drag/wind change keeps them, and the interaction calls (`set_particle`, the cursor spring of
+//! `set_cursor`) agree between the GPU and the CPU twin: the explicit methods drag with a stiff spring,
+//! the implicit ones with a position constraint.
 
 mod common;
 
@@ -105,7 +106,7 @@ fn mouse_pick_drag_and_pin_through_the_demo_api() {
     use springsim::viewer::{Demo, DemoArgs};
     let Some(ctx) = common::gpu() else { return };
     let format = springsim::wgpu::TextureFormat::Rgba8UnormSrgb;
-    for method in [Method::SymplecticEuler, Method::Rk4, Method::Leu] {
+    for method in [Method::SymplecticEuler, Method::Rk4, Method::Leu, Method::ImplicitEuler] {
         let args = DemoArgs { scene: "rope".into(), size: Some(12), method, ..Default::default() };
         let mut demo = Demo::new(ctx.device.clone(), ctx.queue.clone(), ctx.adapter_name(), format, 1, &args).unwrap();
         let (w, h) = (640.0, 480.0);
@@ -122,14 +123,30 @@ fn mouse_pick_drag_and_pin_through_the_demo_api() {
         for k in 1..=5 {
             demo.grab.as_mut().unwrap().target = at + (target - at) * (k as f32 / 5.0);
             demo.simulate().unwrap();
+            // the explicit methods pull it with the cursor spring (free); the implicit ones pin it there
+            assert_eq!(demo.sim.is_pinned(end), method.is_implicit(), "{method}: pinned while held");
+            assert_eq!(demo.sim.cursor().is_some(), !method.is_implicit(), "{method}: cursor spring while held");
+        }
+        if method.is_implicit() {
+            let (x, _) = demo.sim.read_state().unwrap();
+            for c in 0..3 {
+                assert!((x[end][c] as f32 - target[c]).abs() < 1e-5, "{method}: the held particle is at the cursor");
+            }
+        } else {
+            // the spring pulls it within a few mm of the cursor once the cursor rests
+            for _ in 0..5 {
+                demo.simulate().unwrap();
+            }
+            let (x, _) = demo.sim.read_state().unwrap();
+            let off = (glam::Vec3::new(x[end][0] as f32, x[end][1] as f32, x[end][2] as f32) - target).length();
+            eprintln!("{method}: distance to the resting cursor {off:.2e} m (moved {:.3} m)", (target - at).length());
+            assert!(off < 0.01, "{method}: the held particle follows the cursor ({off} m away)");
         }
         let (x, _) = demo.sim.read_state().unwrap();
-        for c in 0..3 {
-            assert!((x[end][c] as f32 - target[c]).abs() < 1e-5, "{method}: the held particle follows the cursor");
-        }
         assert!(x.iter().all(|p| p.iter().all(|c| c.is_finite())));
         demo.release().unwrap();
         assert!(!demo.sim.is_pinned(end), "{method}: let go, it is free again");
+        assert!(demo.sim.cursor().is_none(), "{method}: let go, no cursor spring");
         demo.simulate().unwrap();
         let (x, v) = demo.sim.read_state().unwrap();
         assert!((x[end][1] as f32 - target[1]).abs() > 1e-6 || v[end][1] != 0.0, "{method}: it moves once let go");
@@ -145,4 +162,66 @@ fn mouse_pick_drag_and_pin_through_the_demo_api() {
             assert!((x2[end][c] as f32 - here[c]).abs() < 1e-6, "{method}: a pinned particle stays");
         }
     }
+}
+
+/// The CPU twin's cursor spring in a long run, every explicit method: the rope's free end is dragged
+/// 0.42 m up and towards the pin over 1 s, then held there 2 s. It follows the cursor without being
+/// pinned, nothing diverges (no speed over the limit: k₀ is never recomputed), and it rests at the
+/// cursor. A spring beyond the bound (c = 2·k₀, so h²(k₀ + c) = 8 > 4) makes symplectic Euler blow up:
+/// the bound of `Cursor::stable` is what keeps the step stable.
+#[test]
+fn cursor_drag_follows_and_stays_stable_on_the_cpu() {
+    use springsim::sim::Cursor;
+    let m = model::rope(24, None).unwrap();
+    let end = m.n_particles() - 1;
+    let start = m.positions[end];
+    let target_at = |f: usize| {
+        let s = ((f + 1) as f64 / 30.0).min(1.0);
+        [start[0] - 0.3 * s, start[1] + 0.3 * s, start[2]]
+    };
+    let dist = |a: [f64; 3], b: [f64; 3]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
+    for method in Method::EXPLICIT {
+        let mut cpu = CpuSimulator::new(&m, method, StepSettings::default()).unwrap();
+        let k0 = cpu.plan().k0;
+        let mut worst: f64 = 0.0;
+        for f in 0..90 {
+            let target = target_at(f);
+            cpu.set_cursor(Some(Cursor::stable(end, target, &cpu.plan(), cpu.model().drag))).unwrap();
+            cpu.step_frame().unwrap();
+            assert!(!cpu.is_pinned(end));
+            let x = cpu.x[end];
+            if f >= 5 {
+                worst = worst.max(dist([x[0], x[1], x[2]], target));
+            }
+        }
+        let (x, v) = cpu.read_state().unwrap();
+        let vmax = v.iter().map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()).fold(0.0, f64::max);
+        let rest = dist(x[end], target_at(89));
+        let c = cpu.cursor().unwrap();
+        eprintln!(
+            "{method:17} c = {:.3e}/s² ({:.2} k0), d = {:.1}/s: worst lag {worst:.4} m, final distance {rest:.2e} m, max speed {vmax:.3} m/s",
+            c.stiffness,
+            c.stiffness / k0,
+            c.damping
+        );
+        assert!(x.iter().all(|p| p.iter().all(|c| c.is_finite())));
+        assert_eq!(cpu.plan().k0, k0, "{method}: a speed over the limit made it recompute k0");
+        assert!(worst < 0.02, "{method}: the end lags the cursor by {worst} m");
+        assert!(rest < 0.005, "{method}: the end rests {rest} m from the cursor");
+        cpu.set_cursor(None).unwrap();
+        cpu.step_frame().unwrap();
+        assert!(cpu.cursor().is_none());
+    }
+    // beyond the bound: symplectic Euler diverges
+    let mut cpu = CpuSimulator::new(&m, Method::SymplecticEuler, StepSettings::default()).unwrap();
+    let mut c = Cursor::stable(end, target_at(0), &cpu.plan(), cpu.model().drag);
+    c.stiffness = 2.0 * cpu.plan().k0;
+    c.damping = 0.0;
+    cpu.set_cursor(Some(c)).unwrap();
+    for _ in 0..5 {
+        let _ = cpu.step_frame();
+    }
+    let (x, _) = cpu.read_state().unwrap();
+    let blown = x.iter().any(|p| p.iter().any(|c| !c.is_finite() || c.abs() > 1e3));
+    assert!(blown, "a cursor spring of 2 k0 should make symplectic Euler diverge");
 }

@@ -50,6 +50,10 @@ pub struct CpuModel {
     /// The evaluation order of [`forces::accelerations`], built from the springs (with their k, L and
     /// k_d) and the incidence lists: rebuild it with [`forces::ForcePlan::new`] after changing those.
     pub force_plan: forces::ForcePlan,
+    /// The cursor spring the explicit methods and LEU add to the gather (see [`crate::sim::Cursor`]);
+    /// `None` leaves every result bit for bit as without it. Set through
+    /// [`CpuSimulator::set_cursor`], which keeps it `None` for the implicit methods.
+    pub cursor: Option<crate::sim::Cursor>,
 }
 
 impl CpuModel {
@@ -74,6 +78,7 @@ impl CpuModel {
             central_center: V3::from(cc),
             central_strength: cs,
             force_plan: forces::ForcePlan::default(),
+            cursor: None,
         };
         cm.force_plan = forces::ForcePlan::for_model(&cm);
         Ok(cm)
@@ -156,6 +161,8 @@ pub struct CpuSimulator {
     cg_iterations: usize,
     /// Implicit: a solver failure of `step`, returned by the next `step_frame`.
     solver_error: Option<Error>,
+    /// The cursor spring (applied by the explicit methods only: `model.cursor` mirrors it for them).
+    cursor: Option<crate::sim::Cursor>,
 }
 
 impl CpuSimulator {
@@ -191,6 +198,7 @@ impl CpuSimulator {
             last_cg: implicit::CgReport::default(),
             cg_iterations: 0,
             solver_error: None,
+            cursor: None,
         })
     }
 
@@ -341,6 +349,24 @@ impl CpuSimulator {
         self.model.inv_mass.get(i).is_some_and(|&w| w == 0.0)
     }
 
+    /// Sets or clears the cursor spring (the explicit methods' mouse drag, [`crate::sim::Cursor`]):
+    /// the CPU twin of [`crate::gpu::GpuSimulator::set_cursor`]. The implicit methods keep it but do not
+    /// apply it (they drag by a position constraint, `set_particle`). Takes effect at the next step.
+    pub fn set_cursor(&mut self, cursor: Option<crate::sim::Cursor>) -> Result<()> {
+        if let Some(c) = &cursor {
+            c.validate(self.model.n)?;
+        }
+        self.cursor = cursor;
+        self.model.cursor = if self.method.is_implicit() { None } else { cursor };
+        self.steps_since_lin = usize::MAX;
+        Ok(())
+    }
+
+    /// The cursor spring set by [`CpuSimulator::set_cursor`].
+    pub fn cursor(&self) -> Option<crate::sim::Cursor> {
+        self.cursor
+    }
+
     // --- end of viewer additions ---
 
     /// LEU divergence retries so far.
@@ -402,6 +428,7 @@ impl Simulator for CpuSimulator {
     fn set_method(&mut self, method: Method) -> Result<()> {
         check_cpu_settings(&self.model, method, &self.settings)?;
         self.method = method;
+        self.model.cursor = if method.is_implicit() { None } else { self.cursor };
         self.plan = plan(method, self.plan.k0, self.model.drag, &self.settings);
         self.steps_since_lin = usize::MAX;
         self.h_adaptive = self.plan.h;

@@ -24,7 +24,18 @@ pub struct GpuParams {
     pub h: f32,
     /// Rayleigh α.
     pub alpha: f32,
+    /// xyz: the cursor spring's target; w: its stiffness c (1/s²) (see [`crate::sim::Cursor`]).
+    pub cursor: [f32; 4],
+    /// The particle on the cursor spring, [`CURSOR_NONE`] for none.
+    pub cursor_particle: u32,
+    /// The cursor spring's damping d (1/s).
+    pub cursor_damping: f32,
+    /// Padding to 96 bytes.
+    pub _pad: [u32; 2],
 }
+
+/// `GpuParams::cursor_particle` when no particle is on the cursor spring (`CURSOR_NONE` in WGSL).
+pub const CURSOR_NONE: u32 = u32::MAX;
 
 /// `Nbr` in `shaders/shared/common.wgsl`: one CSR incidence entry, seen from the particle that owns it.
 #[repr(C)]

@@ -3,7 +3,7 @@
 
 use super::explicit::{ExplicitGroups, ExplicitPipelines};
 use super::implicit::ImplicitPipelines;
-use super::layout::{groups, CgPass, GpuParams, ImplicitParams};
+use super::layout::{groups, CgPass, GpuParams, ImplicitParams, CURSOR_NONE};
 use super::leu::LeuPipelines;
 use super::power::PowerPipelines;
 use super::state::{pack_state, GpuState};
@@ -59,6 +59,8 @@ pub struct GpuSimulator {
     h_adaptive: f64,
     good_steps: usize,
     step_log: Vec<(f64, bool)>,
+    /// The cursor spring (written into `Params` for the explicit methods only).
+    cursor: Option<crate::sim::Cursor>,
 }
 
 /// The PCG's status words as the GPU left them (`cg_state` in `shaders/pcg.wgsl`).
@@ -134,6 +136,7 @@ impl GpuSimulator {
             h_adaptive: 0.0,
             good_steps: 0,
             step_log: Vec::new(),
+            cursor: None,
         };
         sim.write_params();
         sim.replan()?;
@@ -167,7 +170,7 @@ impl GpuSimulator {
 
     fn write_params_h(&self, h: f64) {
         let m = &self.model;
-        let p = GpuParams {
+        let mut p = GpuParams {
             gravity: [m.gravity.x as f32, m.gravity.y as f32, m.gravity.z as f32, m.drag as f32],
             wind: [m.wind.x as f32, m.wind.y as f32, m.wind.z as f32, m.central_strength as f32],
             center: [m.central_center.x as f32, m.central_center.y as f32, m.central_center.z as f32, self.settings.speed_limit as f32],
@@ -175,7 +178,16 @@ impl GpuSimulator {
             n_springs: m.sa.len() as u32,
             h: h as f32,
             alpha: self.plan.alpha as f32,
+            cursor: [0.0; 4],
+            cursor_particle: CURSOR_NONE,
+            cursor_damping: 0.0,
+            _pad: [0; 2],
         };
+        if let Some(c) = self.cursor.filter(|_| !self.method.is_implicit()) {
+            p.cursor = [c.target[0] as f32, c.target[1] as f32, c.target[2] as f32, c.stiffness as f32];
+            p.cursor_particle = c.particle as u32;
+            p.cursor_damping = c.damping as f32;
+        }
         self.queue.write_buffer(&self.state.params, 0, bytemuck::bytes_of(&p));
         let ip =
             ImplicitParams { exact: self.settings.exact_jacobian as u32, strain_limit: self.settings.strain_limit as f32, _pad: [0; 2] };
@@ -423,6 +435,26 @@ impl GpuSimulator {
     /// Whether particle `i` is pinned now (w = 0).
     pub fn is_pinned(&self, i: usize) -> bool {
         self.model.inv_mass.get(i).is_some_and(|&w| w == 0.0)
+    }
+
+    /// Sets or clears the cursor spring (the explicit methods' and LEU's mouse drag,
+    /// [`crate::sim::Cursor`]; [`crate::sim::Cursor::stable`] picks a stiffness the planned step
+    /// stays stable with). The implicit methods keep it but do not apply it (they drag by a position
+    /// constraint, [`GpuSimulator::set_particle`]). Queued before the next submit. CPU twin:
+    /// [`crate::cpu::CpuSimulator::set_cursor`].
+    pub fn set_cursor(&mut self, cursor: Option<crate::sim::Cursor>) -> Result<()> {
+        if let Some(c) = &cursor {
+            c.validate(self.model.n)?;
+        }
+        self.cursor = cursor;
+        self.steps_since_lin = usize::MAX;
+        self.write_params();
+        Ok(())
+    }
+
+    /// The cursor spring set by [`GpuSimulator::set_cursor`].
+    pub fn cursor(&self) -> Option<crate::sim::Cursor> {
+        self.cursor
     }
 
     // --- end of viewer additions ---

@@ -16,7 +16,7 @@ pub mod render;
 use crate::gpu::GpuSimulator;
 use crate::model::Model;
 use crate::scene::{self, SceneOptions};
-use crate::sim::{state_stats, Simulator};
+use crate::sim::{state_stats, Cursor, Simulator};
 use crate::{Method, StepSettings};
 use anyhow::{Context, Result};
 use camera::Camera;
@@ -88,8 +88,12 @@ impl Default for ModelControls {
     }
 }
 
-/// A particle held by the mouse: a kinematic position constraint in every method (the particle is
-/// pinned at the cursor's point while held and gets the cursor's velocity when let go).
+/// A particle held by the mouse (issue #5): in the explicit methods and LEU a stiff spring pulls it
+/// to the cursor ([`crate::sim::Cursor::stable`], the particle stays free); in the implicit methods
+/// (`Method::is_implicit`) it is a kinematic position constraint: pinned at the cursor's point while
+/// held, with the cursor's velocity when let go. A particle that was pinned before is moved as a pin
+/// in every method, and so is any particle when the step leaves no room for a stiff enough spring
+/// (substep scale near 1, [`crate::sim::Cursor::is_usable`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Grab {
     /// The particle.
@@ -100,6 +104,8 @@ pub struct Grab {
     pub target: Vec3,
     /// Where it was last frame.
     pub last: Vec3,
+    /// Held by the position constraint now (pinned by the grab), rather than by the cursor spring.
+    pub held: bool,
 }
 
 /// Timings and statistics the overlay shows.
@@ -287,8 +293,24 @@ impl Demo {
         }
         let dt = StepSettings::default().frame_dt;
         if let Some(g) = &mut self.grab {
-            let v = (g.target - g.last) / dt as f32;
-            self.sim.set_particle(g.index, g.target.to_array().map(f64::from), v.to_array().map(f64::from), true)?;
+            let v = ((g.target - g.last) / dt as f32).to_array().map(f64::from);
+            let target = g.target.to_array().map(f64::from);
+            let plan = self.sim.plan();
+            let cursor = Cursor::stable(g.index, target, &plan, self.sim.model().drag);
+            if !self.sim.method().is_implicit() && !g.was_pinned && cursor.is_usable(&plan) {
+                if g.held {
+                    // from a position constraint (a method switch): free it at the cursor
+                    self.sim.set_particle(g.index, target, v, false)?;
+                    g.held = false;
+                }
+                self.sim.set_cursor(Some(cursor))?;
+            } else {
+                if self.sim.cursor().is_some() {
+                    self.sim.set_cursor(None)?;
+                }
+                self.sim.set_particle(g.index, target, v, true)?;
+                g.held = true;
+            }
             g.last = g.target;
         }
         let run = !(self.paused || self.diverged) || self.step_once;
@@ -366,17 +388,23 @@ impl Demo {
         Ok(best.map(|(_, _, i)| (i, Vec3::new(x[i][0] as f32, x[i][1] as f32, x[i][2] as f32))))
     }
 
-    /// Starts holding particle `i` at `at`.
+    /// Starts holding particle `i` at `at` (the grab takes effect at the next [`Demo::simulate`]).
     pub fn grab(&mut self, i: usize, at: Vec3) {
-        self.grab = Some(Grab { index: i, was_pinned: self.sim.is_pinned(i), target: at, last: at });
+        self.grab = Some(Grab { index: i, was_pinned: self.sim.is_pinned(i), target: at, last: at, held: false });
     }
 
-    /// Lets go of the held particle: it keeps the cursor's last velocity unless it was pinned.
+    /// Lets go of the held particle: a position-constrained one keeps the cursor's last velocity (and
+    /// its pin if it had one); a spring-held one just loses the spring, keeping its own velocity.
     pub fn release(&mut self) -> Result<()> {
         if let Some(g) = self.grab.take() {
-            let dt = StepSettings::default().frame_dt as f32;
-            let v = (g.target - g.last) / dt;
-            self.sim.set_particle(g.index, g.target.to_array().map(f64::from), v.to_array().map(f64::from), g.was_pinned)?;
+            if self.sim.cursor().is_some() {
+                self.sim.set_cursor(None)?;
+            }
+            if g.held {
+                let dt = StepSettings::default().frame_dt as f32;
+                let v = (g.target - g.last) / dt;
+                self.sim.set_particle(g.index, g.target.to_array().map(f64::from), v.to_array().map(f64::from), g.was_pinned)?;
+            }
         }
         Ok(())
     }
