@@ -1,6 +1,7 @@
 //! The f64 CPU reference: one twin per GPU kernel, same names, same argument order. Users without a
 //! GPU run on it; the tests hold the GPU to it.
 
+pub mod collide;
 pub mod explicit;
 pub mod forces;
 pub mod implicit;
@@ -54,6 +55,8 @@ pub struct CpuModel {
     /// `None` leaves every result bit for bit as without it. Set through
     /// [`CpuSimulator::set_cursor`], which keeps it `None` for the implicit methods.
     pub cursor: Option<crate::sim::Cursor>,
+    /// The model's colliders with unit normals ([`collide::collide`] applies them after every step).
+    pub colliders: Vec<crate::model::Collider>,
 }
 
 impl CpuModel {
@@ -79,6 +82,7 @@ impl CpuModel {
             central_strength: cs,
             force_plan: forces::ForcePlan::default(),
             cursor: None,
+            colliders: model.colliders.iter().map(|c| c.normalized()).collect(),
         };
         cm.force_plan = forces::ForcePlan::for_model(&cm);
         Ok(cm)
@@ -241,6 +245,7 @@ impl CpuSimulator {
         let rep = implicit::implicit_step(&self.model, h, &o, &self.x, &self.v, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
+        collide::collide(&self.model, &mut self.x, &mut self.v);
         self.last_cg = rep;
         self.cg_iterations += rep.iterations;
         Ok(rep)
@@ -270,6 +275,7 @@ impl CpuSimulator {
             let rep = implicit::implicit_step(&self.model, h, &o, &self.x, &self.v, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
             self.last_cg = rep;
             self.cg_iterations += rep.iterations;
+            collide::collide(&self.model, &mut self.x_next, &mut self.v_next);
             let strain = forces::max_strain(&self.model, &self.x_next);
             if strain > self.settings.strain_limit && h > h_floor {
                 self.step_log.push((h, false));
@@ -326,6 +332,7 @@ impl CpuSimulator {
         }
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
+        collide::collide(&self.model, &mut self.x, &mut self.v);
     }
 
     // --- viewer additions (interaction): keep this block together ---

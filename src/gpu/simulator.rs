@@ -1,6 +1,7 @@
 //! `GpuSimulator`: a model on a caller's device. `encode_frame` records a whole frame into the caller's
 //! encoder without submitting (the embedding path); `step_frame` submits and waits (CLI, tests, window).
 
+use super::collide::{CollidePipelines, Colliders};
 use super::explicit::{ExplicitGroups, ExplicitPipelines};
 use super::implicit::ImplicitPipelines;
 use super::layout::{groups, CgPass, GpuParams, ImplicitParams, CURSOR_NONE};
@@ -23,6 +24,8 @@ pub struct GpuPipelines {
     pub power: PowerPipelines,
     /// Implicit Euler and its PCG.
     pub implicit: ImplicitPipelines,
+    /// The colliders.
+    pub collide: CollidePipelines,
 }
 
 impl GpuPipelines {
@@ -33,6 +36,7 @@ impl GpuPipelines {
             leu: LeuPipelines::new(device),
             power: PowerPipelines::new(device),
             implicit: ImplicitPipelines::new(device),
+            collide: CollidePipelines::new(device),
         }
     }
 }
@@ -61,6 +65,8 @@ pub struct GpuSimulator {
     step_log: Vec<(f64, bool)>,
     /// The cursor spring (written into `Params` for the explicit methods only).
     cursor: Option<crate::sim::Cursor>,
+    /// The model's colliders, `None` without any.
+    colliders: Option<Colliders>,
 }
 
 /// The PCG's status words as the GPU left them (`cg_state` in `shaders/pcg.wgsl`).
@@ -116,6 +122,7 @@ impl GpuSimulator {
         let power_groups = pipes.power.groups(device, &state);
         let implicit_groups = pipes.implicit.groups(device, &state);
         let pcg_groups = pipes.implicit.pcg.groups(device, &state);
+        let colliders = Colliders::new(device, &pipes.collide, &state, &cm.colliders);
         let mut sim = GpuSimulator {
             device: device.clone(),
             queue: queue.clone(),
@@ -137,6 +144,7 @@ impl GpuSimulator {
             good_steps: 0,
             step_log: Vec::new(),
             cursor: None,
+            colliders,
         };
         sim.write_params();
         sim.replan()?;
@@ -256,6 +264,7 @@ impl GpuSimulator {
                     enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("springsim.adaptive"), timestamp_writes: None });
                 let ip = &self.pipes.implicit;
                 ip.encode_step(&mut pass, &self.implicit_groups[0], &self.pcg_groups, n, self.settings.cg_max_iterations);
+                self.encode_collide(&mut pass, 1);
                 ip.encode_strain(&mut pass, &self.implicit_groups[0], &self.pcg_groups, n);
             }
             self.queue.submit([enc.finish()]);
@@ -287,6 +296,13 @@ impl GpuSimulator {
         }
         self.write_params();
         Ok((steps, iterations, residual))
+    }
+
+    /// Records the colliders' pass on `state[q]` (nothing without colliders).
+    fn encode_collide(&self, pass: &mut wgpu::ComputePass, q: usize) {
+        if let Some(c) = &self.colliders {
+            c.encode(&self.pipes.collide, pass, q, self.state.n);
+        }
     }
 
     /// Implicit Euler: Δv of the last solve, read back (for checks).
@@ -393,6 +409,7 @@ impl GpuSimulator {
                         self.pipes.implicit.encode_step(&mut pass, &self.implicit_groups[p], &self.pcg_groups, n, iters);
                     }
                 }
+                self.encode_collide(&mut pass, 1 - p);
                 p ^= 1;
             }
         }
