@@ -225,3 +225,48 @@ fn cursor_drag_follows_and_stays_stable_on_the_cpu() {
     let blown = x.iter().any(|p| p.iter().any(|c| !c.is_finite() || c.abs() > 1e3));
     assert!(blown, "a cursor spring of 2 k0 should make symplectic Euler diverge");
 }
+
+/// The overlay's solver figures come from the frame report: implicit Euler reports its CG iterations
+/// and a residual within the tolerance, the explicit methods none; the drag row tells the mode; the
+/// overlay builds (egui, no window) with them.
+#[cfg(feature = "viewer")]
+#[test]
+fn overlay_shows_the_solver_and_drag_figures() {
+    use springsim::viewer::{drag_mode, overlay, Demo, DemoArgs};
+    let Some(ctx) = common::gpu() else { return };
+    let format = springsim::wgpu::TextureFormat::Rgba8UnormSrgb;
+    let args = DemoArgs { scene: "curtain".into(), size: Some(11), method: Method::ImplicitEuler, ..Default::default() };
+    let mut demo = Demo::new(ctx.device.clone(), ctx.queue.clone(), ctx.adapter_name(), format, 1, &args).unwrap();
+    demo.simulate().unwrap();
+    let r = demo.stats.report;
+    eprintln!("implicit-euler frame: {r:?}");
+    assert!(r.iterations > 0 && r.substeps > 0, "{r:?}");
+    assert!(r.residual.is_finite() && r.residual <= StepSettings::default().cg_tolerance * 1.01, "{r:?}");
+    // single steps report too
+    demo.paused = true;
+    demo.step_once = true;
+    demo.simulate().unwrap();
+    assert!(demo.stats.report.iterations > 0 && demo.stats.report.substeps == 1, "{:?}", demo.stats.report);
+    demo.paused = false;
+    // a grab in implicit Euler is a position constraint, in symplectic Euler a cursor spring
+    let (x, _) = demo.sim.read_state().unwrap();
+    let at = glam::Vec3::new(x[60][0] as f32, x[60][1] as f32, x[60][2] as f32);
+    demo.grab(60, at);
+    demo.simulate().unwrap();
+    assert_eq!(drag_mode(&demo), Some(None));
+    demo.set_method(Method::SymplecticEuler).unwrap();
+    demo.simulate().unwrap();
+    assert_eq!(demo.stats.report.iterations, 0);
+    let Some(Some((c, d))) = drag_mode(&demo) else { panic!("no cursor spring: {:?}", drag_mode(&demo)) };
+    assert!(c > 0.2 * demo.sim.plan().k0 && d > 0.0, "c {c} d {d}");
+    assert!(!demo.sim.is_pinned(60), "switched to the spring, the particle is free");
+    // the overlay builds with these figures
+    let egui_ctx = egui::Context::default();
+    let mut st = overlay::OverlayState { help: true, ..Default::default() };
+    let mut actions = Vec::new();
+    let out = egui_ctx.run_pass(egui::RawInput::default(), |c| actions = overlay::show(c, &mut demo, &mut st));
+    out.drop_without_applying_deltas();
+    assert!(actions.is_empty(), "{actions:?}");
+    demo.release().unwrap();
+    assert_eq!(drag_mode(&demo), None);
+}

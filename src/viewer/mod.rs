@@ -16,7 +16,7 @@ pub mod render;
 use crate::gpu::GpuSimulator;
 use crate::model::Model;
 use crate::scene::{self, SceneOptions};
-use crate::sim::{state_stats, Cursor, Simulator};
+use crate::sim::{state_stats, Cursor, FrameReport, Simulator};
 use crate::{Method, StepSettings};
 use anyhow::{Context, Result};
 use camera::Camera;
@@ -125,6 +125,8 @@ pub struct Stats {
     pub finite: bool,
     /// Sums for the run's averages (sim, draw, count).
     pub totals: (f64, f64, usize),
+    /// The last frame's report (CG iterations and residual for the methods that solve a system).
+    pub report: FrameReport,
 }
 
 /// The demo: the simulation, the renderer and the controls, with no window in it.
@@ -169,6 +171,21 @@ pub struct Demo {
     pub diverged: bool,
     /// A message for the overlay (errors of rebuilds and the like).
     pub message: Option<String>,
+}
+
+/// The methods the demo offers (the overlay's list and the M key), in [`Method::ALL`]'s order. The
+/// window simulates on the GPU, so this is the place to keep out a method the GPU backend does not run;
+/// every method of `Method::ALL` has GPU kernels today, so none is filtered (with `Method::on_gpu`, the
+/// filter is `.filter(|m| m.on_gpu())`).
+pub fn demo_methods() -> Vec<Method> {
+    Method::ALL.to_vec()
+}
+
+/// How the held particle is dragged now: `Some((c, d))` for the cursor spring (stiffness 1/s², damping
+/// 1/s), `None` for the position constraint.
+pub fn drag_mode(demo: &Demo) -> Option<Option<(f64, f64)>> {
+    let g = demo.grab.as_ref()?;
+    Some(if g.held { None } else { demo.sim.cursor().map(|c| (c.stiffness, c.damping)) })
 }
 
 /// Scenes the demo offers (not `orbit`: one particle and no springs to draw).
@@ -318,12 +335,18 @@ impl Demo {
             return Ok(None);
         }
         let t = Instant::now();
-        if self.step_once && (self.paused || self.diverged) {
-            self.sim.run_steps(1)?;
-        } else if self.steps_per_draw > 0 {
-            self.sim.run_steps(self.steps_per_draw)?;
+        let steps = if self.step_once && (self.paused || self.diverged) { 1 } else { self.steps_per_draw };
+        if steps > 0 {
+            self.sim.run_steps(steps)?;
+            self.stats.report = FrameReport { substeps: steps, ..Default::default() };
+            if self.sim.method().is_implicit() {
+                // the solver's words (one small read-back): iterations since the frame began, last residual
+                let cg = self.sim.cg_state_gpu()?;
+                self.stats.report.iterations = cg.total_iterations;
+                self.stats.report.residual = cg.residual;
+            }
         } else {
-            self.sim.step_frame()?;
+            self.stats.report = self.sim.step_frame()?;
         }
         self.step_once = false;
         let ms = t.elapsed().as_secs_f64() * 1e3;
