@@ -133,10 +133,14 @@ fn mouse_pick_drag_and_pin_through_the_demo_api() {
                 assert!((x[end][c] as f32 - target[c]).abs() < 1e-5, "{method}: the held particle is at the cursor");
             }
         } else {
-            // the spring pulls it within a few mm of the cursor once the cursor rests
-            for _ in 0..5 {
+            // the spring's anchor trails a fast cursor (at most CURSOR_MAX_STEP a frame), then catches up;
+            // the spring pulls the particle within a few mm of the cursor once the cursor rests
+            let g = demo.grab.unwrap();
+            assert!((g.anchor - at).length() <= 5.0 * springsim::viewer::CURSOR_MAX_STEP + 1e-6, "{method}: anchor {:?}", g.anchor);
+            for _ in 0..12 {
                 demo.simulate().unwrap();
             }
+            assert_eq!(demo.grab.unwrap().anchor, target, "{method}: the anchor caught up");
             let (x, _) = demo.sim.read_state().unwrap();
             let off = (glam::Vec3::new(x[end][0] as f32, x[end][1] as f32, x[end][2] as f32) - target).length();
             eprintln!("{method}: distance to the resting cursor {off:.2e} m (moved {:.3} m)", (target - at).length());
