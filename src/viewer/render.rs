@@ -83,6 +83,8 @@ struct GroundUniform {
 /// The quad that shows a model's first half-space: centred under the model's initial bounds, four
 /// times their size across (at least 1 m). `None` without a half-space.
 fn ground_quad(model: &Model) -> Option<GroundUniform> {
+    // (a match, not a map: later collider kinds are not drawn as a ground)
+    #[allow(clippy::unnecessary_find_map)]
     let c = model.colliders.iter().map(|c| c.normalized()).find_map(|c| match c {
         crate::model::Collider::HalfSpace { normal, offset, .. } => Some((normal, offset)),
     })?;
