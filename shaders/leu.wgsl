@@ -67,7 +67,7 @@ fn linearize(i: u32) -> vec3<f32> {
 }
 
 // The linearized acceleration of eq. 34 at `src`: a0 + M⁻¹[−Σ K_s(Δx_i − Δx_j) − Σ D_s(Δv_i − Δv_j)]
-// − d0 Δv_i − s Δx_i.
+// − d0 Δv_i − s Δx_i − (c Δx_i + d Δv_i on the cursor's particle).
 fn leu_accel(i: u32) -> vec3<f32> {
     let n = P.n_particles;
     let w = src[i].w;
@@ -90,6 +90,10 @@ fn leu_accel(i: u32) -> vec3<f32> {
     var a = lin[2u * n + i].xyz + f * w - dvi * P.gravity.w;
     if (P.wind.w != 0.0) {
         a -= dxi * P.wind.w;
+    }
+    // the cursor spring is linear: its change since the linearization is exact
+    if (i == P.cursor_particle) {
+        a -= dxi * P.cursor.w + dvi * P.cursor_damping;
     }
     return a;
 }

@@ -124,3 +124,55 @@ fn fs_line(in: LineOut) -> @location(0) vec4<f32> {
     let shade = 0.35 + 0.65 * sqrt(max(1.0 - in.side * in.side, 0.0));
     return vec4<f32>(in.color * shade, 1.0);
 }
+
+// The ground (a half-space collider) as a shaded, checkered quad: `plane` holds the unit normal n and
+// the offset d of n·x = d; `center` a point on the plane (xyz) and the half-size (w). Drawn a hair
+// below the plane so that cloth resting on it does not fight it for depth.
+struct Ground {
+    plane: vec4<f32>,
+    center: vec4<f32>,
+}
+
+@group(1) @binding(2) var<uniform> ground: Ground;  // binding 2: group 1 of the ribbons uses 0 and 1
+
+struct GroundOut {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) world: vec3<f32>,
+    @location(1) uv: vec2<f32>,
+}
+
+@vertex
+fn vs_ground(@builtin(vertex_index) vid: u32) -> GroundOut {
+    let n = ground.plane.xyz;
+    // a tangent basis of the plane
+    var t = vec3<f32>(1.0, 0.0, 0.0);
+    if (abs(n.x) > 0.9) {
+        t = vec3<f32>(0.0, 0.0, 1.0);
+    }
+    let e1 = normalize(cross(n, t));
+    let e2 = cross(n, e1);
+    var corners = array<vec2<f32>, 6>(
+        vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, -1.0), vec2<f32>(1.0, 1.0),
+        vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, 1.0), vec2<f32>(-1.0, 1.0),
+    );
+    let uv = corners[vid % 6u] * ground.center.w;
+    let p = ground.center.xyz + e1 * uv.x + e2 * uv.y - n * (0.002 * ground.center.w);
+    var o: GroundOut;
+    o.clip = cam.view_proj * vec4<f32>(p, 1.0);
+    o.world = p;
+    o.uv = uv;
+    return o;
+}
+
+@fragment
+fn fs_ground(in: GroundOut) -> @location(0) vec4<f32> {
+    // 10 cm checks, fading out towards the quad's edge
+    let c = floor(in.uv * 10.0);
+    let check = select(0.30, 0.36, (i32(c.x) + i32(c.y)) % 2 == 0);
+    let l = normalize(cam.light.xyz);
+    let diffuse = max(dot(ground.plane.xyz, l), 0.0);
+    let fade = 1.0 - smoothstep(0.6, 1.0, length(in.uv) / ground.center.w);
+    let rgb = vec3<f32>(0.55, 0.58, 0.5) * check * (0.35 + 0.65 * diffuse);
+    let bg = vec3<f32>(0.055, 0.06, 0.075);
+    return vec4<f32>(mix(bg, rgb, fade), 1.0);
+}

@@ -1,7 +1,7 @@
 //! The scene registry: one list of named scenes that the window, the bench and the tests share.
 
 use crate::error::{Error, Result};
-use crate::model::{self, Forces, Model};
+use crate::model::{self, Collider, Forces, Model};
 use std::path::PathBuf;
 
 /// Options a scene takes.
@@ -36,6 +36,11 @@ pub const SCENES: &[SceneInfo] = &[
     SceneInfo { name: "jelly", about: "a volumetric lattice with edge, face- and body-diagonal springs", default_size: 8 },
     SceneInfo { name: "orbit", about: "one particle in a central field (the slides' integrator test)", default_size: 1 },
     SceneInfo { name: "flag", about: "a curtain-like cloth hung from one vertical edge (the pole) in a 10 m/s wind", default_size: 41 },
+    SceneInfo {
+        name: "drape",
+        about: "a cloth dropped over a pinned post onto the ground plane (y >= 0, Coulomb friction 0.8)",
+        default_size: 41,
+    },
     SceneInfo { name: "mesh", about: "an OBJ triangle mesh (--mesh path.obj): edge and bending springs", default_size: 0 },
 ];
 
@@ -65,6 +70,7 @@ pub fn build(name: &str, opts: &SceneOptions) -> Result<Model> {
             Ok(m)
         }
         "flag" => flag(n, k),
+        "drape" => drape(n, k),
         "mesh" => {
             let path = opts.mesh.as_ref().ok_or_else(|| Error::param("mesh", "(none)", "the mesh scene needs --mesh path.obj"))?;
             let k = k.unwrap_or(500.0);
@@ -101,3 +107,30 @@ pub fn flag(n: usize, k: Option<f64>) -> Result<Model> {
     m.forces.wind = [10.0, 0.0, 1.0];
     Ok(m)
 }
+
+/// The drape: Liu et al.'s cloth (as [`model::curtain`], 1 m × 1 m, 1 kg) held flat at y = 0.5, centred
+/// over the origin, pinned only at the top of a post (its centre particle and the four around it),
+/// above the ground plane y ≥ 0 with Coulomb friction μ = 0.8; air drag d₀ = 1.5/s (the cloth has no
+/// self-collision, so its folds can slip through each other; this much damping brings it to rest
+/// within a few seconds). It falls, its skirt folds onto the ground and slides until friction holds
+/// it, then it rests.
+pub fn drape(n: usize, k: Option<f64>) -> Result<Model> {
+    let mut m = model::curtain(n, k)?;
+    for p in m.positions.iter_mut() {
+        // curtain: (c·s − 0.5, 0, r·s) → (c·s − 0.5, 0.5, r·s − 0.5)
+        *p = [p[0], DRAPE_HEIGHT, p[2] - 0.5];
+    }
+    for pin in m.pinned.iter_mut() {
+        *pin = false;
+    }
+    let c = n / 2;
+    for (r, col) in [(c, c), (c - 1, c), (c + 1, c), (c, c - 1), (c, c + 1)] {
+        m.pin(r * n + col);
+    }
+    m.forces.drag = 1.5;
+    m.colliders.push(Collider::ground(0.0, 0.8));
+    Ok(m)
+}
+
+/// The drape's post height (m).
+pub const DRAPE_HEIGHT: f64 = 0.5;

@@ -106,3 +106,61 @@ fn method_switch_keeps_state() {
         assert_eq!(c.read_state().unwrap(), cb);
     }
 }
+
+/// The cursor spring (the explicit methods' mouse drag) on both backends: 50 steps of every explicit
+/// method with a stiff spring (`Cursor::stable`: c = 0.25·k₀) pulling a lower corner of a 21×21
+/// curtain 4.4 cm off its place. Tolerance as above, 1e-4 relative; the cursor particle's own error
+/// relative to its pull is printed too.
+#[test]
+fn cursor_spring_matches_cpu_twin() {
+    use springsim::sim::Cursor;
+    let Some(ctx) = gpu() else { return };
+    let model = springsim::model::curtain(21, None).unwrap();
+    let i = 21 * 21 - 4; // on the far, free edge (the curtain hangs from the two ends of its first row)
+    assert!(!model.pinned[i]);
+    let p = model.positions[i];
+    // 4.4 cm away: the spring's swing (√c·0.044 ≈ 23 m/s) stays below the divergence speed (50 m/s),
+    // so that no LEU retry (a discrete decision that f32 and f64 could take at different steps) runs
+    let target = [p[0] + 0.03, p[1] + 0.01, p[2] - 0.03];
+    for method in Method::EXPLICIT {
+        // LEU re-linearizes every 4 steps here, so that its linearized cursor term is exercised
+        let settings = StepSettings { leu_interval: 6e-3, ..Default::default() };
+        let mut cpu = CpuSimulator::new(&model, method, settings.clone()).unwrap();
+        let mut gpu = GpuSimulator::new(&ctx.device, &ctx.queue, &model, method, settings.clone()).unwrap();
+        let h = cpu.plan().h;
+        cpu.set_h(h).unwrap();
+        gpu.set_h(h).unwrap();
+        if method == Method::Leu {
+            assert!(cpu.plan().relinearize_every >= 3, "{:?}", cpu.plan());
+        }
+        let cursor = Cursor::stable(i, target, &cpu.plan(), cpu.model().drag);
+        assert!(cursor.is_usable(&cpu.plan()) && cursor.stiffness > 0.2 * cpu.plan().k0, "{method}: {cursor:?}");
+        cpu.set_cursor(Some(cursor)).unwrap();
+        gpu.set_cursor(Some(cursor)).unwrap();
+        // the same run without the cursor, to see that it pulled
+        let mut free = CpuSimulator::new(&model, method, settings).unwrap();
+        free.set_h(h).unwrap();
+        for _ in 0..50 {
+            cpu.step();
+            free.step();
+        }
+        gpu.run_steps(50).unwrap();
+        let (xg, vg) = gpu.read_state().unwrap();
+        let (xc, vc) = cpu.read_state().unwrap();
+        let (xf, _) = free.read_state().unwrap();
+        let e = rel_err(&xg, &xc);
+        let ev = rel_err(&vg, &vc);
+        let d = |a: [f64; 3], b: [f64; 3]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
+        let pulled = d(xc[i], xf[i]);
+        let ei = d(xg[i], xc[i]) / pulled;
+        eprintln!(
+            "cursor {method:17} c={:.3e} d={:.3e} rel.err(x)={e:.2e} rel.err(v)={ev:.2e} cursor particle: pulled {pulled:.3e} m, err/pull {ei:.2e}",
+            cursor.stiffness, cursor.damping
+        );
+        assert!(e < TOL, "{method}: relative position error {e:.3e} >= {TOL:e}");
+        assert!(ei < 1e-3, "{method}: the cursor particle differs by {ei:.3e} of its pull");
+        assert!(pulled > 0.02, "{method}: the cursor pulled only {pulled:.3e} m");
+        assert_eq!(cpu.leu_retries(), 0, "{method}: a LEU retry ran");
+        assert!(xc.iter().chain(&xg).all(|p| p.iter().all(|c| c.is_finite())));
+    }
+}

@@ -5,7 +5,8 @@ use naga::proc::Layouter;
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use naga::{Module, ShaderStage, TypeInner};
 use springsim::gpu::layout::{
-    compose, CgPass, GpuNbr, GpuParams, ImplicitParams, LeuPass, IMPLICIT_WGSL, KERNEL_WGSL, SHARED_WGSL, WORKGROUP_SIZE,
+    compose, CgPass, CollideInfo, GpuCollider, GpuNbr, GpuParams, ImplicitParams, LeuPass, COLLIDE_WGSL, IMPLICIT_WGSL, KERNEL_WGSL,
+    SHARED_WGSL, WORKGROUP_SIZE,
 };
 use std::mem::{offset_of, size_of};
 
@@ -50,10 +51,15 @@ fn check_params(module: &Module, file: &str) {
         ("n_springs", offset_of!(GpuParams, n_springs)),
         ("h", offset_of!(GpuParams, h)),
         ("alpha", offset_of!(GpuParams, alpha)),
+        ("cursor", offset_of!(GpuParams, cursor)),
+        ("cursor_particle", offset_of!(GpuParams, cursor_particle)),
+        ("cursor_damping", offset_of!(GpuParams, cursor_damping)),
+        ("_pad0", offset_of!(GpuParams, _pad)),
+        ("_pad1", offset_of!(GpuParams, _pad) + 4),
     ] {
         assert_eq!(offset_of_member(&m, "Params", name) as usize, off, "{file}: Params.{name} offset");
     }
-    assert_eq!(m.len(), 7, "{file}: Params has exactly the GpuParams fields");
+    assert_eq!(m.len(), 12, "{file}: Params has exactly the GpuParams fields");
 }
 
 fn check_spring(module: &Module, file: &str) {
@@ -123,6 +129,27 @@ fn struct_layouts_match_rust() {
     assert_eq!(size as usize, size_of::<ImplicitParams>(), "ImplicitParams size");
     assert_eq!(offset_of_member(&m, "ImplicitParams", "exact") as usize, offset_of!(ImplicitParams, exact));
     assert_eq!(offset_of_member(&m, "ImplicitParams", "strain_limit") as usize, offset_of!(ImplicitParams, strain_limit));
+    // the colliders' records and count
+    let (file, src) = KERNEL_WGSL[COLLIDE_WGSL];
+    assert_eq!(file, "collide.wgsl");
+    let module = parse_and_validate(file, &compose(src));
+    let (size, m) = struct_layout(&module, "Collider").expect("collide.wgsl: no struct Collider");
+    assert_eq!(size as usize, size_of::<GpuCollider>(), "Collider size");
+    for (name, off) in [
+        ("kind", offset_of!(GpuCollider, kind)),
+        ("friction", offset_of!(GpuCollider, friction)),
+        ("a", offset_of!(GpuCollider, a)),
+        ("b", offset_of!(GpuCollider, b)),
+    ] {
+        assert_eq!(offset_of_member(&m, "Collider", name) as usize, off, "Collider.{name} offset");
+    }
+    let (size, m) = struct_layout(&module, "CollideInfo").expect("collide.wgsl: no struct CollideInfo");
+    assert_eq!(size as usize, size_of::<CollideInfo>(), "CollideInfo size");
+    assert_eq!(offset_of_member(&m, "CollideInfo", "n_colliders") as usize, offset_of!(CollideInfo, n_colliders));
+    assert_eq!(size_of::<CollideInfo>() % 16, 0);
+    // the force gather is composed in only where the kernel binds its records
+    assert!(!compose(src).contains("fn accel("), "collide.wgsl gets no force gather");
+    assert!(compose(KERNEL_WGSL[0].1).contains("fn accel("), "explicit.wgsl gets the force gather");
     assert_eq!(size_of::<CgPass>() % 16, 0);
     assert_eq!(size_of::<ImplicitParams>() % 16, 0);
     // Sizes the uniform/storage rules need: 16-byte multiples for the uniforms, 32 bytes per spring.

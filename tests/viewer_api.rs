@@ -1,6 +1,7 @@
 //! The library API the window uses: switching method keeps positions and velocities, rebuilding for a
-//! stiffness/drag/wind change keeps them, and the interaction calls (`set_particle`) agree between the
-//! GPU and the CPU twin.
+//! stiffness/drag/wind change keeps them, and the interaction calls (`set_particle`, the cursor spring of
+//! `set_cursor`) agree between the GPU and the CPU twin: the explicit methods drag with a stiff spring,
+//! the implicit ones with a position constraint.
 
 mod common;
 
@@ -21,7 +22,7 @@ fn switching_method_in_the_demo_keeps_positions_and_velocities() {
     }
     let (x0, v0) = demo.sim.read_state().unwrap();
     assert!(v0.iter().any(|v| v.iter().any(|c| c.abs() > 1e-3)), "the curtain should be moving");
-    for m in Method::ALL.iter().rev().copied() {
+    for m in springsim::viewer::demo_methods().into_iter().rev() {
         demo.set_method(m).unwrap();
         assert_eq!(demo.method(), m);
         let (x, v) = demo.sim.read_state().unwrap();
@@ -105,7 +106,7 @@ fn mouse_pick_drag_and_pin_through_the_demo_api() {
     use springsim::viewer::{Demo, DemoArgs};
     let Some(ctx) = common::gpu() else { return };
     let format = springsim::wgpu::TextureFormat::Rgba8UnormSrgb;
-    for method in [Method::SymplecticEuler, Method::Rk4, Method::Leu] {
+    for method in [Method::SymplecticEuler, Method::Rk4, Method::Leu, Method::ImplicitEuler] {
         let args = DemoArgs { scene: "rope".into(), size: Some(12), method, ..Default::default() };
         let mut demo = Demo::new(ctx.device.clone(), ctx.queue.clone(), ctx.adapter_name(), format, 1, &args).unwrap();
         let (w, h) = (640.0, 480.0);
@@ -122,14 +123,34 @@ fn mouse_pick_drag_and_pin_through_the_demo_api() {
         for k in 1..=5 {
             demo.grab.as_mut().unwrap().target = at + (target - at) * (k as f32 / 5.0);
             demo.simulate().unwrap();
+            // the explicit methods pull it with the cursor spring (free); the implicit ones pin it there
+            assert_eq!(demo.sim.is_pinned(end), method.is_implicit(), "{method}: pinned while held");
+            assert_eq!(demo.sim.cursor().is_some(), !method.is_implicit(), "{method}: cursor spring while held");
+        }
+        if method.is_implicit() {
+            let (x, _) = demo.sim.read_state().unwrap();
+            for c in 0..3 {
+                assert!((x[end][c] as f32 - target[c]).abs() < 1e-5, "{method}: the held particle is at the cursor");
+            }
+        } else {
+            // the spring's anchor trails a fast cursor (at most CURSOR_MAX_STEP a frame), then catches up;
+            // the spring pulls the particle within a few mm of the cursor once the cursor rests
+            let g = demo.grab.unwrap();
+            assert!((g.anchor - at).length() <= 5.0 * springsim::viewer::CURSOR_MAX_STEP + 1e-6, "{method}: anchor {:?}", g.anchor);
+            for _ in 0..12 {
+                demo.simulate().unwrap();
+            }
+            assert_eq!(demo.grab.unwrap().anchor, target, "{method}: the anchor caught up");
+            let (x, _) = demo.sim.read_state().unwrap();
+            let off = (glam::Vec3::new(x[end][0] as f32, x[end][1] as f32, x[end][2] as f32) - target).length();
+            eprintln!("{method}: distance to the resting cursor {off:.2e} m (moved {:.3} m)", (target - at).length());
+            assert!(off < 0.01, "{method}: the held particle follows the cursor ({off} m away)");
         }
         let (x, _) = demo.sim.read_state().unwrap();
-        for c in 0..3 {
-            assert!((x[end][c] as f32 - target[c]).abs() < 1e-5, "{method}: the held particle follows the cursor");
-        }
         assert!(x.iter().all(|p| p.iter().all(|c| c.is_finite())));
         demo.release().unwrap();
         assert!(!demo.sim.is_pinned(end), "{method}: let go, it is free again");
+        assert!(demo.sim.cursor().is_none(), "{method}: let go, no cursor spring");
         demo.simulate().unwrap();
         let (x, v) = demo.sim.read_state().unwrap();
         assert!((x[end][1] as f32 - target[1]).abs() > 1e-6 || v[end][1] != 0.0, "{method}: it moves once let go");
@@ -145,4 +166,111 @@ fn mouse_pick_drag_and_pin_through_the_demo_api() {
             assert!((x2[end][c] as f32 - here[c]).abs() < 1e-6, "{method}: a pinned particle stays");
         }
     }
+}
+
+/// The CPU twin's cursor spring in a long run, every explicit method: the rope's free end is dragged
+/// 0.42 m up and towards the pin over 1 s, then held there 2 s. It follows the cursor without being
+/// pinned, nothing diverges (no speed over the limit: k₀ is never recomputed), and it rests at the
+/// cursor. A spring beyond the bound (c = 2·k₀, so h²(k₀ + c) = 8 > 4) makes symplectic Euler blow up:
+/// the bound of `Cursor::stable` is what keeps the step stable.
+#[test]
+fn cursor_drag_follows_and_stays_stable_on_the_cpu() {
+    use springsim::sim::Cursor;
+    let m = model::rope(24, None).unwrap();
+    let end = m.n_particles() - 1;
+    let start = m.positions[end];
+    let target_at = |f: usize| {
+        let s = ((f + 1) as f64 / 30.0).min(1.0);
+        [start[0] - 0.3 * s, start[1] + 0.3 * s, start[2]]
+    };
+    let dist = |a: [f64; 3], b: [f64; 3]| ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
+    for method in Method::EXPLICIT {
+        let mut cpu = CpuSimulator::new(&m, method, StepSettings::default()).unwrap();
+        let k0 = cpu.plan().k0;
+        let mut worst: f64 = 0.0;
+        for f in 0..90 {
+            let target = target_at(f);
+            cpu.set_cursor(Some(Cursor::stable(end, target, &cpu.plan(), cpu.model().drag))).unwrap();
+            cpu.step_frame().unwrap();
+            assert!(!cpu.is_pinned(end));
+            let x = cpu.x[end];
+            if f >= 5 {
+                worst = worst.max(dist([x[0], x[1], x[2]], target));
+            }
+        }
+        let (x, v) = cpu.read_state().unwrap();
+        let vmax = v.iter().map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()).fold(0.0, f64::max);
+        let rest = dist(x[end], target_at(89));
+        let c = cpu.cursor().unwrap();
+        eprintln!(
+            "{method:17} c = {:.3e}/s² ({:.2} k0), d = {:.1}/s: worst lag {worst:.4} m, final distance {rest:.2e} m, max speed {vmax:.3} m/s",
+            c.stiffness,
+            c.stiffness / k0,
+            c.damping
+        );
+        assert!(x.iter().all(|p| p.iter().all(|c| c.is_finite())));
+        assert_eq!(cpu.plan().k0, k0, "{method}: a speed over the limit made it recompute k0");
+        assert!(worst < 0.02, "{method}: the end lags the cursor by {worst} m");
+        assert!(rest < 0.005, "{method}: the end rests {rest} m from the cursor");
+        cpu.set_cursor(None).unwrap();
+        cpu.step_frame().unwrap();
+        assert!(cpu.cursor().is_none());
+    }
+    // beyond the bound: symplectic Euler diverges
+    let mut cpu = CpuSimulator::new(&m, Method::SymplecticEuler, StepSettings::default()).unwrap();
+    let mut c = Cursor::stable(end, target_at(0), &cpu.plan(), cpu.model().drag);
+    c.stiffness = 2.0 * cpu.plan().k0;
+    c.damping = 0.0;
+    cpu.set_cursor(Some(c)).unwrap();
+    for _ in 0..5 {
+        let _ = cpu.step_frame();
+    }
+    let (x, _) = cpu.read_state().unwrap();
+    let blown = x.iter().any(|p| p.iter().any(|c| !c.is_finite() || c.abs() > 1e3));
+    assert!(blown, "a cursor spring of 2 k0 should make symplectic Euler diverge");
+}
+
+/// The overlay's solver figures come from the frame report: implicit Euler reports its CG iterations
+/// and a residual within the tolerance, the explicit methods none; the drag row tells the mode; the
+/// overlay builds (egui, no window) with them.
+#[cfg(feature = "viewer")]
+#[test]
+fn overlay_shows_the_solver_and_drag_figures() {
+    use springsim::viewer::{drag_mode, overlay, Demo, DemoArgs};
+    let Some(ctx) = common::gpu() else { return };
+    let format = springsim::wgpu::TextureFormat::Rgba8UnormSrgb;
+    let args = DemoArgs { scene: "curtain".into(), size: Some(11), method: Method::ImplicitEuler, ..Default::default() };
+    let mut demo = Demo::new(ctx.device.clone(), ctx.queue.clone(), ctx.adapter_name(), format, 1, &args).unwrap();
+    demo.simulate().unwrap();
+    let r = demo.stats.report;
+    eprintln!("implicit-euler frame: {r:?}");
+    assert!(r.iterations > 0 && r.substeps > 0, "{r:?}");
+    assert!(r.residual.is_finite() && r.residual <= StepSettings::default().cg_tolerance * 1.01, "{r:?}");
+    // single steps report too
+    demo.paused = true;
+    demo.step_once = true;
+    demo.simulate().unwrap();
+    assert!(demo.stats.report.iterations > 0 && demo.stats.report.substeps == 1, "{:?}", demo.stats.report);
+    demo.paused = false;
+    // a grab in implicit Euler is a position constraint, in symplectic Euler a cursor spring
+    let (x, _) = demo.sim.read_state().unwrap();
+    let at = glam::Vec3::new(x[60][0] as f32, x[60][1] as f32, x[60][2] as f32);
+    demo.grab(60, at);
+    demo.simulate().unwrap();
+    assert_eq!(drag_mode(&demo), Some(None));
+    demo.set_method(Method::SymplecticEuler).unwrap();
+    demo.simulate().unwrap();
+    assert_eq!(demo.stats.report.iterations, 0);
+    let Some(Some((c, d))) = drag_mode(&demo) else { panic!("no cursor spring: {:?}", drag_mode(&demo)) };
+    assert!(c > 0.2 * demo.sim.plan().k0 && d > 0.0, "c {c} d {d}");
+    assert!(!demo.sim.is_pinned(60), "switched to the spring, the particle is free");
+    // the overlay builds with these figures
+    let egui_ctx = egui::Context::default();
+    let mut st = overlay::OverlayState { help: true, ..Default::default() };
+    let mut actions = Vec::new();
+    let out = egui_ctx.run_pass(egui::RawInput::default(), |c| actions = overlay::show(c, &mut demo, &mut st));
+    out.drop_without_applying_deltas();
+    assert!(actions.is_empty(), "{actions:?}");
+    demo.release().unwrap();
+    assert_eq!(drag_mode(&demo), None);
 }

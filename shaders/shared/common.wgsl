@@ -11,7 +11,15 @@ struct Params {
     n_springs: u32,
     h: f32,               // step (s)
     alpha: f32,           // Rayleigh alpha (s), Shinya eq. 28
+    cursor: vec4<f32>,    // xyz: the cursor spring's target (m); w: its stiffness c (1/s²)
+    cursor_particle: u32, // the particle on the cursor spring; CURSOR_NONE: no cursor
+    cursor_damping: f32,  // the cursor spring's damping d (1/s)
+    _pad0: u32,
+    _pad1: u32,
 }
+
+// `Params.cursor_particle` when no particle is on the cursor spring (twin: gpu::layout::CURSOR_NONE).
+const CURSOR_NONE: u32 = 0xffffffffu;
 
 // One CSR incidence entry as the particle that owns it sees it: the spring's other end j and the
 // spring's constants, so that a gather reads one 16-byte record per spring and no spring table.

@@ -19,7 +19,8 @@ fn external_accel(x: vec3<f32>, v: vec3<f32>) -> vec3<f32> {
 }
 
 // a = M⁻¹ f(x, v) of particle i at state `src`: Hooke springs, damping along the spring, the
-// Rayleigh term −α K_c (v_i − v_j), and the external fields (twin: cpu::forces::accelerations).
+// Rayleigh term −α K_c (v_i − v_j), the external fields and the cursor spring −c (x − target) − d v
+// (twin: cpu::forces::accelerations, cpu::forces::cursor_accel).
 fn accel(i: u32) -> vec3<f32> {
     let n = P.n_particles;
     let xi4 = src[i];
@@ -52,5 +53,9 @@ fn accel(i: u32) -> vec3<f32> {
             f -= dir * fs;
         }
     }
-    return f * w + external_accel(xi, vi);
+    var a = f * w + external_accel(xi, vi);
+    if (i == P.cursor_particle) {
+        a -= (xi - P.cursor.xyz) * P.cursor.w + vi * P.cursor_damping;
+    }
+    return a;
 }

@@ -109,6 +109,17 @@ pub fn external_accel(m: &CpuModel, x: V3, v: V3) -> V3 {
     a
 }
 
+/// The cursor spring's acceleration on particle `i` (zero unless `i` is the cursor's particle):
+/// −c (x − target) − d v (see [`crate::sim::Cursor`]). The gather adds it to a free particle's
+/// acceleration after the external fields, as `accel` in `shaders/shared/forces.wgsl` does.
+#[inline(always)]
+pub fn cursor_accel(m: &CpuModel, i: usize, x: V3, v: V3) -> Option<V3> {
+    match &m.cursor {
+        Some(c) if c.particle == i => Some((x - V3::from(c.target)) * c.stiffness + v * c.damping),
+        _ => None,
+    }
+}
+
 /// One spring evaluation: the spring's endpoints (times 3: f64 offsets into the states) and the
 /// chunk-local f64 offsets of the x components of the slots its force (on `a`) and its negation (on
 /// `b`) go to; y and z lie [`LANES`] and 2·[`LANES`] further. A side owned by another chunk writes
@@ -1050,6 +1061,14 @@ unsafe fn run_chunk_body<S: Sink, const RAYLEIGH: bool, const AVX: bool>(ctx: &C
                     ext = ext - (x4 - Soa4::splat(m.central_center)) * m.central_strength;
                 }
                 let mut a = Soa4(sums).scale(w) + ext;
+                if let Some(cu) = m.cursor.filter(|c| (i0..i0 + 4).contains(&c.particle)) {
+                    let (i, l) = (cu.particle, cu.particle - i0);
+                    if let Some(ac) = cursor_accel(m, i, ctx.x[i], ctx.v[i]) {
+                        for (c, comp) in a.0.iter_mut().enumerate() {
+                            comp[l] -= ac[c];
+                        }
+                    }
+                }
                 for (l, &wl) in w.iter().enumerate() {
                     if wl == 0.0 {
                         for c in a.0.iter_mut() {
@@ -1064,7 +1083,11 @@ unsafe fn run_chunk_body<S: Sink, const RAYLEIGH: bool, const AVX: bool>(ctx: &C
                     let a = if w == 0.0 {
                         V3::zeros()
                     } else {
-                        V3::new(sums[0][lane], sums[1][lane], sums[2][lane]) * w + external_accel(m, ctx.x[i], ctx.v[i])
+                        let a = V3::new(sums[0][lane], sums[1][lane], sums[2][lane]) * w + external_accel(m, ctx.x[i], ctx.v[i]);
+                        match cursor_accel(m, i, ctx.x[i], ctx.v[i]) {
+                            Some(ac) => a - ac,
+                            None => a,
+                        }
                     };
                     sink.put(local + lane, i, a);
                 }
@@ -1477,7 +1500,8 @@ mod tests {
                         f -= fs;
                     }
                 }
-                f * w + external_accel(m, x[i], v[i])
+                let a = f * w + external_accel(m, x[i], v[i]);
+                a - cursor_accel(m, i, x[i], v[i]).unwrap_or_else(V3::zeros)
             })
             .collect()
     }
@@ -1523,11 +1547,25 @@ mod tests {
         for &i in &pinned {
             v[i] = V3::zeros();
         }
-        for &c in chunks {
+        // no cursor; a cursor on a particle in a group of four, on the last one (a tail lane when n is
+        // not a multiple of four) and on a pinned one (which it must not move)
+        let cursors = [None, Some(5), Some(cm.n - 1), pinned.first().copied()]
+            .map(|p| p.map(|particle| crate::sim::Cursor { particle, target: [0.1, -0.2, 0.3], stiffness: 1.7e3, damping: 3.1 }));
+        for (&c, cursor) in chunks.iter().flat_map(|c| cursors.iter().map(move |k| (c, k))) {
+            cm.cursor = *cursor;
             cm.force_plan = ForcePlan::new(&cm, c);
             assert_eq!(cm.force_plan.chunk_sizes().len(), c);
             for alpha in [0.0, 1.3e-4] {
                 let want = reference(&cm, alpha, &x, &v);
+                if let Some(cu) = cursor {
+                    // the reference applies it: a free particle's acceleration changes, a pinned one stays 0
+                    cm.cursor = None;
+                    let plain = reference(&cm, alpha, &x, &v);
+                    cm.cursor = Some(*cu);
+                    let i = cu.particle;
+                    assert_eq!(want[i] == plain[i], cm.inv_mass[i] == 0.0, "cursor on {i}");
+                    assert!((0..cm.n).all(|j| j == i || want[j] == plain[j]));
+                }
                 let p = StepParams { h: 1e-4, alpha };
                 let mut scratch = Vec::new();
                 let bits = |a: &[V3]| a.iter().map(|p| [p.x.to_bits(), p.y.to_bits(), p.z.to_bits()]).collect::<Vec<_>>();
@@ -1536,7 +1574,7 @@ mod tests {
                     for _ in 0..8 {
                         let mut got = vec![V3::repeat(f64::NAN); cm.n];
                         accelerations_with(&cm, &p, &x, &v, &mut scratch, Store(&mut got), vector);
-                        assert_eq!(bits(&got), bits(&want), "chunks {c}, alpha {alpha}, vector {vector}");
+                        assert_eq!(bits(&got), bits(&want), "chunks {c}, alpha {alpha}, vector {vector}, cursor {cursor:?}");
                     }
                 }
             }

@@ -6,7 +6,7 @@
 //! linearization held for h_nl then grows those modes; measured on the swinging curtain, the exact block
 //! diverged and needed retries where the clamped one did not) and the damping block
 //! D_s = αK_s + k_d n̂n̂ᵀ (−∂f/∂v). Between linearizations the force is eq. 34:
-//! f = f₀ − K(x − x₀) − D(v − v₀), plus the linear drag and central field terms.
+//! f = f₀ − K(x − x₀) − D(v − v₀), plus the linear drag, central field and cursor spring terms.
 
 use super::forces::{accelerations, StepParams, EPS_LEN};
 use super::{CpuModel, Scratch, V3};
@@ -92,6 +92,10 @@ pub fn leu_accel(m: &CpuModel, lin: &Linearization, i: usize, x: &[V3], v: &[V3]
     let mut a = lin.a0[i] + f * w - dvi * m.drag;
     if m.central_strength != 0.0 {
         a -= dxi * m.central_strength;
+    }
+    // the cursor spring is linear: its change since the linearization is exact
+    if let Some(c) = m.cursor.filter(|c| c.particle == i) {
+        a -= dxi * c.stiffness + dvi * c.damping;
     }
     a
 }

@@ -1,6 +1,7 @@
 //! The f64 CPU reference: one twin per GPU kernel, same names, same argument order. Users without a
 //! GPU run on it; the tests hold the GPU to it.
 
+pub mod collide;
 pub mod explicit;
 pub mod forces;
 pub mod implicit;
@@ -53,6 +54,12 @@ pub struct CpuModel {
     /// The evaluation order of [`forces::accelerations`], built from the springs (with their k, L and
     /// k_d) and the incidence lists: rebuild it with [`forces::ForcePlan::new`] after changing those.
     pub force_plan: forces::ForcePlan,
+    /// The cursor spring the explicit methods and LEU add to the gather (see [`crate::sim::Cursor`]);
+    /// `None` leaves every result bit for bit as without it. Set through
+    /// [`CpuSimulator::set_cursor`], which keeps it `None` for the implicit methods.
+    pub cursor: Option<crate::sim::Cursor>,
+    /// The model's colliders with unit normals ([`collide::collide`] applies them after every step).
+    pub colliders: Vec<crate::model::Collider>,
 }
 
 impl CpuModel {
@@ -77,6 +84,8 @@ impl CpuModel {
             central_center: V3::from(cc),
             central_strength: cs,
             force_plan: forces::ForcePlan::default(),
+            cursor: None,
+            colliders: model.colliders.iter().map(|c| c.normalized()).collect(),
         };
         cm.force_plan = forces::ForcePlan::for_model(&cm);
         Ok(cm)
@@ -167,6 +176,8 @@ pub struct CpuSimulator {
     newton: Option<newton::Newton>,
     /// Local/global and Newton: the last step's ‖∇g‖/‖∇g(y)‖.
     last_residual: f64,
+    /// The cursor spring (applied by the explicit methods only: `model.cursor` mirrors it for them).
+    cursor: Option<crate::sim::Cursor>,
 }
 
 impl CpuSimulator {
@@ -205,6 +216,7 @@ impl CpuSimulator {
             lg: None,
             newton: None,
             last_residual: 0.0,
+            cursor: None,
         })
     }
 
@@ -247,6 +259,7 @@ impl CpuSimulator {
         let rep = implicit::implicit_step(&self.model, h, &o, &self.x, &self.v, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
+        collide::collide(&self.model, &mut self.x, &mut self.v);
         self.last_cg = rep;
         self.cg_iterations += rep.iterations;
         Ok(rep)
@@ -276,6 +289,7 @@ impl CpuSimulator {
             let rep = implicit::implicit_step(&self.model, h, &o, &self.x, &self.v, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
             self.last_cg = rep;
             self.cg_iterations += rep.iterations;
+            collide::collide(&self.model, &mut self.x_next, &mut self.v_next);
             let strain = forces::max_strain(&self.model, &self.x_next);
             if strain > self.settings.strain_limit && h > h_floor {
                 self.step_log.push((h, false));
@@ -343,6 +357,8 @@ impl CpuSimulator {
         };
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
+        // contacts as a projection after the step (Liu §4.1 leaves collisions to the caller)
+        collide::collide(&self.model, &mut self.x, &mut self.v);
         Ok(its)
     }
 
@@ -388,6 +404,7 @@ impl CpuSimulator {
         }
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
+        collide::collide(&self.model, &mut self.x, &mut self.v);
     }
 
     // --- viewer additions (interaction): keep this block together ---
@@ -416,6 +433,24 @@ impl CpuSimulator {
     /// Whether particle `i` is pinned now (1/m = 0).
     pub fn is_pinned(&self, i: usize) -> bool {
         self.model.inv_mass.get(i).is_some_and(|&w| w == 0.0)
+    }
+
+    /// Sets or clears the cursor spring (the explicit methods' mouse drag, [`crate::sim::Cursor`]):
+    /// the CPU twin of [`crate::gpu::GpuSimulator::set_cursor`]. The implicit methods keep it but do not
+    /// apply it (they drag by a position constraint, `set_particle`). Takes effect at the next step.
+    pub fn set_cursor(&mut self, cursor: Option<crate::sim::Cursor>) -> Result<()> {
+        if let Some(c) = &cursor {
+            c.validate(self.model.n)?;
+        }
+        self.cursor = cursor;
+        self.model.cursor = if self.method.is_implicit() { None } else { cursor };
+        self.steps_since_lin = usize::MAX;
+        Ok(())
+    }
+
+    /// The cursor spring set by [`CpuSimulator::set_cursor`].
+    pub fn cursor(&self) -> Option<crate::sim::Cursor> {
+        self.cursor
     }
 
     // --- end of viewer additions ---
@@ -491,6 +526,7 @@ impl Simulator for CpuSimulator {
     fn set_method(&mut self, method: Method) -> Result<()> {
         check_cpu_settings(&self.model, method, &self.settings)?;
         self.method = method;
+        self.model.cursor = if method.is_implicit() { None } else { self.cursor };
         self.plan = plan(method, self.plan.k0, self.model.drag, &self.settings);
         self.steps_since_lin = usize::MAX;
         self.h_adaptive = self.plan.h;

@@ -24,7 +24,18 @@ pub struct GpuParams {
     pub h: f32,
     /// Rayleigh α.
     pub alpha: f32,
+    /// xyz: the cursor spring's target; w: its stiffness c (1/s²) (see [`crate::sim::Cursor`]).
+    pub cursor: [f32; 4],
+    /// The particle on the cursor spring, [`CURSOR_NONE`] for none.
+    pub cursor_particle: u32,
+    /// The cursor spring's damping d (1/s).
+    pub cursor_damping: f32,
+    /// Padding to 96 bytes.
+    pub _pad: [u32; 2],
 }
+
+/// `GpuParams::cursor_particle` when no particle is on the cursor spring (`CURSOR_NONE` in WGSL).
+pub const CURSOR_NONE: u32 = u32::MAX;
 
 /// `Nbr` in `shaders/shared/common.wgsl`: one CSR incidence entry, seen from the particle that owns it.
 #[repr(C)]
@@ -80,6 +91,35 @@ pub struct ImplicitParams {
     pub _pad: [u32; 2],
 }
 
+/// `Collider` in `shaders/collide.wgsl`: one obstacle (see [`crate::model::Collider`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuCollider {
+    /// The shape: [`COLLIDER_HALF_SPACE`].
+    pub kind: u32,
+    /// Coulomb μ.
+    pub friction: f32,
+    /// Padding to 16 bytes.
+    pub _pad: [u32; 2],
+    /// Half-space: xyz the unit normal, w the offset.
+    pub a: [f32; 4],
+    /// Shape data the half-space does not use.
+    pub b: [f32; 4],
+}
+
+/// `GpuCollider::kind` of a half-space (`COLLIDER_HALF_SPACE` in WGSL).
+pub const COLLIDER_HALF_SPACE: u32 = 0;
+
+/// `CollideInfo` in `shaders/collide.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct CollideInfo {
+    /// Colliders in the buffer.
+    pub n_colliders: u32,
+    /// Padding to 16 bytes.
+    pub _pad: [u32; 3],
+}
+
 /// Vectors of the GPU PCG, `n` `vec4<f32>` each, in the `cgv` buffer: r, z, p0, p1, Ap, x, P⁻¹.
 pub const CG_VECTORS: usize = 7;
 /// Words of the PCG's `cg_state` buffer.
@@ -95,25 +135,32 @@ pub const SHARED_WGSL: [(&str, &str); 2] = [
 ///
 /// The PCG (`shaders/pcg.wgsl`) is a solver without an operator: each linear system composes its
 /// operator file in front of it (`implicit.wgsl` for implicit Euler; Liu's global step the same way).
-pub const KERNEL_WGSL: [(&str, &str); 4] = [
+pub const KERNEL_WGSL: [(&str, &str); 5] = [
     ("explicit.wgsl", include_str!("../../shaders/explicit.wgsl")),
     ("leu.wgsl", include_str!("../../shaders/leu.wgsl")),
     ("power.wgsl", include_str!("../../shaders/power.wgsl")),
     ("implicit.wgsl", concat!(include_str!("../../shaders/implicit.wgsl"), "\n", include_str!("../../shaders/pcg.wgsl"))),
+    ("collide.wgsl", include_str!("../../shaders/collide.wgsl")),
 ];
+
+/// The index of the colliders' module in [`KERNEL_WGSL`].
+pub const COLLIDE_WGSL: usize = 4;
 
 /// The index of the implicit Euler module (its operator and the PCG) in [`KERNEL_WGSL`].
 pub const IMPLICIT_WGSL: usize = 3;
 
 /// A kernel file's full module source: the workgroup size, the shared structs, then the kernel file,
-/// then the force gather (which refers to the kernel's bindings).
+/// then the force gather (which refers to the kernel's bindings `nbr`, `csr` and `src`) when the
+/// kernel binds the incidence records (`nbr`); a kernel without them (`collide.wgsl`) gets no gather.
 pub fn compose(kernel: &str) -> String {
     let mut s = format!("const WG: u32 = {WORKGROUP_SIZE}u;\n");
     s.push_str(SHARED_WGSL[0].1);
     s.push('\n');
     s.push_str(kernel);
-    s.push('\n');
-    s.push_str(SHARED_WGSL[1].1);
+    if kernel.contains(" nbr: array<Nbr>") {
+        s.push('\n');
+        s.push_str(SHARED_WGSL[1].1);
+    }
     s
 }
 

@@ -1,5 +1,6 @@
 //! The GPU side: device context, buffers (`GpuState`), one pipeline struct per WGSL file, the simulator.
 
+pub mod collide;
 pub mod context;
 pub mod explicit;
 pub mod implicit;

@@ -1,9 +1,10 @@
 //! `GpuSimulator`: a model on a caller's device. `encode_frame` records a whole frame into the caller's
 //! encoder without submitting (the embedding path); `step_frame` submits and waits (CLI, tests, window).
 
+use super::collide::{CollidePipelines, Colliders};
 use super::explicit::{ExplicitGroups, ExplicitPipelines};
 use super::implicit::ImplicitPipelines;
-use super::layout::{groups, CgPass, GpuParams, ImplicitParams};
+use super::layout::{groups, CgPass, GpuParams, ImplicitParams, CURSOR_NONE};
 use super::leu::LeuPipelines;
 use super::power::PowerPipelines;
 use super::state::{pack_state, GpuState};
@@ -23,6 +24,8 @@ pub struct GpuPipelines {
     pub power: PowerPipelines,
     /// Implicit Euler and its PCG.
     pub implicit: ImplicitPipelines,
+    /// The colliders.
+    pub collide: CollidePipelines,
 }
 
 impl GpuPipelines {
@@ -33,6 +36,7 @@ impl GpuPipelines {
             leu: LeuPipelines::new(device),
             power: PowerPipelines::new(device),
             implicit: ImplicitPipelines::new(device),
+            collide: CollidePipelines::new(device),
         }
     }
 }
@@ -59,6 +63,10 @@ pub struct GpuSimulator {
     h_adaptive: f64,
     good_steps: usize,
     step_log: Vec<(f64, bool)>,
+    /// The cursor spring (written into `Params` for the explicit methods only).
+    cursor: Option<crate::sim::Cursor>,
+    /// The model's colliders, `None` without any.
+    colliders: Option<Colliders>,
 }
 
 /// The PCG's status words as the GPU left them (`cg_state` in `shaders/pcg.wgsl`).
@@ -121,6 +129,7 @@ impl GpuSimulator {
         let power_groups = pipes.power.groups(device, &state);
         let implicit_groups = pipes.implicit.groups(device, &state);
         let pcg_groups = pipes.implicit.pcg.groups(device, &state);
+        let colliders = Colliders::new(device, &pipes.collide, &state, &cm.colliders);
         let mut sim = GpuSimulator {
             device: device.clone(),
             queue: queue.clone(),
@@ -141,6 +150,8 @@ impl GpuSimulator {
             h_adaptive: 0.0,
             good_steps: 0,
             step_log: Vec::new(),
+            cursor: None,
+            colliders,
         };
         sim.write_params();
         sim.replan()?;
@@ -174,7 +185,7 @@ impl GpuSimulator {
 
     fn write_params_h(&self, h: f64) {
         let m = &self.model;
-        let p = GpuParams {
+        let mut p = GpuParams {
             gravity: [m.gravity.x as f32, m.gravity.y as f32, m.gravity.z as f32, m.drag as f32],
             wind: [m.wind.x as f32, m.wind.y as f32, m.wind.z as f32, m.central_strength as f32],
             center: [m.central_center.x as f32, m.central_center.y as f32, m.central_center.z as f32, self.settings.speed_limit as f32],
@@ -182,7 +193,16 @@ impl GpuSimulator {
             n_springs: m.sa.len() as u32,
             h: h as f32,
             alpha: self.plan.alpha as f32,
+            cursor: [0.0; 4],
+            cursor_particle: CURSOR_NONE,
+            cursor_damping: 0.0,
+            _pad: [0; 2],
         };
+        if let Some(c) = self.cursor.filter(|_| !self.method.is_implicit()) {
+            p.cursor = [c.target[0] as f32, c.target[1] as f32, c.target[2] as f32, c.stiffness as f32];
+            p.cursor_particle = c.particle as u32;
+            p.cursor_damping = c.damping as f32;
+        }
         self.queue.write_buffer(&self.state.params, 0, bytemuck::bytes_of(&p));
         let ip =
             ImplicitParams { exact: self.settings.exact_jacobian as u32, strain_limit: self.settings.strain_limit as f32, _pad: [0; 2] };
@@ -251,6 +271,7 @@ impl GpuSimulator {
                     enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("springsim.adaptive"), timestamp_writes: None });
                 let ip = &self.pipes.implicit;
                 ip.encode_step(&mut pass, &self.implicit_groups[0], &self.pcg_groups, n, self.settings.cg_max_iterations);
+                self.encode_collide(&mut pass, 1);
                 ip.encode_strain(&mut pass, &self.implicit_groups[0], &self.pcg_groups, n);
             }
             self.queue.submit([enc.finish()]);
@@ -282,6 +303,13 @@ impl GpuSimulator {
         }
         self.write_params();
         Ok((steps, iterations, residual))
+    }
+
+    /// Records the colliders' pass on `state[q]` (nothing without colliders).
+    fn encode_collide(&self, pass: &mut wgpu::ComputePass, q: usize) {
+        if let Some(c) = &self.colliders {
+            c.encode(&self.pipes.collide, pass, q, self.state.n);
+        }
     }
 
     /// Implicit Euler: Δv of the last solve, read back (for checks).
@@ -390,6 +418,7 @@ impl GpuSimulator {
                     // refused by check_gpu_settings
                     Method::LocalGlobal | Method::Newton => {}
                 }
+                self.encode_collide(&mut pass, 1 - p);
                 p ^= 1;
             }
         }
@@ -432,6 +461,26 @@ impl GpuSimulator {
     /// Whether particle `i` is pinned now (w = 0).
     pub fn is_pinned(&self, i: usize) -> bool {
         self.model.inv_mass.get(i).is_some_and(|&w| w == 0.0)
+    }
+
+    /// Sets or clears the cursor spring (the explicit methods' and LEU's mouse drag,
+    /// [`crate::sim::Cursor`]; [`crate::sim::Cursor::stable`] picks a stiffness the planned step
+    /// stays stable with). The implicit methods keep it but do not apply it (they drag by a position
+    /// constraint, [`GpuSimulator::set_particle`]). Queued before the next submit. CPU twin:
+    /// [`crate::cpu::CpuSimulator::set_cursor`].
+    pub fn set_cursor(&mut self, cursor: Option<crate::sim::Cursor>) -> Result<()> {
+        if let Some(c) = &cursor {
+            c.validate(self.model.n)?;
+        }
+        self.cursor = cursor;
+        self.steps_since_lin = usize::MAX;
+        self.write_params();
+        Ok(())
+    }
+
+    /// The cursor spring set by [`GpuSimulator::set_cursor`].
+    pub fn cursor(&self) -> Option<crate::sim::Cursor> {
+        self.cursor
     }
 
     // --- end of viewer additions ---

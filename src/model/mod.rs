@@ -54,6 +54,64 @@ impl Forces {
     }
 }
 
+/// A rigid, fixed obstacle the particles cannot enter: applied after every step of every method, on
+/// both backends (`shaders/collide.wgsl`, its twin `cpu::collide`), as a projection with an inelastic,
+/// Coulomb-friction velocity response (see [`crate::cpu::collide::collide`]). One kernel handles every
+/// kind (the GPU record has a kind tag and two `vec4` of shape data), so a sphere or a box is one more
+/// variant here and one more branch there.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Collider {
+    /// The half-space n·x ≥ d: particles stay on the side the normal points to. The normal need not
+    /// be unit (it is normalized when the model is laid out), but must be finite and non-zero.
+    HalfSpace {
+        /// The outward normal n.
+        normal: [f64; 3],
+        /// The offset d (m): the boundary is n̂·x = d/|n|.
+        offset: f64,
+        /// The Coulomb friction coefficient μ ≥ 0.
+        friction: f64,
+    },
+}
+
+impl Collider {
+    /// The ground plane: the half-space y ≥ `y0`, with friction μ.
+    pub fn ground(y0: f64, friction: f64) -> Self {
+        Collider::HalfSpace { normal: [0.0, 1.0, 0.0], offset: y0, friction }
+    }
+
+    /// The same collider with a unit normal (the form the kernels use).
+    pub fn normalized(&self) -> Self {
+        match *self {
+            Collider::HalfSpace { normal, offset, friction } => {
+                let l = (normal[0] * normal[0] + normal[1] * normal[1] + normal[2] * normal[2]).sqrt();
+                Collider::HalfSpace { normal: normal.map(|c| c / l), offset: offset / l, friction }
+            }
+        }
+    }
+
+    fn validate(&self, c: usize) -> Result<()> {
+        match *self {
+            Collider::HalfSpace { normal, offset, friction } => {
+                check_vec(&format!("colliders[{c}].normal"), &normal)?;
+                if normal.iter().all(|&x| x == 0.0) {
+                    return Err(Error::InvalidModel {
+                        field: format!("colliders[{c}].normal"),
+                        value: format!("{normal:?}"),
+                        reason: "must be non-zero",
+                    });
+                }
+                if !offset.is_finite() {
+                    return Err(bad(format!("colliders[{c}].offset"), offset, "must be finite"));
+                }
+                if !friction.is_finite() || friction < 0.0 {
+                    return Err(bad(format!("colliders[{c}].friction"), friction, "must be finite and >= 0"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A mass-spring model: the initial state, the springs and the force fields.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Model {
@@ -71,6 +129,8 @@ pub struct Model {
     pub forces: Forces,
     /// Triangles for drawing (cloth and meshes); empty for strands and lattices.
     pub triangles: Vec<[u32; 3]>,
+    /// Obstacles (none by default: a model without them steps exactly as before).
+    pub colliders: Vec<Collider>,
 }
 
 impl Model {
@@ -84,6 +144,7 @@ impl Model {
             springs: Vec::new(),
             forces,
             triangles: Vec::new(),
+            colliders: Vec::new(),
         }
     }
 
@@ -141,7 +202,8 @@ impl Model {
     /// Checks every rule a simulator relies on. The error names the field, its index and the value.
     ///
     /// Rules: finite positions, velocities and force parameters; mass > 0; k ≥ 0; kd ≥ 0; rest length ≥ 0;
-    /// spring endpoints in range and distinct; the per-particle arrays of equal length.
+    /// spring endpoints in range and distinct; the per-particle arrays of equal length; colliders with
+    /// finite, non-zero normals, finite offsets and friction ≥ 0.
     pub fn validate(&self) -> Result<()> {
         let n = self.positions.len();
         for (name, len) in [("velocities", self.velocities.len()), ("masses", self.masses.len()), ("pinned", self.pinned.len())] {
@@ -211,6 +273,9 @@ impl Model {
             if !s.is_finite() || s < 0.0 {
                 return Err(bad("forces.central.strength".into(), s, "must be finite and >= 0"));
             }
+        }
+        for (c, col) in self.colliders.iter().enumerate() {
+            col.validate(c)?;
         }
         for (t, tri) in self.triangles.iter().enumerate() {
             for &v in tri {

@@ -3,9 +3,8 @@
 
 use super::overlay::{self, Action, OverlayState};
 use super::render::{self, write_png};
-use super::{demo_scenes, Demo, DemoArgs};
+use super::{demo_methods, demo_scenes, Demo, DemoArgs};
 use crate::gpu::context::{adapter_name, limits_for, select_adapter};
-use crate::Method;
 use anyhow::{anyhow, Context, Result};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -188,8 +187,9 @@ impl App {
                 }
                 "r" => d.reset()?,
                 "m" => {
-                    let i = Method::ALL.iter().position(|&m| m == d.method()).unwrap_or(0);
-                    d.set_method(Method::ALL[cycle(Method::ALL.len(), i)])?;
+                    let methods = demo_methods();
+                    let i = methods.iter().position(|&m| m == d.method()).unwrap_or(0);
+                    d.set_method(methods[cycle(methods.len(), i)])?;
                 }
                 "c" => {
                     let scenes = demo_scenes(d.options.mesh.is_some());

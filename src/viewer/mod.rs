@@ -16,7 +16,7 @@ pub mod render;
 use crate::gpu::GpuSimulator;
 use crate::model::Model;
 use crate::scene::{self, SceneOptions};
-use crate::sim::{state_stats, Simulator};
+use crate::sim::{state_stats, Cursor, FrameReport, Simulator};
 use crate::{Method, StepSettings};
 use anyhow::{Context, Result};
 use camera::Camera;
@@ -88,8 +88,12 @@ impl Default for ModelControls {
     }
 }
 
-/// A particle held by the mouse: a kinematic position constraint in every method (the particle is
-/// pinned at the cursor's point while held and gets the cursor's velocity when let go).
+/// A particle held by the mouse (issue #5): in the explicit methods and LEU a stiff spring pulls it
+/// to the cursor ([`crate::sim::Cursor::stable`], the particle stays free); in the implicit methods
+/// (`Method::is_implicit`) it is a kinematic position constraint: pinned at the cursor's point while
+/// held, with the cursor's velocity when let go. A particle that was pinned before is moved as a pin
+/// in every method, and so is any particle when the step leaves no room for a stiff enough spring
+/// (substep scale near 1, [`crate::sim::Cursor::is_usable`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Grab {
     /// The particle.
@@ -100,7 +104,19 @@ pub struct Grab {
     pub target: Vec3,
     /// Where it was last frame.
     pub last: Vec3,
+    /// Held by the position constraint now (pinned by the grab), rather than by the cursor spring.
+    pub held: bool,
+    /// Where the cursor spring pulls: it follows `target` by at most [`CURSOR_MAX_STEP`] a frame.
+    pub anchor: Vec3,
 }
+
+/// How far the cursor spring's anchor moves towards the mouse in one frame (m): 3 cm, 0.9 m/s at
+/// 30 frames/s. Measured on the 21×21 curtain (CPU, a particle of the free edge pulled up for 20
+/// frames): at 3 cm a frame symplectic Euler, explicit Euler, RK4 and LEU stay below 8 m/s; at 10 cm a
+/// frame explicit Euler and LEU reach 130 m/s, past the divergence speed, and recompute k₀ in 11 and 20
+/// of the 20 frames (LEU also retries 252 steps). A faster mouse leaves the anchor behind; it catches
+/// up when the mouse rests.
+pub const CURSOR_MAX_STEP: f32 = 0.03;
 
 /// Timings and statistics the overlay shows.
 #[derive(Clone, Debug, Default)]
@@ -119,6 +135,8 @@ pub struct Stats {
     pub finite: bool,
     /// Sums for the run's averages (sim, draw, count).
     pub totals: (f64, f64, usize),
+    /// The last frame's report (CG iterations and residual for the methods that solve a system).
+    pub report: FrameReport,
 }
 
 /// The demo: the simulation, the renderer and the controls, with no window in it.
@@ -163,6 +181,19 @@ pub struct Demo {
     pub diverged: bool,
     /// A message for the overlay (errors of rebuilds and the like).
     pub message: Option<String>,
+}
+
+/// The methods the demo offers (the overlay's list and the M key), in [`Method::ALL`]'s order: the
+/// window simulates on the GPU, so Newton's method (a CPU reference) is left out.
+pub fn demo_methods() -> Vec<Method> {
+    Method::ALL.into_iter().filter(|m| m.on_gpu()).collect()
+}
+
+/// How the held particle is dragged now: `Some((c, d))` for the cursor spring (stiffness 1/s², damping
+/// 1/s), `None` for the position constraint.
+pub fn drag_mode(demo: &Demo) -> Option<Option<(f64, f64)>> {
+    let g = demo.grab.as_ref()?;
+    Some(if g.held { None } else { demo.sim.cursor().map(|c| (c.stiffness, c.damping)) })
 }
 
 /// Scenes the demo offers (not `orbit`: one particle and no springs to draw).
@@ -287,8 +318,28 @@ impl Demo {
         }
         let dt = StepSettings::default().frame_dt;
         if let Some(g) = &mut self.grab {
-            let v = (g.target - g.last) / dt as f32;
-            self.sim.set_particle(g.index, g.target.to_array().map(f64::from), v.to_array().map(f64::from), true)?;
+            let v = ((g.target - g.last) / dt as f32).to_array().map(f64::from);
+            let target = g.target.to_array().map(f64::from);
+            let plan = self.sim.plan();
+            let to = g.target - g.anchor;
+            let anchor = if to.length() > CURSOR_MAX_STEP { g.anchor + to.normalize() * CURSOR_MAX_STEP } else { g.target };
+            let cursor = Cursor::stable(g.index, anchor.to_array().map(f64::from), &plan, self.sim.model().drag);
+            if !self.sim.method().is_implicit() && !g.was_pinned && cursor.is_usable(&plan) {
+                if g.held {
+                    // from a position constraint (a method switch): free it at the cursor
+                    self.sim.set_particle(g.index, target, v, false)?;
+                    g.held = false;
+                }
+                self.sim.set_cursor(Some(cursor))?;
+                g.anchor = anchor;
+            } else {
+                if self.sim.cursor().is_some() {
+                    self.sim.set_cursor(None)?;
+                }
+                self.sim.set_particle(g.index, target, v, true)?;
+                g.held = true;
+                g.anchor = g.target;
+            }
             g.last = g.target;
         }
         let run = !(self.paused || self.diverged) || self.step_once;
@@ -296,12 +347,18 @@ impl Demo {
             return Ok(None);
         }
         let t = Instant::now();
-        if self.step_once && (self.paused || self.diverged) {
-            self.sim.run_steps(1)?;
-        } else if self.steps_per_draw > 0 {
-            self.sim.run_steps(self.steps_per_draw)?;
+        let steps = if self.step_once && (self.paused || self.diverged) { 1 } else { self.steps_per_draw };
+        if steps > 0 {
+            self.sim.run_steps(steps)?;
+            self.stats.report = FrameReport { substeps: steps, ..Default::default() };
+            if self.sim.method().is_implicit() {
+                // the solver's words (one small read-back): iterations since the frame began, last residual
+                let cg = self.sim.cg_state_gpu()?;
+                self.stats.report.iterations = cg.total_iterations;
+                self.stats.report.residual = cg.residual;
+            }
         } else {
-            self.sim.step_frame()?;
+            self.stats.report = self.sim.step_frame()?;
         }
         self.step_once = false;
         let ms = t.elapsed().as_secs_f64() * 1e3;
@@ -366,17 +423,23 @@ impl Demo {
         Ok(best.map(|(_, _, i)| (i, Vec3::new(x[i][0] as f32, x[i][1] as f32, x[i][2] as f32))))
     }
 
-    /// Starts holding particle `i` at `at`.
+    /// Starts holding particle `i` at `at` (the grab takes effect at the next [`Demo::simulate`]).
     pub fn grab(&mut self, i: usize, at: Vec3) {
-        self.grab = Some(Grab { index: i, was_pinned: self.sim.is_pinned(i), target: at, last: at });
+        self.grab = Some(Grab { index: i, was_pinned: self.sim.is_pinned(i), target: at, last: at, held: false, anchor: at });
     }
 
-    /// Lets go of the held particle: it keeps the cursor's last velocity unless it was pinned.
+    /// Lets go of the held particle: a position-constrained one keeps the cursor's last velocity (and
+    /// its pin if it had one); a spring-held one just loses the spring, keeping its own velocity.
     pub fn release(&mut self) -> Result<()> {
         if let Some(g) = self.grab.take() {
-            let dt = StepSettings::default().frame_dt as f32;
-            let v = (g.target - g.last) / dt;
-            self.sim.set_particle(g.index, g.target.to_array().map(f64::from), v.to_array().map(f64::from), g.was_pinned)?;
+            if self.sim.cursor().is_some() {
+                self.sim.set_cursor(None)?;
+            }
+            if g.held {
+                let dt = StepSettings::default().frame_dt as f32;
+                let v = (g.target - g.last) / dt;
+                self.sim.set_particle(g.index, g.target.to_array().map(f64::from), v.to_array().map(f64::from), g.was_pinned)?;
+            }
         }
         Ok(())
     }

@@ -1,6 +1,6 @@
 //! The egui overlay: controls, statistics and the shortcut list.
 
-use super::{demo_scenes, Demo};
+use super::{demo_methods, demo_scenes, drag_mode, Demo};
 use crate::sim::Simulator;
 use crate::Method;
 
@@ -31,7 +31,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Space", "pause / resume"),
     ("N", "single step (while paused)"),
     ("R", "reset the scene"),
-    ("M / Shift+M", "next / previous method (keeps the state)"),
+    ("M / Shift+M", "next / previous method (keeps the state; those the GPU runs)"),
     ("C / Shift+C", "next / previous scene"),
     ("F", "frame the scene"),
     ("V", "spring view (strain colours)"),
@@ -41,7 +41,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("H", "hide / show the panel"),
     ("? / F1", "this list"),
     ("Esc", "quit"),
-    ("Left drag", "orbit; on a particle: drag it"),
+    ("Left drag", "orbit; on a particle: drag it (explicit methods: a stiff spring to the cursor; implicit: pinned to it)"),
     ("Ctrl/Shift + click", "pin / unpin a particle"),
     ("Right or middle drag", "pan"),
     ("Wheel", "zoom"),
@@ -89,7 +89,7 @@ pub fn show(ctx: &egui::Context, demo: &mut Demo, st: &mut OverlayState) -> Vec<
         }
         let mut method = demo.method();
         egui::ComboBox::from_label("method").selected_text(method.name()).show_ui(ui, |ui| {
-            for m in Method::ALL {
+            for m in demo_methods() {
                 ui.selectable_value(&mut method, m, m.name());
             }
         });
@@ -147,8 +147,19 @@ pub fn show(ctx: &egui::Context, demo: &mut Demo, st: &mut OverlayState) -> Vec<
             row("springs", demo.model.springs.len().to_string());
             row("h", format!("{:.3e} s (h_max {:.3e})", p.h, p.h_max));
             row("substeps", p.substeps.to_string());
-            row("CG iterations", "- (no CG solver in this method)".into());
-            row("CG residual", "-".into());
+            let r = &s.report;
+            if demo.method().is_implicit() || r.iterations > 0 {
+                row("CG iterations", format!("{} in {} step(s)", r.iterations, r.substeps));
+                row("CG residual", format!("{:.2e}", r.residual));
+            } else {
+                row("CG iterations", "- (no linear solve in this method)".into());
+                row("CG residual", "-".into());
+            }
+            match drag_mode(demo) {
+                Some(Some((c, d))) => row("drag", format!("cursor spring c = {c:.2e}/s², d = {d:.1}/s")),
+                Some(None) => row("drag", "position constraint".into()),
+                None => {}
+            }
             row("max strain", format!("{:.4}", s.max_strain));
             row("energy", format!("{:.4e} J", s.energy));
             row("state", if s.finite { "finite".into() } else { "DIVERGED".into() });

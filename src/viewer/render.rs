@@ -68,6 +68,37 @@ struct ModelGpu {
     mesh: Option<MeshGpu>,
     structure: SegsGpu,
     springs: SegsGpu,
+    /// The first half-space collider, drawn as a ground quad.
+    ground: Option<wgpu::BindGroup>,
+}
+
+/// `Ground` in `shaders/render.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct GroundUniform {
+    plane: [f32; 4],
+    center: [f32; 4],
+}
+
+/// The quad that shows a model's first half-space: centred under the model's initial bounds, four
+/// times their size across (at least 1 m). `None` without a half-space.
+fn ground_quad(model: &Model) -> Option<GroundUniform> {
+    // (a match, not a map: later collider kinds are not drawn as a ground)
+    #[allow(clippy::unnecessary_find_map)]
+    let c = model.colliders.iter().map(|c| c.normalized()).find_map(|c| match c {
+        crate::model::Collider::HalfSpace { normal, offset, .. } => Some((normal, offset)),
+    })?;
+    let (n, d) = c;
+    let (lo, hi) = model.bounds();
+    let mid: Vec<f64> = (0..3).map(|i| if lo[i].is_finite() { 0.5 * (lo[i] + hi[i]) } else { 0.0 }).collect();
+    let ext = (0..3).map(|i| hi[i] - lo[i]).filter(|e| e.is_finite()).fold(0.0, f64::max);
+    // the bounds' centre projected onto the plane
+    let phi = n[0] * mid[0] + n[1] * mid[1] + n[2] * mid[2] - d;
+    let p: Vec<f64> = (0..3).map(|i| mid[i] - phi * n[i]).collect();
+    Some(GroundUniform {
+        plane: [n[0] as f32, n[1] as f32, n[2] as f32, d as f32],
+        center: [p[0] as f32, p[1] as f32, p[2] as f32, (2.0 * ext).max(1.0) as f32],
+    })
 }
 
 /// The renderer of one colour format and sample count.
@@ -80,6 +111,8 @@ pub struct SceneRenderer {
     camera_bg: wgpu::BindGroup,
     seg_layout: wgpu::BindGroupLayout,
     normals_layout: wgpu::BindGroupLayout,
+    ground_layout: wgpu::BindGroupLayout,
+    ground_pipe: wgpu::RenderPipeline,
     cloth_pipe: wgpu::RenderPipeline,
     line_pipe: wgpu::RenderPipeline,
     normals_pipe: wgpu::ComputePipeline,
@@ -157,6 +190,15 @@ impl SceneRenderer {
             bind_group_layouts: &[Some(&cam_layout)],
             immediate_size: 0,
         });
+        let ground_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("springsim.ground"),
+            entries: &[buf_entry(2, vf, wgpu::BufferBindingType::Uniform)],
+        });
+        let ground_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("springsim.ground"),
+            bind_group_layouts: &[Some(&cam_layout), Some(&ground_layout)],
+            immediate_size: 0,
+        });
         let line_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("springsim.lines"),
             bind_group_layouts: &[Some(&cam_layout), Some(&seg_layout)],
@@ -174,6 +216,7 @@ impl SceneRenderer {
             stencil: Default::default(),
             bias: Default::default(),
         });
+        let depth_ground = depth.clone();
         let ms = wgpu::MultisampleState { count: samples, mask: !0, alpha_to_coverage_enabled: false };
         let target = [Some(wgpu::ColorTargetState { format, blend: None, write_mask: wgpu::ColorWrites::ALL })];
         let vattr = |loc: u32| wgpu::VertexBufferLayout {
@@ -218,6 +261,27 @@ impl SceneRenderer {
             multiview_mask: None,
             cache: None,
         });
+        let ground_pipe = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("springsim.ground"),
+            layout: Some(&ground_pl),
+            vertex: wgpu::VertexState {
+                module: &rm,
+                entry_point: Some("vs_ground"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState { cull_mode: None, ..Default::default() },
+            depth_stencil: depth_ground,
+            multisample: ms,
+            fragment: Some(wgpu::FragmentState {
+                module: &rm,
+                entry_point: Some("fs_ground"),
+                compilation_options: Default::default(),
+                targets: &target,
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
         let normals_pipe = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some("springsim.normals"),
             layout: Some(&normals_pl),
@@ -233,6 +297,8 @@ impl SceneRenderer {
             camera_bg,
             seg_layout,
             normals_layout,
+            ground_layout,
+            ground_pipe,
             cloth_pipe,
             line_pipe,
             normals_pipe,
@@ -323,7 +389,16 @@ impl SceneRenderer {
             });
             SegsGpu { bg, count: v.len() as u32 }
         };
-        self.model = Some(ModelGpu { mesh, structure: segs("springsim.structure", &structure), springs: segs("springsim.springs", &all) });
+        let ground = ground_quad(model).map(|g| {
+            let b = init("springsim.ground", bytemuck::bytes_of(&g), wgpu::BufferUsages::UNIFORM);
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("springsim.ground"),
+                layout: &self.ground_layout,
+                entries: &[wgpu::BindGroupEntry { binding: 2, resource: b.as_entire_binding() }],
+            })
+        });
+        self.model =
+            Some(ModelGpu { mesh, structure: segs("springsim.structure", &structure), springs: segs("springsim.springs", &all), ground });
     }
 
     /// Writes the camera for a `w`×`h` target.
@@ -413,6 +488,11 @@ impl SceneRenderer {
             multiview_mask: None,
         });
         pass.set_bind_group(0, &self.camera_bg, &[]);
+        if let Some(g) = &m.ground {
+            pass.set_pipeline(&self.ground_pipe);
+            pass.set_bind_group(1, g, &[]);
+            pass.draw(0..6, 0..1);
+        }
         if let Some(mesh) = draw_mesh {
             pass.set_pipeline(&self.cloth_pipe);
             pass.set_vertex_buffer(0, sim.positions_buffer().slice(sim.state().positions_range()));
