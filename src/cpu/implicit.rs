@@ -37,7 +37,7 @@ const PAR_N: usize = 4096;
 
 /// `out[i] = f(i)` for every i, on rayon for large n. Each entry is computed alone, so the result does not
 /// depend on the split.
-fn for_each_particle<T: Send>(out: &mut [T], f: impl Fn(usize) -> T + Sync) {
+pub(crate) fn for_each_particle<T: Send>(out: &mut [T], f: impl Fn(usize) -> T + Sync) {
     if out.len() >= PAR_N {
         out.par_chunks_mut(1024).enumerate().for_each(|(c, chunk)| {
             for (k, o) in chunk.iter_mut().enumerate() {

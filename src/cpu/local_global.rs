@@ -27,7 +27,7 @@
 //! A has a condition number near 3e5 on a 256×256 curtain.
 
 use super::forces::EPS_LEN;
-use super::implicit::{pcg_solve, CgWork};
+use super::implicit::{for_each_particle, pcg_solve, CgWork};
 use super::sparse::SpdFactor;
 use super::{CpuModel, V3};
 use crate::error::{Error, Result};
@@ -72,11 +72,15 @@ pub fn lg_inertia(m: &CpuModel, p: &LgParams, q: &[V3], v: &[V3], y: &mut [V3]) 
 /// Coincident endpoints (‖x_a − x_b‖ ≤ [`EPS_LEN`]) leave every direction equally good; the guard takes
 /// dₛ = rₛ·(1, 0, 0), so nothing divides by zero and the result stays deterministic.
 pub fn lg_local(m: &CpuModel, x: &[V3], d: &mut [V3]) {
-    for s in 0..m.sa.len() {
+    for_each_particle(d, |s| {
         let p = x[m.sa[s] as usize] - x[m.sb[s] as usize];
         let l = p.norm();
-        d[s] = if l > EPS_LEN { p * (m.rest[s] / l) } else { V3::new(m.rest[s], 0.0, 0.0) };
-    }
+        if l > EPS_LEN {
+            p * (m.rest[s] / l)
+        } else {
+            V3::new(m.rest[s], 0.0, 0.0)
+        }
+    });
 }
 
 /// The global step's residual at xₖ (Liu eq. 14, ∂g/∂x = 0): rᵢ = M̃ᵢyᵢ + h² [(J d)ᵢ + mᵢ(g + d₀ w + s c)]
@@ -86,10 +90,9 @@ pub fn lg_local(m: &CpuModel, x: &[V3], d: &mut [V3]) {
 pub fn lg_residual(m: &CpuModel, p: &LgParams, y: &[V3], d: &[V3], x: &[V3], r: &mut [V3]) {
     let h2 = p.h * p.h;
     let fext = m.gravity + m.wind * m.drag + m.central_center * m.central_strength;
-    for i in 0..m.n {
+    for_each_particle(r, |i| {
         if m.inv_mass[i] == 0.0 {
-            r[i] = V3::zeros();
-            continue;
+            return V3::zeros();
         }
         let mi = m.mass[i];
         let xi = x[i];
@@ -99,8 +102,8 @@ pub fn lg_residual(m: &CpuModel, p: &LgParams, y: &[V3], d: &[V3], x: &[V3], r: 
             let j = if sign > 0.0 { m.sb[s] } else { m.sa[s] } as usize;
             acc += (d[s] * sign - (xi - x[j])) * m.k[s];
         }
-        r[i] = y[i] * (mi * p.inertia) + (acc + fext * mi) * h2 - xi * (mi * p.mass_diag);
-    }
+        y[i] * (mi * p.inertia) + (acc + fext * mi) * h2 - xi * (mi * p.mass_diag)
+    });
 }
 
 /// The global matrix times u, for the free particles: (A u)ᵢ = mᵢ(1 + h d₀ + h² s) uᵢ + h² Σₑ kₑ (uᵢ − uⱼ),
@@ -108,10 +111,9 @@ pub fn lg_residual(m: &CpuModel, p: &LgParams, y: &[V3], d: &[V3], x: &[V3], r: 
 /// corrections' PCG and Chebyshev iterations.
 pub fn lg_apply(m: &CpuModel, p: &LgParams, u: &[V3], out: &mut [V3]) {
     let h2 = p.h * p.h;
-    for i in 0..m.n {
+    for_each_particle(out, |i| {
         if m.inv_mass[i] == 0.0 {
-            out[i] = V3::zeros();
-            continue;
+            return V3::zeros();
         }
         let ui = u[i];
         let mut acc = V3::zeros();
@@ -121,8 +123,8 @@ pub fn lg_apply(m: &CpuModel, p: &LgParams, u: &[V3], out: &mut [V3]) {
             let uj = if m.inv_mass[j] == 0.0 { V3::zeros() } else { u[j] };
             acc += (ui - uj) * m.k[s];
         }
-        out[i] = ui * (m.mass[i] * p.mass_diag) + acc * h2;
-    }
+        ui * (m.mass[i] * p.mass_diag) + acc * h2
+    });
 }
 
 /// The Jacobi preconditioner: 1/Aᵢᵢ on each axis, 0 for pinned particles (the constraint filter).
