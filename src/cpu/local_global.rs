@@ -303,17 +303,24 @@ pub struct GlobalCholesky {
     h: f64,
 }
 
+/// The elimination of pinned particles: the row of each particle in the free system (`u32::MAX` when
+/// pinned) and the particle of each row.
+pub fn free_rows(m: &CpuModel) -> (Vec<u32>, Vec<u32>) {
+    let mut row = vec![u32::MAX; m.n];
+    let mut free = Vec::new();
+    for i in 0..m.n {
+        if m.inv_mass[i] != 0.0 {
+            row[i] = free.len() as u32;
+            free.push(i as u32);
+        }
+    }
+    (row, free)
+}
+
 impl GlobalCholesky {
     /// The symbolic analysis of the pattern and the numeric factorisation at `p.h`.
     pub fn new(m: &CpuModel, p: &LgParams) -> Result<Self> {
-        let mut row = vec![u32::MAX; m.n];
-        let mut free = Vec::new();
-        for i in 0..m.n {
-            if m.inv_mass[i] != 0.0 {
-                row[i] = free.len() as u32;
-                free.push(i as u32);
-            }
-        }
+        let (row, free) = free_rows(m);
         let mut pairs: Vec<(usize, usize)> = (0..free.len()).map(|r| (r, r)).collect();
         let mut coupled = Vec::new();
         for s in 0..m.sa.len() {

@@ -18,7 +18,7 @@
 //! objective exactly.
 
 use super::forces::EPS_LEN;
-use super::local_global::{lg_energy, lg_inertia, lg_local, lg_residual, LgParams};
+use super::local_global::{free_rows, lg_energy, lg_inertia, lg_local, lg_residual, LgParams};
 use super::sparse::SpdFactor;
 use super::{CpuModel, V3};
 use crate::error::{Error, Result};
@@ -80,14 +80,7 @@ pub fn spring_hessian(m: &CpuModel, s: usize, x: &[V3], project: bool) -> nalgeb
 impl Newton {
     /// The Hessian's pattern and its symbolic analysis for steps of size h.
     pub fn new(m: &CpuModel, h: f64) -> Result<Self> {
-        let mut row = vec![u32::MAX; m.n];
-        let mut free = Vec::new();
-        for i in 0..m.n {
-            if m.inv_mass[i] != 0.0 {
-                row[i] = free.len() as u32;
-                free.push(i as u32);
-            }
-        }
+        let (row, free) = free_rows(m);
         let mut pairs = Vec::new();
         for r in 0..free.len() {
             for (a, b) in DIAG_ENTRIES {
