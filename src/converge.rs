@@ -130,7 +130,7 @@ pub fn run(model: &Model, cfg: &ConvergeConfig) -> Result<ConvergeResult> {
     let p = nt.params;
     let g0 = lg_energy(&cm, &p, &y, &y);
     let g_ref = nt.gradient(&cm, &xs);
-    let star = nt.polish(&cm, &mut xs, cfg.newton_iterations, 1e-11, g_ref)?;
+    let star = nt.polish(&cm, &mut xs, cfg.newton_iterations, 1e-10, g_ref)?;
     let g_star = lg_energy(&cm, &p, &y, &xs);
 
     let mut series = Vec::new();
@@ -164,7 +164,7 @@ pub fn run(model: &Model, cfg: &ConvergeConfig) -> Result<ConvergeResult> {
     for k in 1..=cfg.newton_iterations.min(cfg.iterations) {
         let t = Instant::now();
         let gn = nt.gradient(&cm, &x);
-        if gn <= 1e-11 * g_ref {
+        if gn <= 1e-10 * g_ref {
             break;
         }
         nt.iterate(&cm, &mut x)?;

@@ -182,5 +182,54 @@ fn tridiagonal_on_a_cloth_is_one_line_error() {
     ]);
     assert_clean_failure(&out, "chain");
     let out = springsim(&["bench", "--scene", "rope", "--method", "implicit-euler", "--backend", "cpu", "--global", "lu"]);
-    assert_clean_failure(&out, "cg or tridiagonal");
+    assert_clean_failure(&out, "must be one of auto, cg, tridiagonal, cholesky, chebyshev");
+}
+
+/// `springsim converge` writes the CSV and the SVG of Liu's Figure 2 and prints the table; the error falls.
+#[test]
+fn converge_writes_csv_svg_and_table() {
+    let dir = std::env::temp_dir().join(format!("springsim-converge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (csv, svg) = (dir.join("c.csv"), dir.join("c.svg"));
+    let out = springsim(&[
+        "converge",
+        "--size",
+        "11",
+        "--frame",
+        "1",
+        "--iterations",
+        "30",
+        "--csv",
+        csv.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    for name in ["local-global/cholesky", "local-global/cg", "local-global/chebyshev", "newton", "10 it"] {
+        assert!(table.contains(name), "table lacks {name}: {table}");
+    }
+    let c = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = c.lines();
+    assert_eq!(lines.next(), Some("series,iteration,seconds,relative_error"));
+    let chol: Vec<f64> =
+        c.lines().filter(|l| l.starts_with("local-global/cholesky,")).map(|l| l.rsplit(',').next().unwrap().parse().unwrap()).collect();
+    assert_eq!(chol.len(), 30);
+    assert!(chol[29] < chol[0] && chol[0] <= 1.0 && chol[29] >= 0.0, "{chol:?}");
+    let s = std::fs::read_to_string(&svg).unwrap();
+    assert!(s.starts_with("<svg") && s.contains("relative error") && s.contains("<polyline"), "not a plot");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Newton is CPU only: asking for it on the GPU is a one-line error, and `--method all` leaves it out.
+#[test]
+fn newton_on_the_gpu_is_refused() {
+    let out = springsim(&["bench", "--scene", "rope", "--method", "newton", "--backend", "gpu", "--frames", "1"]);
+    // without an adapter the error is about the adapter instead; either way one clean line
+    assert!(!out.status.success());
+    assert!(!text(&out.stderr).contains("panicked"));
+    let out = springsim(&["bench", "--scene", "rope", "--size", "8", "--method", "all", "--backend", "cpu", "--frames", "1"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = text(&out.stdout);
+    assert!(o.contains("local-global") && !o.contains("\"newton\""), "{o}");
 }
