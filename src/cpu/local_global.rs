@@ -365,6 +365,11 @@ impl GlobalCholesky {
         self.free.len()
     }
 
+    /// Whether the factor is supernodal (see [`SpdFactor::is_supernodal`]).
+    pub fn is_supernodal(&self) -> bool {
+        self.factor.is_supernodal()
+    }
+
     /// Nonzeros of the Cholesky factor.
     pub fn factor_nnz(&self) -> usize {
         self.factor.factor_nnz()

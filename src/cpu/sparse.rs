@@ -26,10 +26,10 @@ pub struct SpdFactor {
     factored: bool,
     /// The number of (row, col) pairs of the pattern (values per factorisation).
     entries: usize,
-    /// The factor L as plain CSC (column pointers, row indices below the diagonal, values with the
-    /// diagonal first in each column), copied out of faer's supernodes after each factorisation, for the
-    /// interleaved three-column solve.
-    l_ptr: Vec<u32>,
+    /// The factor L by supernodes, copied out of faer after each factorisation for the interleaved
+    /// three-column solve: per supernode (first column, columns, pattern range in `l_row`, offset of its
+    /// column-major (columns + pattern) × columns block in `l_val`).
+    l_sn: Vec<[u32; 5]>,
     l_row: Vec<u32>,
     l_val: Vec<f64>,
     perm_fwd: Vec<u32>,
@@ -73,7 +73,7 @@ impl SpdFactor {
             par,
             factored: false,
             entries: pairs.len(),
-            l_ptr: Vec::new(),
+            l_sn: Vec::new(),
             l_row: Vec::new(),
             l_val: Vec::new(),
             perm_fwd: Vec::new(),
@@ -84,6 +84,12 @@ impl SpdFactor {
     /// The dimension n.
     pub fn dim(&self) -> usize {
         self.n
+    }
+
+    /// Whether faer chose a supernodal factor (the interleaved three-column solve runs on it; a
+    /// simplicial factor falls back to faer's own solve).
+    pub fn is_supernodal(&self) -> bool {
+        !self.l_sn.is_empty()
     }
 
     /// Nonzeros of the factor L.
@@ -131,7 +137,7 @@ impl SpdFactor {
     fn copy_factor(&mut self) {
         use faer::sparse::linalg::cholesky::supernodal::SupernodalLltRef;
         use faer::sparse::linalg::cholesky::SymbolicCholeskyRaw;
-        self.l_ptr.clear();
+        self.l_sn.clear();
         self.l_row.clear();
         self.l_val.clear();
         let SymbolicCholeskyRaw::Supernodal(sym) = self.symbolic.raw() else {
@@ -143,27 +149,17 @@ impl SpdFactor {
             None => (0..n as u32).collect(),
         };
         let l = SupernodalLltRef::new(sym, &self.l_values);
-        self.l_ptr.reserve(n + 1);
-        self.l_ptr.push(0);
         for s in 0..sym.n_supernodes() {
             let sn = l.supernode(s);
-            let start = sn.start();
-            let pattern = sn.pattern();
             let val = sn.val();
-            let ncols = val.ncols();
+            let (ncols, nrows) = (val.ncols(), val.nrows());
+            let p0 = self.l_row.len() as u32;
+            self.l_row.extend(sn.pattern().iter().map(|&r| r as u32));
+            self.l_sn.push([sn.start() as u32, ncols as u32, p0, self.l_row.len() as u32, self.l_val.len() as u32]);
             for c in 0..ncols {
-                // the diagonal, then the rest of the supernode's own columns, then its pattern rows
-                self.l_row.push((start + c) as u32);
-                self.l_val.push(val[(c, c)]);
-                for r in c + 1..ncols {
-                    self.l_row.push((start + r) as u32);
+                for r in 0..nrows {
                     self.l_val.push(val[(r, c)]);
                 }
-                for (k, &row) in pattern.iter().enumerate() {
-                    self.l_row.push(row as u32);
-                    self.l_val.push(val[(ncols + k, c)]);
-                }
-                self.l_ptr.push(self.l_row.len() as u32);
             }
         }
         self.work3 = vec![[0.0; 3]; n];
@@ -179,7 +175,7 @@ impl SpdFactor {
         if b.len() != self.n {
             return Err(Error::param("rhs.len()", b.len(), format!("must equal the matrix dimension {}", self.n)));
         }
-        if self.l_ptr.is_empty() {
+        if self.l_sn.is_empty() {
             // a simplicial factor (small matrices): faer's own solve
             let mut m = faer::Mat::<f64>::from_fn(self.n, 3, |i, c| b[i][c]);
             self.solve_in_place(m.as_mut())?;
@@ -192,34 +188,56 @@ impl SpdFactor {
         for (i, &f) in self.perm_fwd.iter().enumerate() {
             x[i] = b[f as usize];
         }
-        let (ptr, row, val) = (&self.l_ptr, &self.l_row, &self.l_val);
-        // L y = b
-        for j in 0..self.n {
-            let (a, e) = (ptr[j] as usize, ptr[j + 1] as usize);
-            let d = 1.0 / val[a];
-            let xj = [x[j][0] * d, x[j][1] * d, x[j][2] * d];
-            x[j] = xj;
-            for k in a + 1..e {
-                let (i, l) = (row[k] as usize, val[k]);
-                let xi = &mut x[i];
-                xi[0] -= l * xj[0];
-                xi[1] -= l * xj[1];
-                xi[2] -= l * xj[2];
+        let (row, val) = (&self.l_row, &self.l_val);
+        // L y = b, supernode by supernode: the diagonal block, then the pattern rows below it
+        for &[start, nc, p0, p1, off] in &self.l_sn {
+            let (start, nc, off) = (start as usize, nc as usize, off as usize);
+            let pat = &row[p0 as usize..p1 as usize];
+            let nr = nc + pat.len();
+            for c in 0..nc {
+                let col = &val[off + c * nr..off + (c + 1) * nr];
+                let j = start + c;
+                let d = 1.0 / col[c];
+                let xj = [x[j][0] * d, x[j][1] * d, x[j][2] * d];
+                x[j] = xj;
+                for r in c + 1..nc {
+                    let (l, xi) = (col[r], &mut x[start + r]);
+                    xi[0] -= l * xj[0];
+                    xi[1] -= l * xj[1];
+                    xi[2] -= l * xj[2];
+                }
+                for (k, &i) in pat.iter().enumerate() {
+                    let (l, xi) = (col[nc + k], &mut x[i as usize]);
+                    xi[0] -= l * xj[0];
+                    xi[1] -= l * xj[1];
+                    xi[2] -= l * xj[2];
+                }
             }
         }
-        // Lᵀ x = y
-        for j in (0..self.n).rev() {
-            let (a, e) = (ptr[j] as usize, ptr[j + 1] as usize);
-            let mut s = x[j];
-            for k in a + 1..e {
-                let (i, l) = (row[k] as usize, val[k]);
-                let xi = x[i];
-                s[0] -= l * xi[0];
-                s[1] -= l * xi[1];
-                s[2] -= l * xi[2];
+        // Lᵀ x = y, in reverse
+        for &[start, nc, p0, p1, off] in self.l_sn.iter().rev() {
+            let (start, nc, off) = (start as usize, nc as usize, off as usize);
+            let pat = &row[p0 as usize..p1 as usize];
+            let nr = nc + pat.len();
+            for c in (0..nc).rev() {
+                let col = &val[off + c * nr..off + (c + 1) * nr];
+                let j = start + c;
+                let mut s = x[j];
+                for r in c + 1..nc {
+                    let (l, xi) = (col[r], x[start + r]);
+                    s[0] -= l * xi[0];
+                    s[1] -= l * xi[1];
+                    s[2] -= l * xi[2];
+                }
+                for (k, &i) in pat.iter().enumerate() {
+                    let (l, xi) = (col[nc + k], x[i as usize]);
+                    s[0] -= l * xi[0];
+                    s[1] -= l * xi[1];
+                    s[2] -= l * xi[2];
+                }
+                let d = 1.0 / col[c];
+                x[j] = [s[0] * d, s[1] * d, s[2] * d];
             }
-            let d = 1.0 / val[a];
-            x[j] = [s[0] * d, s[1] * d, s[2] * d];
         }
         for (i, &f) in self.perm_fwd.iter().enumerate() {
             b[f as usize] = x[i];
