@@ -5,6 +5,7 @@ pub mod explicit;
 pub mod implicit;
 pub mod layout;
 pub mod leu;
+pub mod local_global;
 pub mod pcg;
 pub mod pipelines;
 pub mod power;
