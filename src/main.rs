@@ -102,7 +102,7 @@ enum Command {
         /// Scene(s), comma-separated: curtain, cloth, rope, hair, slinky, jelly, orbit, mesh.
         #[arg(long, default_value = "curtain")]
         scene: String,
-        /// Method(s), comma-separated, or `all`: explicit-euler, symplectic-euler, midpoint, rk4, leu, implicit-euler.
+        /// Method(s), comma-separated, or `all`: explicit-euler, symplectic-euler, midpoint, rk4, leu, implicit-euler, local-global, newton (CPU only).
         #[arg(long, default_value = "symplectic-euler")]
         method: String,
         /// Backend(s), comma-separated: gpu, cpu.
@@ -144,9 +144,21 @@ enum Command {
         /// The speed (m/s) above which a step counts as diverging (LEU retries it; k0 is recomputed).
         #[arg(long)]
         speed_limit: Option<f64>,
-        /// Implicit Euler: the linear solver, cg (CPU and GPU) or tridiagonal (CPU, chains only).
-        #[arg(long, default_value = "cg")]
+        /// The linear solver: implicit Euler cg (CPU and GPU) or tridiagonal (CPU, chains only); local-global
+        /// cholesky (f64 on the CPU; with --backend gpu one read-back of r and one upload of the correction per
+        /// iteration), cg or chebyshev (CPU and GPU); auto: cg, or cholesky for local-global.
+        #[arg(long, default_value = "auto")]
         global: String,
+        /// Local/global: local/global iterations per step.
+        #[arg(long)]
+        lg_iterations: Option<usize>,
+        /// Local/global with cg or chebyshev: the iteration budget of each global step.
+        #[arg(long)]
+        global_iterations: Option<usize>,
+        /// Local/global on the GPU: after the timed frames, run this many with every phase its own submit
+        /// and report the split (local step, right-hand side, global step, transfers).
+        #[arg(long, default_value_t = 0)]
+        lg_split: usize,
         /// Implicit Euler: the CG iteration budget per step.
         #[arg(long)]
         cg_iterations: Option<usize>,
@@ -261,6 +273,9 @@ fn run() -> Result<()> {
             leu_interval,
             speed_limit,
             global,
+            lg_iterations,
+            global_iterations,
+            lg_split,
             cg_iterations,
             cg_tolerance,
             cg_warm_start,
@@ -291,6 +306,12 @@ fn run() -> Result<()> {
                 settings.speed_limit = v;
             }
             settings.global = GlobalSolve::parse(&global)?;
+            if let Some(v) = lg_iterations {
+                settings.lg_iterations = v;
+            }
+            if let Some(v) = global_iterations {
+                settings.global_iterations = v;
+            }
             if let Some(v) = cg_iterations {
                 settings.cg_max_iterations = v;
             }
@@ -317,8 +338,16 @@ fn run() -> Result<()> {
                         if s == "orbit" {
                             options.size = None;
                         }
-                        let cfg =
-                            BenchConfig { scene: s.clone(), options, method: m, backend: b, frames, settings: settings.clone(), drag };
+                        let cfg = BenchConfig {
+                            scene: s.clone(),
+                            options,
+                            method: m,
+                            backend: b,
+                            frames,
+                            settings: settings.clone(),
+                            drag,
+                            lg_split_frames: lg_split,
+                        };
                         let r = bench::run(&cfg, gpu.as_ref())?;
                         if format == Format::Json {
                             println!("{}", serde_json::to_string(&r)?);
