@@ -1,5 +1,15 @@
 //! `GpuSimulator`: a model on a caller's device. `encode_frame` records a whole frame into the caller's
 //! encoder without submitting (the embedding path); `step_frame` submits and waits (CLI, tests, window).
+//!
+//! Local/global (Liu et al. 2013, §3-4; `shaders/local_global.wgsl`): each step is y = q + hαv, then
+//! `lg_iterations` × (local step, residual r = b − A x, global solve A δ = r, x += δ) on corrections, then
+//! the local step and residual at the final x and v = (x − q)/h. With `cg` and `chebyshev` a frame is one
+//! encoder with no read-back. With `cholesky` the global solve is the f64 factor on the host: one submit
+//! per iteration, one read-back of r and one upload of δ (n `vec4` each), timed apart in
+//! [`GpuSimulator::lg_last_split`]. `FrameReport::iterations` is the global solver's iterations over the
+//! frame (the PCG's count read from the GPU; budget × iterations for Chebyshev; one per Cholesky solve),
+//! and `FrameReport::residual` is ‖∇g(x)‖/‖∇g(y)‖ (eq. 7) of the frame's last step, as the CPU's
+//! `LgReport::residual`, reduced on the GPU from the residual kernel's partial sums.
 
 use super::explicit::{ExplicitGroups, ExplicitPipelines};
 use super::implicit::ImplicitPipelines;
