@@ -39,7 +39,7 @@ struct LgConsts {
 struct LgPass {
     k: u32,       // lg_chebyshev: the iteration k
     omega: f32,   // lg_chebyshev: ω_{k+1}
-    slot: u32,    // lg_residual: partials slot (0: first iteration, 1: later); lg_advance: δ's slot (0..2 Chebyshev, 3 PCG/Cholesky)
+    slot: u32,    // lg_residual: partials slot (0: first residual, 1: the final one, 2: none); lg_advance: δ's slot (0..2 Chebyshev, 3 PCG/Cholesky)
     _pad: u32,
 }
 
@@ -99,7 +99,7 @@ fn lg_local(@builtin(global_invocation_id) gid: vec3<u32>) {
 // evaluated as m_i (1 + h d₀)(y_i − x_i) − h² m_i s x_i + h² [Σ_e k_e (±d_e − (x_i − x_j)) + m_i f_ext]
 // (the same sum, without the cancellation of two large terms in f32); 0 for a pinned i. Writes r and the
 // Jacobi inverse diagonal 1/A_ii for the global solve, zeroes the Chebyshev iterates δ₀ = δ₋₁ = 0, and
-// the partial sums of ‖r‖² into slot K.slot.
+// the partial sums of ‖r‖² into slot K.slot (none for slot 2).
 @compute @workgroup_size(WG)
 fn lg_residual(
     @builtin(global_invocation_id) gid: vec3<u32>,
@@ -138,9 +138,12 @@ fn lg_residual(
             rr = dot(r, r);
         }
     }
-    let t = wg_reduce(lid, vec4<f32>(rr, 0.0, 0.0, 0.0));
-    if (lid == 0u && K.slot < 2u) {
-        lgv[L.partials_base + K.slot * L.groups + wid.x] = t;
+    // only the first and the last residual of a step are reported (K is uniform: so is this branch)
+    if (K.slot < 2u) {
+        let t = wg_reduce(lid, vec4<f32>(rr, 0.0, 0.0, 0.0));
+        if (lid == 0u) {
+            lgv[L.partials_base + K.slot * L.groups + wid.x] = t;
+        }
     }
 }
 

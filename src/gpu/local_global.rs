@@ -36,8 +36,8 @@ pub struct LocalGlobalPipelines {
 }
 
 /// The per-dispatch [`LgPass`] values of one configuration (global solver, budget, ρ), one per
-/// dynamic offset: the Chebyshev iterations k = 0..budget, then the residual's two partial slots, then
-/// `lg_advance`'s source.
+/// dynamic offset: the Chebyshev iterations k = 0..budget, then the residual's two partial slots,
+/// `lg_advance`'s source, and the residual without partials.
 pub struct LgPassTable {
     /// The uniform buffer.
     pub buffer: wgpu::Buffer,
@@ -66,6 +66,7 @@ impl LgPassTable {
         entries.push(LgPass { slot: 0, ..Default::default() });
         entries.push(LgPass { slot: 1, ..Default::default() });
         entries.push(LgPass { slot: if chebyshev { (budget % 3) as u32 } else { 3 }, ..Default::default() });
+        entries.push(LgPass { slot: 2, ..Default::default() });
         let mut bytes = vec![0u8; entries.len() * stride as usize];
         for (e, p) in entries.iter().enumerate() {
             let o = e * stride as usize;
@@ -98,9 +99,10 @@ impl LgPassTable {
         k as u32 * self.stride
     }
 
-    /// The offset of `lg_residual` at local/global iteration k (slot 0 at k = 0, else 1).
-    pub fn residual(&self, k: usize) -> u32 {
-        (self.budget + usize::from(k > 0)) as u32 * self.stride
+    /// The offset of `lg_residual` writing its ‖r‖² partials into `slot` (0 the step's first residual,
+    /// 1 its final one, 2 none).
+    pub fn residual(&self, slot: u32) -> u32 {
+        (self.budget + [0, 1, 3][slot.min(2) as usize]) as u32 * self.stride
     }
 
     /// The offset of `lg_advance`.
@@ -116,8 +118,9 @@ pub enum LgPhase {
     Inertia,
     /// `lg_local`: d (eq. 10).
     Local,
-    /// `lg_residual` at iteration k: r = b − A x and the Jacobi diagonal.
-    Residual(usize),
+    /// `lg_residual`: r = b − A x and the Jacobi diagonal, with its ‖r‖² partials into a slot (0 the
+    /// step's first residual, ‖∇g(y)‖; 1 its final one, ‖∇g(x)‖; 2 none).
+    Residual(u32),
     /// The PCG's solve of A δ = r with a budget.
     Cg(usize),
     /// Chebyshev-Jacobi iterations (the table's budget).

@@ -138,9 +138,10 @@ fn lg_ops(global: GlobalSolve, iters: usize, budget: usize) -> Vec<LgOp> {
     };
     let mut ops = vec![LgOp::Gpu(LgPhase::Inertia)];
     for k in 0..iters {
-        ops.extend([LgOp::Gpu(LgPhase::Local), LgOp::Gpu(LgPhase::Residual(k)), solve, LgOp::Gpu(LgPhase::Advance)]);
+        let slot = if k == 0 { 0 } else { 2 };
+        ops.extend([LgOp::Gpu(LgPhase::Local), LgOp::Gpu(LgPhase::Residual(slot)), solve, LgOp::Gpu(LgPhase::Advance)]);
     }
-    ops.extend([LgOp::Gpu(LgPhase::Local), LgOp::Gpu(LgPhase::Residual(iters)), LgOp::Gpu(LgPhase::Finish)]);
+    ops.extend([LgOp::Gpu(LgPhase::Local), LgOp::Gpu(LgPhase::Residual(1)), LgOp::Gpu(LgPhase::Finish)]);
     ops
 }
 
