@@ -2,6 +2,7 @@
 
 use crate::cpu::{CpuModel, CpuSimulator};
 use crate::error::{Error, Result};
+use crate::gpu::local_global::LgSplit;
 use crate::gpu::{GpuContext, GpuSimulator};
 use crate::method::{Method, StepSettings};
 use crate::scene::{self, SceneOptions};
@@ -54,6 +55,9 @@ pub struct BenchConfig {
     pub settings: StepSettings,
     /// Air drag d₀ (1/s) instead of the scene's.
     pub drag: Option<f64>,
+    /// Local/global on the GPU: frames to run after the timed ones with every phase its own submit, for
+    /// the split between local step, right-hand side, global step and transfers (0: none).
+    pub lg_split_frames: usize,
 }
 
 impl BenchConfig {
@@ -114,6 +118,14 @@ pub struct BenchResult {
     pub energy: f64,
     /// Lowest y at the end (m).
     pub min_y: f64,
+    /// Local/global on the GPU: ms per frame of each phase, timed as separate submits after the timed
+    /// frames (`lg_split_frames` of them); the `cholesky` path's read-back, solve and upload included.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lg_split: Option<LgSplit>,
+    /// Local/global with `cholesky` on the GPU: the host side of the timed frames (read-back of r, f64
+    /// solve, upload of δ; GPU waits under `global_ms`), ms per frame, from the last timed frame.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lg_transfers: Option<LgSplit>,
 }
 
 /// Builds the simulator for a backend.
@@ -154,7 +166,22 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>) -> Result<BenchResult> {
         model.forces.drag = d;
     }
     let cm = CpuModel::new(&model)?;
-    let mut sim = make_simulator(&model, cfg.method, cfg.backend, cfg.settings.clone(), gpu)?;
+    // local/global on the GPU: the concrete simulator, for the phase split
+    let mut gpu_lg = None;
+    let mut boxed = None;
+    if cfg.backend == Backend::Gpu && cfg.method == Method::LocalGlobal {
+        let ctx = gpu.ok_or_else(|| Error::NoAdapter("the gpu backend needs a device".into()))?;
+        gpu_lg = Some(
+            GpuSimulator::new(&ctx.device, &ctx.queue, &model, cfg.method, cfg.settings.clone())?.with_adapter_name(ctx.adapter_name()),
+        );
+    } else {
+        boxed = Some(make_simulator(&model, cfg.method, cfg.backend, cfg.settings.clone(), gpu)?);
+    }
+    let sim: &mut dyn Simulator = match (gpu_lg.as_mut(), boxed.as_mut()) {
+        (Some(g), _) => g,
+        (None, Some(b)) => b.as_mut(),
+        (None, None) => return Err(Error::Solver("no simulator".into())),
+    };
     let mut times = Vec::with_capacity(cfg.frames);
     let mut failed_frame = None;
     let mut report: crate::sim::FrameReport = Default::default();
@@ -174,6 +201,16 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>) -> Result<BenchResult> {
     let stats = state_stats(&cm, &x, &v);
     let plan = sim.plan();
     let ms = median(times.clone());
+    let mut lg_split = None;
+    let mut lg_transfers = None;
+    if let Some(g) = gpu_lg.as_mut() {
+        if cfg.settings.global.resolve(Method::LocalGlobal)? == crate::method::GlobalSolve::Cholesky {
+            lg_transfers = Some(g.lg_last_split().per_frame());
+        }
+        if cfg.lg_split_frames > 0 {
+            lg_split = Some(g.lg_profile_frames(cfg.lg_split_frames)?.per_frame());
+        }
+    }
     Ok(BenchResult {
         scene: cfg.scene.clone(),
         particles: model.n_particles(),
@@ -201,5 +238,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>) -> Result<BenchResult> {
         max_strain: stats.max_strain,
         energy: stats.energy,
         min_y: stats.min_y,
+        lg_split,
+        lg_transfers,
     })
 }

@@ -146,16 +146,21 @@ enum Command {
         /// The speed (m/s) above which a step counts as diverging (LEU retries it; k0 is recomputed).
         #[arg(long)]
         speed_limit: Option<f64>,
-        /// The linear solver: auto (implicit-euler: cg; local-global: cholesky), cg, tridiagonal (implicit Euler,
-        /// CPU, chains only), cholesky or chebyshev (local-global).
+        /// The linear solver: implicit Euler cg (CPU and GPU) or tridiagonal (CPU, chains only); local-global
+        /// cholesky (f64 on the CPU; with --backend gpu one read-back of r and one upload of the correction per
+        /// iteration), cg or chebyshev (CPU and GPU); auto: cg, or cholesky for local-global.
         #[arg(long, default_value = "auto")]
         global: String,
-        /// Local/global: iterations per step (Liu: 10).
+        /// Local/global: local/global iterations per step.
         #[arg(long)]
         lg_iterations: Option<usize>,
-        /// Local/global with cg or chebyshev: the budget of each global step.
+        /// Local/global with cg or chebyshev: the iteration budget of each global step.
         #[arg(long)]
         global_iterations: Option<usize>,
+        /// Local/global on the GPU: after the timed frames, run this many with every phase its own submit
+        /// and report the split (local step, right-hand side, global step, transfers).
+        #[arg(long, default_value_t = 0)]
+        lg_split: usize,
         /// Newton: the iteration limit per step.
         #[arg(long)]
         newton_iterations: Option<usize>,
@@ -317,6 +322,7 @@ fn run() -> Result<()> {
             lg_iterations,
             global_iterations,
             newton_iterations,
+            lg_split,
             cg_iterations,
             cg_tolerance,
             cg_warm_start,
@@ -389,8 +395,16 @@ fn run() -> Result<()> {
                         if s == "orbit" {
                             options.size = None;
                         }
-                        let cfg =
-                            BenchConfig { scene: s.clone(), options, method: m, backend: b, frames, settings: settings.clone(), drag };
+                        let cfg = BenchConfig {
+                            scene: s.clone(),
+                            options,
+                            method: m,
+                            backend: b,
+                            frames,
+                            settings: settings.clone(),
+                            drag,
+                            lg_split_frames: lg_split,
+                        };
                         let r = bench::run(&cfg, gpu.as_ref())?;
                         if format == Format::Json {
                             println!("{}", serde_json::to_string(&r)?);

@@ -5,8 +5,8 @@ use naga::proc::Layouter;
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use naga::{Module, ShaderStage, TypeInner};
 use springsim::gpu::layout::{
-    compose, CgPass, CollideInfo, GpuCollider, GpuNbr, GpuParams, ImplicitParams, LeuPass, COLLIDE_WGSL, IMPLICIT_WGSL, KERNEL_WGSL,
-    SHARED_WGSL, WORKGROUP_SIZE,
+    compose, CgPass, CollideInfo, GpuCollider, GpuNbr, GpuParams, ImplicitParams, LeuPass, LgConsts, LgPass, COLLIDE_WGSL, IMPLICIT_WGSL,
+    KERNEL_WGSL, LOCAL_GLOBAL_WGSL, SHARED_WGSL, WORKGROUP_SIZE,
 };
 use std::mem::{offset_of, size_of};
 
@@ -150,6 +150,44 @@ fn struct_layouts_match_rust() {
     // the force gather is composed in only where the kernel binds its records
     assert!(!compose(src).contains("fn accel("), "collide.wgsl gets no force gather");
     assert!(compose(KERNEL_WGSL[0].1).contains("fn accel("), "explicit.wgsl gets the force gather");
+    // Liu's local/global module, composed with the PCG: CgPass, LgConsts and LgPass as in Rust
+    let (file, src) = KERNEL_WGSL[LOCAL_GLOBAL_WGSL];
+    assert_eq!(file, "local_global.wgsl");
+    assert!(src.contains("fn pcg_matvec") && src.contains("fn operator_apply"), "local_global.wgsl is composed with pcg.wgsl");
+    let module = parse_and_validate(file, &compose(src));
+    let (size, _) = struct_layout(&module, "CgPass").expect("no struct CgPass");
+    assert_eq!(size as usize, size_of::<CgPass>(), "{file}: CgPass size");
+    let (size, m) = struct_layout(&module, "LgConsts").expect("no struct LgConsts");
+    assert_eq!(size as usize, size_of::<LgConsts>(), "LgConsts size");
+    for (name, off) in [
+        ("fext", offset_of!(LgConsts, fext)),
+        ("h", offset_of!(LgConsts, h)),
+        ("alpha", offset_of!(LgConsts, alpha)),
+        ("inertia", offset_of!(LgConsts, inertia)),
+        ("mass_diag", offset_of!(LgConsts, mass_diag)),
+        ("n", offset_of!(LgConsts, n)),
+        ("n_springs", offset_of!(LgConsts, n_springs)),
+        ("groups", offset_of!(LgConsts, groups)),
+        ("entries_base", offset_of!(LgConsts, entries_base)),
+        ("springs_base", offset_of!(LgConsts, springs_base)),
+        ("d_base", offset_of!(LgConsts, d_base)),
+        ("partials_base", offset_of!(LgConsts, partials_base)),
+        ("stats_base", offset_of!(LgConsts, stats_base)),
+    ] {
+        assert_eq!(offset_of_member(&m, "LgConsts", name) as usize, off, "LgConsts.{name} offset");
+    }
+    assert_eq!(m.len(), 13, "LgConsts has exactly the Rust fields");
+    let (size, m) = struct_layout(&module, "LgPass").expect("no struct LgPass");
+    assert_eq!(size as usize, size_of::<LgPass>(), "LgPass size");
+    for (name, off) in [("k", offset_of!(LgPass, k)), ("omega", offset_of!(LgPass, omega)), ("slot", offset_of!(LgPass, slot))] {
+        assert_eq!(offset_of_member(&m, "LgPass", name) as usize, off, "LgPass.{name} offset");
+    }
+    // the kernels carry the CPU twins' names
+    for ep in ["lg_inertia", "lg_local", "lg_residual", "lg_chebyshev", "lg_advance", "lg_velocity", "lg_report"] {
+        assert!(module.entry_points.iter().any(|e| e.name == ep), "{file}: entry point {ep}");
+    }
+    assert_eq!(size_of::<LgConsts>() % 16, 0);
+    assert_eq!(size_of::<LgPass>() % 16, 0);
     assert_eq!(size_of::<CgPass>() % 16, 0);
     assert_eq!(size_of::<ImplicitParams>() % 16, 0);
     // Sizes the uniform/storage rules need: 16-byte multiples for the uniforms, 32 bytes per spring.

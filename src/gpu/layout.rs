@@ -120,6 +120,54 @@ pub struct CollideInfo {
     pub _pad: [u32; 3],
 }
 
+/// `LgConsts` in `shaders/local_global.wgsl`: the constants of a local/global step (Liu et al. 2013, eq. 14)
+/// and the bases of its tables.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct LgConsts {
+    /// xyz: f_ext per unit mass, g + d₀ w + s c; w unused.
+    pub fext: [f32; 4],
+    /// The step h.
+    pub h: f32,
+    /// Liu §4.1's α = 1/(1 + h d₀).
+    pub alpha: f32,
+    /// 1 + h d₀.
+    pub inertia: f32,
+    /// 1 + h d₀ + h² s.
+    pub mass_diag: f32,
+    /// Particles.
+    pub n: u32,
+    /// Springs.
+    pub n_springs: u32,
+    /// Workgroups of a per-particle dispatch.
+    pub groups: u32,
+    /// Index in `csr` of the incidence entries (n + 1).
+    pub entries_base: u32,
+    /// Index in `csr` of the spring table (4 words per spring).
+    pub springs_base: u32,
+    /// Index in `lgv` of d.
+    pub d_base: u32,
+    /// Index in `lgv` of the ‖r‖² partials.
+    pub partials_base: u32,
+    /// Index in `lgv` of the report.
+    pub stats_base: u32,
+}
+
+/// `LgPass` in `shaders/local_global.wgsl`: the per-dispatch values, one per dynamic offset.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct LgPass {
+    /// `lg_chebyshev`: the iteration k.
+    pub k: u32,
+    /// `lg_chebyshev`: ω_{k+1} (Wang 2015, eq. 12).
+    pub omega: f32,
+    /// `lg_residual`: the partials slot (0 first iteration, 1 later, 2 none); `lg_advance`: δ's slot
+    /// (0..2 Chebyshev, 3 the PCG's solution).
+    pub slot: u32,
+    /// Padding to 16 bytes.
+    pub _pad: u32,
+}
+
 /// Vectors of the GPU PCG, `n` `vec4<f32>` each, in the `cgv` buffer: r, z, p0, p1, Ap, x, P⁻¹.
 pub const CG_VECTORS: usize = 7;
 /// Words of the PCG's `cg_state` buffer.
@@ -134,13 +182,14 @@ pub const SHARED_WGSL: [(&str, &str); 2] = [
 /// The kernel WGSL files.
 ///
 /// The PCG (`shaders/pcg.wgsl`) is a solver without an operator: each linear system composes its
-/// operator file in front of it (`implicit.wgsl` for implicit Euler; Liu's global step the same way).
-pub const KERNEL_WGSL: [(&str, &str); 5] = [
+/// operator file in front of it (`implicit.wgsl` for implicit Euler, `local_global.wgsl` for Liu's global step).
+pub const KERNEL_WGSL: [(&str, &str); 6] = [
     ("explicit.wgsl", include_str!("../../shaders/explicit.wgsl")),
     ("leu.wgsl", include_str!("../../shaders/leu.wgsl")),
     ("power.wgsl", include_str!("../../shaders/power.wgsl")),
     ("implicit.wgsl", concat!(include_str!("../../shaders/implicit.wgsl"), "\n", include_str!("../../shaders/pcg.wgsl"))),
     ("collide.wgsl", include_str!("../../shaders/collide.wgsl")),
+    ("local_global.wgsl", concat!(include_str!("../../shaders/local_global.wgsl"), "\n", include_str!("../../shaders/pcg.wgsl"))),
 ];
 
 /// The index of the colliders' module in [`KERNEL_WGSL`].
@@ -148,6 +197,9 @@ pub const COLLIDE_WGSL: usize = 4;
 
 /// The index of the implicit Euler module (its operator and the PCG) in [`KERNEL_WGSL`].
 pub const IMPLICIT_WGSL: usize = 3;
+
+/// The index of Liu's local/global module (its kernels, the global operator and the PCG) in [`KERNEL_WGSL`].
+pub const LOCAL_GLOBAL_WGSL: usize = 5;
 
 /// A kernel file's full module source: the workgroup size, the shared structs, then the kernel file,
 /// then the force gather (which refers to the kernel's bindings `nbr`, `csr` and `src`) when the

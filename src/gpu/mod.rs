@@ -6,6 +6,7 @@ pub mod explicit;
 pub mod implicit;
 pub mod layout;
 pub mod leu;
+pub mod local_global;
 pub mod pcg;
 pub mod pipelines;
 pub mod power;

@@ -53,6 +53,16 @@ pub struct GpuState {
     pub cg_state: wgpu::Buffer,
     /// PCG: the `CgPass` uniforms of the two iteration parities (written by the simulator).
     pub cg_pass: [wgpu::Buffer; 2],
+    /// Local/global: the CSR offsets (n + 1), then the incidence entries `2·spring + side` and the spring
+    /// table (a, b, rest bits, k bits): `csr` of `shaders/local_global.wgsl` (bases in [`LgConsts`]).
+    ///
+    /// [`LgConsts`]: super::layout::LgConsts
+    pub lg_tables: wgpu::Buffer,
+    /// Local/global: the Chebyshev iterates (3n), d (one per spring), the ‖r‖² partials (2 slots of
+    /// `groups`) and the report (one `vec4`): `lgv` of `shaders/local_global.wgsl`.
+    pub lgv: wgpu::Buffer,
+    /// Local/global: `LgConsts` (uniform, written by the simulator).
+    pub lg_consts: wgpu::Buffer,
     /// Staging buffer for read-back (state size).
     pub readback: wgpu::Buffer,
 }
@@ -111,6 +121,11 @@ impl GpuState {
         let groups = (n as u64).div_ceil(WORKGROUP_SIZE as u64);
         let entries = m.incidence.entries.len() as u64;
         let uni = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
+        let mut tables: Vec<u32> = csr.clone();
+        tables.extend_from_slice(&m.incidence.entries);
+        for s in 0..ns {
+            tables.extend_from_slice(&[m.sa[s], m.sb[s], (m.rest[s] as f32).to_bits(), (m.k[s] as f32).to_bits()]);
+        }
         GpuState {
             n,
             n_springs: ns,
@@ -156,6 +171,14 @@ impl GpuState {
                     mapped_at_creation: false,
                 })
             }),
+            lg_tables: init("springsim.lg_tables", bytemuck::cast_slice(&tables), ro),
+            lgv: storage(device, "springsim.lgv", (Self::lgv_len(n, ns) * 16) as u64, wgpu::BufferUsages::empty()),
+            lg_consts: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("springsim.lg_consts"),
+                size: std::mem::size_of::<super::layout::LgConsts>() as u64,
+                usage: uni,
+                mapped_at_creation: false,
+            }),
             readback: device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("springsim.readback"),
                 size: state_bytes.max(64),
@@ -163,6 +186,12 @@ impl GpuState {
                 mapped_at_creation: false,
             }),
         }
+    }
+
+    /// `vec4`s of the local/global work buffer `lgv`: 3n Chebyshev iterates, n_springs directions, 2G
+    /// partials and the report.
+    pub fn lgv_len(n: usize, n_springs: usize) -> usize {
+        3 * n + n_springs + 2 * n.div_ceil(WORKGROUP_SIZE as usize) + 1
     }
 
     /// Bytes of one state buffer.

@@ -1,0 +1,274 @@
+//! Pipelines of `shaders/local_global.wgsl` (composed with `shaders/pcg.wgsl`): Liu et al. 2013's
+//! local/global steps on the GPU, the twins of [`crate::cpu::local_global`].
+//!
+//! Groups: 0 the operator's buffers (Params, LgConsts, nbr, the CSR offsets with Liu's tables, the state
+//! at the start of the step, the iterate, `lgv`), per state parity; 1 the PCG's; 2 the per-dispatch
+//! [`LgPass`] at a dynamic offset into one buffer ([`LgPassTable`]).
+
+use super::layout::{groups, LgPass, KERNEL_WGSL, LOCAL_GLOBAL_WGSL};
+use super::pcg::PcgPipelines;
+use super::pipelines::{bind, build_groups, storage, uniform};
+use super::state::GpuState;
+use crate::cpu::local_global::{chebyshev_omega, chebyshev_rho_used};
+
+/// The local/global kernels, the PCG compiled with them, and their layouts.
+pub struct LocalGlobalPipelines {
+    /// Group 0: (P, LgConsts, nbr, csr + tables, src, dst, lgv).
+    pub layout: wgpu::BindGroupLayout,
+    /// Group 2: `LgPass` with a dynamic offset.
+    pub pass_layout: wgpu::BindGroupLayout,
+    /// `lg_inertia`.
+    pub inertia: wgpu::ComputePipeline,
+    /// `lg_local`.
+    pub local: wgpu::ComputePipeline,
+    /// `lg_residual`.
+    pub residual: wgpu::ComputePipeline,
+    /// `lg_chebyshev`.
+    pub chebyshev: wgpu::ComputePipeline,
+    /// `lg_advance`.
+    pub advance: wgpu::ComputePipeline,
+    /// `lg_velocity`.
+    pub velocity: wgpu::ComputePipeline,
+    /// `lg_report`.
+    pub report: wgpu::ComputePipeline,
+    /// The PCG with `operator_apply` = the global matrix (M(1 + h d₀ + h² s) + h² L) p.
+    pub pcg: PcgPipelines,
+}
+
+/// The per-dispatch [`LgPass`] values of one configuration (global solver, budget, ρ), one per
+/// dynamic offset: the Chebyshev iterations k = 0..budget, then the residual's two partial slots,
+/// `lg_advance`'s source, and the residual without partials.
+pub struct LgPassTable {
+    /// The uniform buffer.
+    pub buffer: wgpu::Buffer,
+    /// Group 2 over it.
+    pub group: wgpu::BindGroup,
+    /// Bytes between entries (the device's uniform offset alignment).
+    pub stride: u32,
+    /// Chebyshev iterations per global step (the entries before the fixed ones).
+    pub budget: usize,
+}
+
+impl LgPassTable {
+    /// The entries for a global step of `budget` Chebyshev iterations with radius estimate `rho`
+    /// (ω from [`chebyshev_omega`] in f64 at [`chebyshev_rho_used`]), and `lg_advance` reading δ from
+    /// the PCG's solution (`chebyshev` false: the PCG and the Cholesky upload) or from the last
+    /// Chebyshev iterate.
+    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, pipes: &LocalGlobalPipelines, budget: usize, rho: f64, chebyshev: bool) -> Self {
+        let stride = device.limits().min_uniform_buffer_offset_alignment.max(std::mem::size_of::<LgPass>() as u32);
+        let mut entries = Vec::with_capacity(budget + 3);
+        let rho_used = chebyshev_rho_used(rho);
+        let mut omega = 1.0;
+        for k in 0..budget {
+            omega = chebyshev_omega(k, rho_used, omega);
+            entries.push(LgPass { k: k as u32, omega: omega as f32, slot: 0, _pad: 0 });
+        }
+        entries.push(LgPass { slot: 0, ..Default::default() });
+        entries.push(LgPass { slot: 1, ..Default::default() });
+        entries.push(LgPass { slot: if chebyshev { (budget % 3) as u32 } else { 3 }, ..Default::default() });
+        entries.push(LgPass { slot: 2, ..Default::default() });
+        let mut bytes = vec![0u8; entries.len() * stride as usize];
+        for (e, p) in entries.iter().enumerate() {
+            let o = e * stride as usize;
+            bytes[o..o + std::mem::size_of::<LgPass>()].copy_from_slice(bytemuck::bytes_of(p));
+        }
+        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("springsim.lg_pass"),
+            size: bytes.len() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        queue.write_buffer(&buffer, 0, &bytes);
+        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("springsim.lg_pass"),
+            layout: &pipes.pass_layout,
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: &buffer,
+                    offset: 0,
+                    size: wgpu::BufferSize::new(std::mem::size_of::<LgPass>() as u64),
+                }),
+            }],
+        });
+        LgPassTable { buffer, group, stride, budget }
+    }
+
+    /// The offset of Chebyshev iteration k.
+    pub fn chebyshev(&self, k: usize) -> u32 {
+        k as u32 * self.stride
+    }
+
+    /// The offset of `lg_residual` writing its ‖r‖² partials into `slot` (0 the step's first residual,
+    /// 1 its final one, 2 none).
+    pub fn residual(&self, slot: u32) -> u32 {
+        (self.budget + [0, 1, 3][slot.min(2) as usize]) as u32 * self.stride
+    }
+
+    /// The offset of `lg_advance`.
+    pub fn advance(&self) -> u32 {
+        (self.budget + 2) as u32 * self.stride
+    }
+}
+
+/// What to record: one phase of a local/global step (Liu §4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LgPhase {
+    /// `lg_inertia`: y = q + hαv, x = y.
+    Inertia,
+    /// `lg_local`: d (eq. 10).
+    Local,
+    /// `lg_residual`: r = b − A x and the Jacobi diagonal, with its ‖r‖² partials into a slot (0 the
+    /// step's first residual, ‖∇g(y)‖; 1 its final one, ‖∇g(x)‖; 2 none).
+    Residual(u32),
+    /// The PCG's solve of A δ = r with a budget.
+    Cg(usize),
+    /// Chebyshev-Jacobi iterations (the table's budget).
+    Chebyshev,
+    /// `lg_advance`: x += δ.
+    Advance,
+    /// `lg_velocity` and `lg_report`.
+    Finish,
+}
+
+impl LocalGlobalPipelines {
+    /// Compiles the kernels.
+    pub fn new(device: &wgpu::Device) -> Self {
+        let op = [uniform(0), uniform(1), storage(2, true), storage(3, true), storage(4, true), storage(5, false), storage(6, false)];
+        let pcg = PcgPipelines::layout_entries();
+        let pass = [wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: true,
+                min_binding_size: wgpu::BufferSize::new(std::mem::size_of::<LgPass>() as u64),
+            },
+            count: None,
+        }];
+        let mut eps = vec!["lg_inertia", "lg_local", "lg_residual", "lg_chebyshev", "lg_advance", "lg_velocity", "lg_report"];
+        eps.extend_from_slice(&PcgPipelines::ENTRY_POINTS);
+        let (mut layouts, p) = build_groups(device, "springsim.local_global", KERNEL_WGSL[LOCAL_GLOBAL_WGSL].1, &[&op, &pcg, &pass], &eps);
+        let pass_layout = layouts.pop().expect("three groups");
+        let pcg_layout = layouts.pop().expect("three groups");
+        let layout = layouts.pop().expect("three groups");
+        let mut it = p.into_iter();
+        let mut next = || it.next().expect("local/global entry point");
+        let (inertia, local, residual, chebyshev, advance, velocity, report) = (next(), next(), next(), next(), next(), next(), next());
+        let pcg = PcgPipelines::from_built(pcg_layout, it.collect());
+        LocalGlobalPipelines { layout, pass_layout, inertia, local, residual, chebyshev, advance, velocity, report, pcg }
+    }
+
+    /// The operator groups per state parity p: state[p] (q, v) → state[1 − p] (x, then the new state).
+    pub fn groups(&self, device: &wgpu::Device, st: &GpuState) -> [wgpu::BindGroup; 2] {
+        [0, 1].map(|q| {
+            bind(
+                device,
+                &self.layout,
+                "springsim.local_global",
+                &[&st.params, &st.lg_consts, &st.nbr, &st.lg_tables, &st.state[q], &st.state[1 - q], &st.lgv],
+            )
+        })
+    }
+
+    /// The PCG's groups (group 1), per iteration parity.
+    pub fn pcg_groups(&self, device: &wgpu::Device, st: &GpuState) -> [wgpu::BindGroup; 2] {
+        self.pcg.groups(device, st)
+    }
+
+    /// Records one phase into `pass`, with the operator group `op` of the step's parity.
+    #[allow(clippy::too_many_arguments)]
+    pub fn encode(
+        &self,
+        pass: &mut wgpu::ComputePass,
+        phase: LgPhase,
+        op: &wgpu::BindGroup,
+        pcg_groups: &[wgpu::BindGroup; 2],
+        table: &LgPassTable,
+        n: usize,
+        n_springs: usize,
+    ) {
+        let g = groups(n);
+        pass.set_bind_group(0, op, &[]);
+        pass.set_bind_group(1, &pcg_groups[0], &[]);
+        pass.set_bind_group(2, &table.group, &[table.advance()]);
+        let run = |pass: &mut wgpu::ComputePass, pipe: &wgpu::ComputePipeline, offset: u32, count: u32| {
+            pass.set_bind_group(2, &table.group, &[offset]);
+            pass.set_pipeline(pipe);
+            pass.dispatch_workgroups(count, 1, 1);
+        };
+        match phase {
+            LgPhase::Inertia => run(pass, &self.inertia, table.advance(), g),
+            LgPhase::Local => run(pass, &self.local, table.advance(), groups(n_springs)),
+            LgPhase::Residual(k) => run(pass, &self.residual, table.residual(k), g),
+            LgPhase::Cg(budget) => self.pcg.encode_solve(pass, op, pcg_groups, n, budget),
+            LgPhase::Chebyshev => {
+                for k in 0..table.budget {
+                    run(pass, &self.chebyshev, table.chebyshev(k), g);
+                }
+            }
+            LgPhase::Advance => run(pass, &self.advance, table.advance(), g),
+            LgPhase::Finish => {
+                run(pass, &self.velocity, table.advance(), g);
+                run(pass, &self.report, table.advance(), 1);
+            }
+        }
+    }
+}
+
+/// Where the time of local/global frames went (ms, summed over `frames`): the phases timed as separate
+/// submits by [`crate::gpu::GpuSimulator::lg_profile_frames`], and the host side of the `cholesky` path.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct LgSplit {
+    /// Frames summed.
+    pub frames: usize,
+    /// `lg_inertia`, `lg_velocity` and `lg_report`.
+    pub other_ms: f64,
+    /// The local step (`lg_local`).
+    pub local_ms: f64,
+    /// The right-hand side (`lg_residual`: r = b − A x, J d gathered).
+    pub rhs_ms: f64,
+    /// The GPU global step (PCG or Chebyshev); for `cholesky` the GPU work waited for before each
+    /// read-back when not profiled phase by phase.
+    pub global_ms: f64,
+    /// `lg_advance` (x += δ).
+    pub advance_ms: f64,
+    /// `cholesky`: mapping and copying r back (n `vec4`), once per iteration.
+    pub readback_ms: f64,
+    /// `cholesky`: the f64 solve on the CPU (with the f32 ↔ f64 conversions).
+    pub solve_ms: f64,
+    /// `cholesky`: queueing δ for upload (n `vec4`), once per iteration.
+    pub upload_ms: f64,
+    /// Wall time of the frames.
+    pub total_ms: f64,
+}
+
+impl LgSplit {
+    /// Every figure divided by the frames: ms per frame.
+    pub fn per_frame(&self) -> LgSplit {
+        let f = self.frames.max(1) as f64;
+        LgSplit {
+            frames: 1,
+            other_ms: self.other_ms / f,
+            local_ms: self.local_ms / f,
+            rhs_ms: self.rhs_ms / f,
+            global_ms: self.global_ms / f,
+            advance_ms: self.advance_ms / f,
+            readback_ms: self.readback_ms / f,
+            solve_ms: self.solve_ms / f,
+            upload_ms: self.upload_ms / f,
+            total_ms: self.total_ms / f,
+        }
+    }
+
+    /// The bucket of a phase.
+    pub fn bucket(&mut self, phase: LgPhase) -> &mut f64 {
+        match phase {
+            LgPhase::Inertia | LgPhase::Finish => &mut self.other_ms,
+            LgPhase::Local => &mut self.local_ms,
+            LgPhase::Residual(_) => &mut self.rhs_ms,
+            LgPhase::Cg(_) | LgPhase::Chebyshev => &mut self.global_ms,
+            LgPhase::Advance => &mut self.advance_ms,
+        }
+    }
+}

@@ -1,0 +1,317 @@
+//! Liu et al. 2013's local/global on the GPU (f32, `shaders/local_global.wgsl`) held to its f64 CPU twin
+//! (`cpu::local_global`). Small curtains (41×41 at most in the default run) and few frames: lavapipe
+//! runs every dispatch on the CPU.
+//!
+//! Tolerances (each test states and prints its figures):
+//! - kernels on one state: y and d to 1e-6 relative (f32 rounding); r to 1e-5 of ‖r‖ (r = b − A x is a
+//!   difference of O(m‖x‖) terms, computed in f32; measured 1.3e-6) and the inverse diagonal to 1e-6;
+//! - one step per backend: positions within 1e-4 of the step's motion (‖x − q‖) of the CPU's (measured
+//!   2e-6 to 3e-6);
+//! - one global step, GPU cg (400) and chebyshev (600) vs GPU cholesky: within 1e-4 (cg, measured 2e-6)
+//!   and 1e-3 (chebyshev, measured 2.7e-4: it converges slowly, see `cg_and_chebyshev_agree_with_cholesky`)
+//!   of the motion;
+//! - the curtain's sag after 30 frames: within 1e-3 of the CPU twin with the same solver and budget, and
+//!   within 2% of the CPU f64 cholesky run for GPU cg with a budget that solves each global step (with
+//!   the default budget of 20 the inexact global steps themselves sag 7% more on 41×41, on the CPU as on
+//!   the GPU: that is the algorithm, not f32).
+
+mod common;
+
+use common::{gpu, hash01, rel_err};
+use springsim::cpu::local_global::{lg_inertia, lg_inv_diag, lg_local, lg_residual, LgParams};
+use springsim::cpu::{CpuModel, CpuSimulator, V3};
+use springsim::gpu::GpuSimulator;
+use springsim::method::GlobalSolve;
+use springsim::{Method, Model, Simulator, StepSettings};
+
+fn settings(global: GlobalSolve, iterations: usize, budget: usize) -> StepSettings {
+    StepSettings { global, lg_iterations: iterations, global_iterations: budget, ..StepSettings::default() }
+}
+
+fn to_v3(a: &[[f64; 3]]) -> Vec<V3> {
+    a.iter().map(|p| V3::from(*p)).collect()
+}
+
+fn from_v3(a: &[V3]) -> Vec<[f64; 3]> {
+    a.iter().map(|p| [p.x, p.y, p.z]).collect()
+}
+
+/// ‖a − b‖ / ‖b − base‖ over every coordinate.
+fn rel_to(a: &[[f64; 3]], b: &[[f64; 3]], base: &[[f64; 3]]) -> f64 {
+    common::rel_err_motion(a, b, base)
+}
+
+/// A curtain with a swinging, deterministic velocity field (so that y ≠ q and the springs are strained).
+fn moving_curtain(n: usize) -> Model {
+    let mut m = springsim::model::curtain(n, None).unwrap();
+    for (i, v) in m.velocities.iter_mut().enumerate() {
+        *v = [0.3 * hash01(3 * i as u64), 0.3 * hash01(3 * i as u64 + 1), 0.3 * hash01(3 * i as u64 + 2)];
+    }
+    m
+}
+
+fn min_y(x: &[[f64; 3]]) -> f64 {
+    x.iter().map(|p| p[1]).fold(f64::INFINITY, f64::min)
+}
+
+#[test]
+fn kernels_match_cpu_twins() {
+    let Some(ctx) = gpu() else { return };
+    let model = moving_curtain(21);
+    let cm = CpuModel::new(&model).unwrap();
+    let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, settings(GlobalSolve::Cg, 10, 20)).unwrap();
+    let h = g.plan().h;
+    let p = LgParams::new(&cm, h);
+    let q = to_v3(&model.positions);
+    let v: Vec<V3> = (0..cm.n).map(|i| if cm.inv_mass[i] == 0.0 { V3::zeros() } else { V3::from(model.velocities[i]) }).collect();
+    let mut y = vec![V3::zeros(); cm.n];
+    lg_inertia(&cm, &p, &q, &v, &mut y);
+    // x: y moved by up to 1 cm (pinned particles stay at q), and one spring with coincident endpoints
+    let mut x: Vec<V3> = (0..cm.n)
+        .map(|i| {
+            if cm.inv_mass[i] == 0.0 {
+                q[i]
+            } else {
+                y[i] + V3::new(hash01(7 * i as u64), hash01(7 * i as u64 + 1), hash01(7 * i as u64 + 2)) * 0.01
+            }
+        })
+        .collect();
+    let (a, b) = (cm.sa[100] as usize, cm.sb[100] as usize);
+    if cm.inv_mass[a] != 0.0 && cm.inv_mass[b] != 0.0 {
+        x[a] = x[b];
+    }
+    let mut d = vec![V3::zeros(); cm.sa.len()];
+    lg_local(&cm, &x, &mut d);
+    let mut r = vec![V3::zeros(); cm.n];
+    lg_residual(&cm, &p, &y, &d, &x, &mut r);
+    let mut inv_d = vec![V3::zeros(); cm.n];
+    lg_inv_diag(&cm, &p, &mut inv_d);
+
+    let ev = g.lg_eval(&from_v3(&x)).unwrap();
+    let ey = rel_err(&ev.y, &from_v3(&y));
+    let ed = rel_err(&ev.d, &from_v3(&d));
+    let er = rel_err(&ev.r, &from_v3(&r));
+    let ei = rel_err(&ev.inv_diag, &from_v3(&inv_d));
+    let rn = r.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt();
+    eprintln!("lg kernels vs CPU twins: y {ey:.2e} d {ed:.2e} r {er:.2e} (‖r‖ = {rn:.3e}) inv_diag {ei:.2e}");
+    assert!(ey < 1e-6, "lg_inertia: {ey:e}");
+    assert!(ed < 1e-6, "lg_local: {ed:e}");
+    assert!(er < 1e-5 && rn > 0.0, "lg_residual: {er:e}");
+    assert!(ei < 1e-6, "inverse diagonal: {ei:e}");
+    // the guarded spring is rₛ·(1, 0, 0) on both sides
+    if x[a] == x[b] {
+        assert_eq!(ev.d[100], [cm.rest[100] as f32 as f64, 0.0, 0.0]);
+    }
+    // pinned rows are zero
+    for i in 0..cm.n {
+        if cm.inv_mass[i] == 0.0 {
+            assert_eq!(ev.r[i], [0.0; 3]);
+            assert_eq!(ev.inv_diag[i], [0.0; 3]);
+        }
+    }
+}
+
+/// One frame of `iterations` local/global iterations, GPU vs CPU, from a moving curtain.
+fn one_frame(global: GlobalSolve, iterations: usize, budget: usize) -> (Vec<[f64; 3]>, Vec<[f64; 3]>, Vec<[f64; 3]>) {
+    let ctx = gpu().expect("checked by the caller");
+    let model = moving_curtain(21);
+    let s = settings(global, iterations, budget);
+    let mut cpu = CpuSimulator::new(&model, Method::LocalGlobal, s.clone()).unwrap();
+    let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, s).unwrap();
+    let rc = cpu.step_frame().unwrap();
+    let rg = g.step_frame().unwrap();
+    eprintln!(
+        "{global:?} x{iterations} budget {budget}: iterations gpu {} cpu {}, residual gpu {:.3e} cpu {:.3e}",
+        rg.iterations, rc.iterations, rg.residual, rc.residual
+    );
+    match global {
+        GlobalSolve::Cholesky => assert_eq!(rg.iterations, iterations),
+        GlobalSolve::Chebyshev => assert_eq!(rg.iterations, iterations * budget),
+        _ => assert!(rg.iterations > 0 && rg.iterations <= iterations * budget),
+    }
+    assert!(rg.residual > 0.0 && rg.residual < 1.0, "‖∇g(x)‖/‖∇g(y)‖ = {}", rg.residual);
+    assert!((rg.residual - rc.residual).abs() < 0.05 * rc.residual + 1e-4, "residual gpu {} cpu {}", rg.residual, rc.residual);
+    let (xg, _) = g.read_state().unwrap();
+    let (xc, _) = cpu.read_state().unwrap();
+    (xg, xc, model.positions.clone())
+}
+
+#[test]
+fn one_step_matches_cpu_each_backend() {
+    if gpu().is_none() {
+        return;
+    }
+    for global in [GlobalSolve::Cg, GlobalSolve::Chebyshev, GlobalSolve::Cholesky] {
+        for iterations in [1, 3] {
+            let (xg, xc, q) = one_frame(global, iterations, 20);
+            let e = rel_to(&xg, &xc, &q);
+            eprintln!("{global:?} x{iterations}: ‖x_gpu − x_cpu‖/‖x_cpu − q‖ = {e:.2e}");
+            assert!(e < 1e-4, "{global:?} x{iterations}: {e:e}");
+        }
+    }
+}
+
+#[test]
+fn cg_and_chebyshev_agree_with_cholesky() {
+    let Some(ctx) = gpu() else { return };
+    let model = moving_curtain(21);
+    let run = |global, budget| {
+        let mut s = settings(global, 1, budget);
+        s.cg_tolerance = 1e-7;
+        let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, s).unwrap();
+        let rep = g.step_frame().unwrap();
+        (g.read_state().unwrap().0, rep, g.lg_rho())
+    };
+    let (xh, _, _) = run(GlobalSolve::Cholesky, 1);
+    let (xc, rc, _) = run(GlobalSolve::Cg, 400);
+    let (xb, _, rho) = run(GlobalSolve::Chebyshev, 600);
+    let ec = rel_to(&xc, &xh, &model.positions);
+    let eb = rel_to(&xb, &xh, &model.positions);
+    eprintln!("one global step vs cholesky: cg ({} its) {ec:.2e}, chebyshev (600 its, rho {rho:.6}) {eb:.2e}", rc.iterations);
+    assert!(rho > 0.9 && rho < 1.0);
+    assert!(ec < 1e-4, "cg vs cholesky {ec:e}");
+    assert!(eb < 1e-3, "chebyshev vs cholesky {eb:e}");
+    // and a small budget is visibly worse: the comparison can fail
+    let (x5, _, _) = run(GlobalSolve::Chebyshev, 5);
+    let e5 = rel_to(&x5, &xh, &model.positions);
+    eprintln!("chebyshev with 5 iterations: {e5:.2e}");
+    assert!(e5 > 10.0 * eb);
+}
+
+#[test]
+fn pinned_particles_stay_bit_for_bit() {
+    let Some(ctx) = gpu() else { return };
+    let model = springsim::model::curtain(21, None).unwrap();
+    let cm = CpuModel::new(&model).unwrap();
+    let pinned: Vec<usize> = (0..cm.n).filter(|&i| cm.inv_mass[i] == 0.0).collect();
+    assert_eq!(pinned.len(), 2);
+    for global in [GlobalSolve::Cg, GlobalSolve::Chebyshev, GlobalSolve::Cholesky] {
+        let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, settings(global, 5, 10)).unwrap();
+        let f32ed = |p: [f64; 3]| p.map(|c| c as f32 as f64);
+        for _ in 0..10 {
+            g.step_frame().unwrap();
+        }
+        let (x, v) = g.read_state().unwrap();
+        for &i in &pinned {
+            assert_eq!(x[i], f32ed(model.positions[i]), "{global:?}: pinned {i} moved");
+            assert_eq!(v[i], [0.0; 3]);
+        }
+        assert!(min_y(&x) < -0.1, "{global:?}: the curtain fell ({})", min_y(&x));
+        // the viewer's drag moves a pinned particle: it stays where it was put
+        let to = [0.6, 0.1, -0.05];
+        g.set_particle(pinned[0], to, [0.0; 3], true).unwrap();
+        // and pins a new one: the free set changes (a new factor for cholesky)
+        let k = cm.n / 2;
+        let xk = x[k];
+        g.set_particle(k, xk, [0.0; 3], true).unwrap();
+        for _ in 0..3 {
+            g.step_frame().unwrap();
+        }
+        let (x2, v2) = g.read_state().unwrap();
+        assert_eq!(x2[pinned[0]], f32ed(to), "{global:?}: the dragged pin");
+        assert_eq!(x2[k], f32ed(xk), "{global:?}: the new pin");
+        assert_eq!(v2[k], [0.0; 3]);
+        assert!(x2.iter().all(|p| p.iter().all(|c| c.is_finite())));
+    }
+}
+
+/// The curtain falling and swinging for `frames` frames from rest: the lowest point (sag) of each GPU run
+/// `(global, budget)` against the CPU f64 run `reference`, all with 10 local/global iterations per step;
+/// asserts a relative difference under `tol`. Returns the sags (GPU runs, then the reference).
+fn sag_check(n: usize, frames: usize, runs: &[(GlobalSolve, usize)], reference: (GlobalSolve, usize), tol: f64) -> Vec<f64> {
+    let Some(ctx) = gpu() else { return Vec::new() };
+    let model = springsim::model::curtain(n, None).unwrap();
+    let mut cpu = CpuSimulator::new(&model, Method::LocalGlobal, settings(reference.0, 10, reference.1)).unwrap();
+    for _ in 0..frames {
+        cpu.step_frame().unwrap();
+    }
+    let sag_cpu = min_y(&cpu.read_state().unwrap().0);
+    assert!(sag_cpu < -0.2, "the curtain sagged ({sag_cpu})");
+    let mut sags = Vec::new();
+    for &(global, budget) in runs {
+        let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, settings(global, 10, budget)).unwrap();
+        for _ in 0..frames {
+            g.step_frame().unwrap();
+        }
+        let sag = min_y(&g.read_state().unwrap().0);
+        let rel = (sag - sag_cpu).abs() / sag_cpu.abs();
+        eprintln!(
+            "curtain {n}x{n}, {frames} frames: sag gpu {global:?}/{budget} {sag:.5} m, cpu {:?}/{} {sag_cpu:.5} m, rel {rel:.2e}",
+            reference.0, reference.1
+        );
+        assert!(rel < tol, "{global:?}/{budget}: sag {sag} vs {sag_cpu}");
+        sags.push(sag);
+    }
+    sags.push(sag_cpu);
+    sags
+}
+
+/// The GPU paths follow their CPU twins over 30 frames (same solver, same budget): the sag to 1e-3.
+#[test]
+fn curtain_sag_matches_cpu_twins() {
+    sag_check(41, 30, &[(GlobalSolve::Cg, 20)], (GlobalSolve::Cg, 20), 1e-3);
+    sag_check(41, 30, &[(GlobalSolve::Chebyshev, 20)], (GlobalSolve::Chebyshev, 20), 1e-3);
+    sag_check(41, 30, &[(GlobalSolve::Cholesky, 1)], (GlobalSolve::Cholesky, 1), 1e-3);
+}
+
+/// The precision check (f32 on corrections keeps the physics): GPU cg, with a budget that solves
+/// each global step, sags within 2% of the CPU f64 cholesky path after 30 frames.
+#[test]
+fn curtain_sag_converged_cg_matches_cpu_cholesky() {
+    sag_check(21, 30, &[(GlobalSolve::Cg, 100)], (GlobalSolve::Cholesky, 1), 0.02);
+}
+
+/// The figure: 256×256 after 60 frames, GPU cg and chebyshev at the default budget (20) against
+/// the CPU f64 cholesky path, 2% (tens of minutes on lavapipe; `--ignored`). Measured with
+/// `springsim bench --method local-global --frames 60` on lavapipe at 81×81 instead: cholesky GPU −0.88973 m
+/// vs CPU −0.88973 m; chebyshev/20 GPU −0.93259 vs CPU −0.93258 (4.8% below cholesky); cg/20 GPU −0.91194
+/// vs CPU −0.91710 (2.5% and 3.1% below cholesky): the GPU follows its twin, and a budget of 20 is what
+/// misses 2% at that size, on the CPU as on the GPU. At 256×256 (bench, 60 frames): cholesky GPU −0.72381 m
+/// vs CPU −0.72388 m; chebyshev/20 GPU −0.036264 vs CPU −0.036264, 95% short of cholesky (20 Jacobi
+/// iterations with the weights of ρ = 0.9999 barely move the 65,536 particles); cg/20 not run (about
+/// 30 s a frame on lavapipe).
+#[test]
+#[ignore]
+fn curtain_256_sag_matches_cpu_cholesky() {
+    sag_check(256, 60, &[(GlobalSolve::Cg, 20), (GlobalSolve::Chebyshev, 20)], (GlobalSolve::Cholesky, 1), 0.02);
+}
+
+/// cg and chebyshev: a frame is recorded into the caller's encoder and nothing runs before the caller
+/// submits; the submitted frame is the same, bit for bit, as `step_frame`'s. `set_method` keeps the state.
+#[test]
+fn encode_frame_is_one_submit_and_set_method_keeps_state() {
+    let Some(ctx) = gpu() else { return };
+    let model = moving_curtain(21);
+    for global in [GlobalSolve::Cg, GlobalSolve::Chebyshev] {
+        let s = settings(global, 3, 10);
+        let mut a = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, s.clone()).unwrap();
+        let mut b = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, s.clone()).unwrap();
+        let (x0, _) = a.read_state().unwrap();
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        a.encode_frame(&mut enc);
+        assert_eq!(a.read_state().unwrap().0, x0, "{global:?}: nothing ran before the submit");
+        ctx.queue.submit([enc.finish()]);
+        assert!(a.lg_take_error().is_none());
+        b.step_frame().unwrap();
+        let (xa, va) = a.read_state().unwrap();
+        let (xb, vb) = b.read_state().unwrap();
+        assert_eq!(xa, xb, "{global:?}: encode_frame and step_frame differ");
+        assert_eq!(va, vb);
+        assert_ne!(xa, x0);
+
+        // implicit Euler for a frame, then local/global from the same state (cg: a solver both take)
+        if global != GlobalSolve::Cg {
+            continue;
+        }
+        let mut c = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::ImplicitEuler, s).unwrap();
+        c.step_frame().unwrap();
+        let before = c.read_state().unwrap();
+        c.set_method(Method::LocalGlobal).unwrap();
+        assert_eq!(c.read_state().unwrap(), before, "set_method keeps the state");
+        let rep = c.step_frame().unwrap();
+        let after = c.read_state().unwrap();
+        assert_ne!(after.0, before.0);
+        assert!(rep.iterations > 0 && rep.residual < 1.0);
+        assert!(after.0.iter().all(|p| p.iter().all(|c| c.is_finite())));
+    }
+}
