@@ -206,8 +206,8 @@ impl SpdFactor {
                     xi[1] -= l * xj[1];
                     xi[2] -= l * xj[2];
                 }
-                for (k, &i) in pat.iter().enumerate() {
-                    let (l, xi) = (col[nc + k], &mut x[i as usize]);
+                for (&i, &l) in pat.iter().zip(&col[nc..]) {
+                    let xi = &mut x[i as usize];
                     xi[0] -= l * xj[0];
                     xi[1] -= l * xj[1];
                     xi[2] -= l * xj[2];
@@ -229,8 +229,8 @@ impl SpdFactor {
                     s[1] -= l * xi[1];
                     s[2] -= l * xi[2];
                 }
-                for (k, &i) in pat.iter().enumerate() {
-                    let (l, xi) = (col[nc + k], x[i as usize]);
+                for (&i, &l) in pat.iter().zip(&col[nc..]) {
+                    let xi = x[i as usize];
                     s[0] -= l * xi[0];
                     s[1] -= l * xi[1];
                     s[2] -= l * xi[2];
