@@ -379,7 +379,7 @@ fn newton_hessian_is_the_derivative_of_the_gradient() {
 
 /// Timing of the parts of a local/global iteration (run with --ignored --nocapture; speed is not asserted).
 #[test]
-#[ignore]
+#[ignore = "timing only: run with --release --ignored --nocapture"]
 fn lg_iteration_timing() {
     let (_, cm, q, v) = swinging(81, None, FRAME);
     let p = LgParams::new(&cm, H);
