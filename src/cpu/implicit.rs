@@ -30,25 +30,18 @@ use super::forces::{external_accel, EPS_LEN};
 use super::leu::{sym_apply, Sym3};
 use super::{CpuModel, V3};
 use crate::error::{Error, Result};
-use rayon::prelude::*;
 
-/// Per-particle passes run on rayon above this many particles (the same threshold as the force gather).
+/// Per-particle passes run on the helper team ([`super::team`]) above this many particles (the same threshold as the force gather).
 const PAR_N: usize = 4096;
 
-/// `out[i] = f(i)` for every i, on rayon for large n. Each entry is computed alone, so the result does not
+/// `out[i] = f(i)` for every i, on the calling thread and the helper team for large n. Each entry is computed alone, so the result does not
 /// depend on the split.
 pub(crate) fn for_each_particle<T: Send>(out: &mut [T], f: impl Fn(usize) -> T + Sync) {
-    if out.len() >= PAR_N {
-        out.par_chunks_mut(1024).enumerate().for_each(|(c, chunk)| {
-            for (k, o) in chunk.iter_mut().enumerate() {
-                *o = f(c * 1024 + k);
-            }
-        });
-    } else {
-        for (i, o) in out.iter_mut().enumerate() {
-            *o = f(i);
+    super::team::for_each_piece(out, PAR_N, |off, piece| {
+        for (k, o) in piece.iter_mut().enumerate() {
+            *o = f(off + k);
         }
-    }
+    });
 }
 
 /// The widest index distance between the ends of a spring that the block-tridiagonal solve accepts:

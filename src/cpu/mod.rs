@@ -8,8 +8,10 @@ pub mod implicit;
 pub mod leu;
 pub mod local_global;
 pub mod newton;
+pub mod ordering;
 pub mod power;
 pub mod sparse;
+pub(crate) mod team;
 
 use crate::error::{Error, Result};
 use crate::method::{plan, Method, StepPlan, StepSettings};

@@ -1,0 +1,40 @@
+//! Criterion benchmarks of Liu et al.'s local/global iteration on the CPU (f64), one phase at a time:
+//! the local step (eq. 10), the right-hand side / residual gather (eq. 14), the prefactored Cholesky
+//! solve of the global step (three columns) and the prefactorisation itself, on Liu's 81×81 curtain and
+//! on a 256×256 curtain. Figures are recorded in docs/BENCHMARKS.md (`cargo bench --bench global`).
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use springsim::cpu::local_global::{lg_inertia, lg_local, lg_residual, GlobalCholesky, LgParams};
+use springsim::cpu::{CpuModel, V3};
+use std::time::Duration;
+
+fn phases(c: &mut Criterion, side: usize) {
+    let model = springsim::model::curtain(side, None).expect("curtain");
+    let cm = CpuModel::new(&model).expect("model");
+    let p = LgParams::new(&cm, 1.0 / 30.0);
+    let q: Vec<V3> = model.positions.iter().map(|a| V3::new(a[0], a[1], a[2])).collect();
+    let v = vec![V3::zeros(); cm.n];
+    let mut y = vec![V3::zeros(); cm.n];
+    lg_inertia(&cm, &p, &q, &v, &mut y);
+    let mut d = vec![V3::zeros(); cm.sa.len()];
+    let mut r = vec![V3::zeros(); cm.n];
+    let mut delta = vec![V3::zeros(); cm.n];
+    let mut g = c.benchmark_group(format!("local_global/curtain{side}"));
+    g.sample_size(20).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+    g.bench_function("local", |b| b.iter(|| lg_local(&cm, &y, &mut d)));
+    g.bench_function("residual", |b| b.iter(|| lg_residual(&cm, &p, &y, &d, &y, &mut r)));
+    let mut chol = GlobalCholesky::new(&cm, &p).expect("factor");
+    g.bench_function("solve", |b| b.iter(|| chol.solve(&r, &mut delta).expect("solve")));
+    g.sample_size(10);
+    g.bench_function("prefactor", |b| b.iter(|| GlobalCholesky::new(&cm, &p).expect("factor")));
+    g.bench_function("refactor", |b| b.iter(|| chol.refactor(&cm, &p).expect("factor")));
+    g.finish();
+}
+
+fn benches(c: &mut Criterion) {
+    phases(c, 81);
+    phases(c, 256);
+}
+
+criterion_group!(global, benches);
+criterion_main!(global);
