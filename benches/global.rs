@@ -1,7 +1,8 @@
 //! Criterion benchmarks of Liu et al.'s local/global iteration on the CPU (f64), one phase at a time:
 //! the local step (eq. 10), the right-hand side / residual gather (eq. 14), the prefactored Cholesky
 //! solve of the global step (three columns) and the prefactorisation itself, on Liu's 81×81 curtain and
-//! on a 256×256 curtain. Figures are recorded in docs/BENCHMARKS.md (`cargo bench --bench global`).
+//! on a 256×256 curtain; and the phases of Baraff–Witkin's implicit step (the system, one product,
+//! 10 Jacobi-PCG iterations). Figures are recorded in docs/BENCHMARKS.md (`cargo bench --bench global`).
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use springsim::cpu::local_global::{lg_inertia, lg_local, lg_residual, GlobalCholesky, LgParams};
@@ -31,9 +32,38 @@ fn phases(c: &mut Criterion, side: usize) {
     g.finish();
 }
 
+/// Baraff–Witkin's implicit step on the curtain, one phase at a time: the system (spring blocks,
+/// right-hand side, preconditioner), one matrix-free product A·p, and 10 Jacobi-PCG iterations.
+fn implicit_phases(c: &mut Criterion, side: usize) {
+    use springsim::cpu::implicit::{implicit_matvec, implicit_prepare, pcg_solve, CgWork, ImplicitSystem};
+    let model = springsim::model::curtain(side, None).expect("curtain");
+    let cm = CpuModel::new(&model).expect("model");
+    let h = 1.0 / 30.0;
+    let x: Vec<V3> = model.positions.iter().map(|a| V3::new(a[0], a[1], a[2])).collect();
+    let v: Vec<V3> = (0..cm.n).map(|i| V3::new(0.0, 0.0, 0.01 * (i % 7) as f64)).collect();
+    let mut sys = ImplicitSystem::default();
+    implicit_prepare(&cm, h, false, &x, &v, &mut sys);
+    let mut out = vec![V3::zeros(); cm.n];
+    let mut dv = vec![V3::zeros(); cm.n];
+    let mut w = CgWork::default();
+    let mut g = c.benchmark_group(format!("implicit/curtain{side}"));
+    g.sample_size(20).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+    g.bench_function("prepare", |b| b.iter(|| implicit_prepare(&cm, h, false, &x, &v, &mut sys)));
+    g.bench_function("matvec", |b| b.iter(|| implicit_matvec(&cm, &sys, &v, &mut out)));
+    g.bench_function("pcg10", |b| {
+        b.iter(|| {
+            dv.iter_mut().for_each(|d| *d = V3::zeros());
+            pcg_solve(|p, o| implicit_matvec(&cm, &sys, p, o), &sys.inv_diag, &sys.rhs, &mut dv, 0.0, 10, &mut w).expect("pcg")
+        })
+    });
+    g.finish();
+}
+
 fn benches(c: &mut Criterion) {
     phases(c, 81);
     phases(c, 256);
+    implicit_phases(c, 81);
+    implicit_phases(c, 256);
 }
 
 criterion_group!(global, benches);

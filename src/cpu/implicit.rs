@@ -186,7 +186,73 @@ pub fn implicit_matvec(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], out: &mut [
 }
 
 fn dot(a: &[V3], b: &[V3]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x.dot(y)).sum()
+    by_blocks(a.len(), |rg| [rg.map(|i| a[i].dot(&b[i])).sum(), 0.0])[0]
+}
+
+/// x += αp, r −= αAp, z = P⁻¹r; returns (r·z, r·r), summed in fixed blocks.
+fn cg_update(x: &mut [V3], w: &mut CgWork, inv_diag: &[V3], alpha: f64) -> [f64; 2] {
+    let (xp, rp, zp) = (Rows(x.as_mut_ptr()), Rows(w.r.as_mut_ptr()), Rows(w.z.as_mut_ptr()));
+    let (p, ap) = (&w.p, &w.ap);
+    // SAFETY: each block writes its own rows of x, r and z
+    by_blocks(x.len(), |rg| {
+        let (mut rz, mut rr) = (0.0, 0.0);
+        for i in rg {
+            unsafe {
+                *xp.at(i) += p[i] * alpha;
+                let r = *rp.at(i) - ap[i] * alpha;
+                let z = r.component_mul(&inv_diag[i]);
+                *rp.at(i) = r;
+                *zp.at(i) = z;
+                rz += r.dot(&z);
+                rr += r.dot(&r);
+            }
+        }
+        [rz, rr]
+    })
+}
+
+/// The rows of a vector written by [`by_blocks`] passes, each block its own rows.
+#[derive(Clone, Copy)]
+struct Rows(*mut V3);
+// SAFETY: only used by passes whose blocks write disjoint rows
+unsafe impl Send for Rows {}
+unsafe impl Sync for Rows {}
+
+impl Rows {
+    /// # Safety
+    /// i is in bounds, and no other block touches row i.
+    #[inline(always)]
+    unsafe fn at(self, i: usize) -> *mut V3 {
+        self.0.add(i)
+    }
+}
+
+/// Entries per block of a [`by_blocks`] pass.
+const BLOCK: usize = 1024;
+
+/// Runs `f` on the fixed blocks of BLOCK indices of 0..n (on the helper team when n ≥ PAR_N) and sums
+/// the blocks' pairs in block order: the sums do not depend on how many threads ran them.
+fn by_blocks(n: usize, f: impl Fn(std::ops::Range<usize>) -> [f64; 2] + Sync) -> [f64; 2] {
+    let nb = n.div_ceil(BLOCK);
+    let block = |b: usize| f(b * BLOCK..((b + 1) * BLOCK).min(n));
+    let mut sum = [0.0; 2];
+    if n < PAR_N {
+        for b in 0..nb {
+            let v = block(b);
+            sum = [sum[0] + v[0], sum[1] + v[1]];
+        }
+        return sum;
+    }
+    let mut part = vec![[0.0; 2]; nb];
+    super::team::for_each_piece(&mut part, 2, |off, piece| {
+        for (k, o) in piece.iter_mut().enumerate() {
+            *o = block(off + k);
+        }
+    });
+    for v in part {
+        sum = [sum[0] + v[0], sum[1] + v[1]];
+    }
+    sum
 }
 
 /// Working vectors of [`pcg_solve`].
@@ -243,11 +309,18 @@ pub fn pcg_solve(
             return Ok(CgReport { iterations: k, residual: resid(rr) });
         }
         let beta = if rz_prev > 0.0 { rz / rz_prev } else { 0.0 };
-        for i in 0..n {
-            w.p[i] = w.z[i] + w.p[i] * beta;
+        {
+            let (p, z) = (Rows(w.p.as_mut_ptr()), &w.z);
+            // SAFETY: each block writes its own rows of p
+            by_blocks(n, |rg| {
+                for i in rg {
+                    unsafe { *p.at(i) = z[i] + *p.at(i) * beta };
+                }
+                [0.0; 2]
+            });
         }
         apply(&w.p, &mut w.ap);
-        let pap = dot(&w.p, &w.ap);
+        let pap = by_blocks(n, |rg| [rg.map(|i| w.p[i].dot(&w.ap[i])).sum(), 0.0])[0];
         if !(pap > 0.0 && pap.is_finite()) {
             return Err(Error::Solver(format!(
                 "CG breakdown at iteration {k}: pᵀAp = {pap:e} (the system is not positive definite; the exact Jacobian of a compressed spring does this)"
@@ -255,17 +328,7 @@ pub fn pcg_solve(
         }
         let alpha = rz / pap;
         rz_prev = rz;
-        rz = 0.0;
-        rr = 0.0;
-        for i in 0..n {
-            x[i] += w.p[i] * alpha;
-            let r = w.r[i] - w.ap[i] * alpha;
-            let z = r.component_mul(&inv_diag[i]);
-            w.r[i] = r;
-            w.z[i] = z;
-            rz += r.dot(&z);
-            rr += r.dot(&r);
-        }
+        [rz, rr] = cg_update(x, w, inv_diag, alpha);
     }
     Ok(CgReport { iterations: max_iter, residual: resid(rr) })
 }
