@@ -301,7 +301,6 @@ pub struct GlobalCholesky {
     coupled: Vec<u32>,
     factor: SpdFactor,
     values: Vec<f64>,
-    rhs: Vec<[f64; 3]>,
     /// The step h the factor is for.
     h: f64,
 }
@@ -334,8 +333,7 @@ impl GlobalCholesky {
             }
         }
         let factor = SpdFactor::new(free.len(), &pairs, 3, "the global matrix M + h²L")?;
-        let rhs = vec![[0.0; 3]; free.len()];
-        let mut c = GlobalCholesky { row, free, coupled, factor, values: vec![0.0; pairs.len()], rhs, h: f64::NAN };
+        let mut c = GlobalCholesky { row, free, coupled, factor, values: vec![0.0; pairs.len()], h: f64::NAN };
         c.refactor(m, p)?;
         Ok(c)
     }
@@ -380,16 +378,19 @@ impl GlobalCholesky {
 
     /// The global step on corrections: δ = A⁻¹ r over the free particles (three columns), 0 on pinned ones.
     pub fn solve(&mut self, r: &[V3], delta: &mut [V3]) -> Result<()> {
-        for (k, &i) in self.free.iter().enumerate() {
-            let ri = r[i as usize];
-            self.rhs[k] = [ri.x, ri.y, ri.z];
+        for (d, &k) in delta.iter_mut().zip(&self.row) {
+            if k == u32::MAX {
+                *d = V3::zeros();
+            }
         }
-        self.factor.solve3_in_place(&mut self.rhs)?;
-        for (i, d) in delta.iter_mut().enumerate() {
-            let k = self.row[i];
-            *d = if k == u32::MAX { V3::zeros() } else { V3::from(self.rhs[k as usize]) };
-        }
-        Ok(())
+        let free = &self.free;
+        self.factor.solve3_with(
+            |k| {
+                let ri = r[free[k] as usize];
+                [ri.x, ri.y, ri.z]
+            },
+            |k, x| delta[free[k] as usize] = V3::from(x),
+        )
     }
 }
 

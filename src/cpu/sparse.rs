@@ -221,6 +221,30 @@ impl SpdFactor {
         Ok(())
     }
 
+    /// [`SpdFactor::solve3_in_place`] reading B's rows from `rhs(row)` and handing X's rows to
+    /// `out(row, x)`, so that the caller's own layout (a subset of particles, say) needs no copies.
+    pub fn solve3_with(&mut self, rhs: impl Fn(usize) -> [f64; 3], mut out: impl FnMut(usize, [f64; 3])) -> Result<()> {
+        if !self.factored {
+            return Err(Error::Solver("the Cholesky factor is not available (the last factorisation failed)".into()));
+        }
+        if self.l_sn.is_empty() {
+            let mut b: Vec<[f64; 3]> = (0..self.n).map(&rhs).collect();
+            self.solve3_in_place(&mut b)?;
+            b.into_iter().enumerate().for_each(|(i, x)| out(i, x));
+            return Ok(());
+        }
+        for (x, &f) in self.work.iter_mut().zip(&self.perm_fwd) {
+            let v = rhs(f as usize);
+            *x = [v[0], v[1], v[2], 0.0];
+        }
+        let f = Factor3 { sn: &self.l_sn, row: &self.l_row, val: &self.l_val, split: &self.plan.split };
+        self.plan.solve(&f, &mut self.acc, &mut self.work);
+        for (x, &f) in self.work.iter().zip(&self.perm_fwd) {
+            out(f as usize, [x[0], x[1], x[2]]);
+        }
+        Ok(())
+    }
+
     /// Solves A X = B in place for the n×k matrix `rhs` (after a successful [`SpdFactor::factor`]).
     pub fn solve_in_place(&mut self, rhs: MatMut<'_, f64>) -> Result<()> {
         if !self.factored {
