@@ -6,6 +6,7 @@
 //! with the transverse term clamped at zero, so S is positive semi-definite.
 
 use super::forces::{kc_apply, EPS_LEN};
+use super::implicit::for_each_particle;
 use super::{CpuModel, V3};
 
 /// The deterministic start vector shared with the GPU: a hash of the index, in [−0.5, 0.5).
@@ -17,29 +18,41 @@ pub fn power_start(i: usize, c: usize) -> f64 {
 
 /// y = S x at positions `pos`.
 pub fn power_matvec(m: &CpuModel, pos: &[V3], x: &[V3], y: &mut [V3]) {
-    for i in 0..m.n {
+    let dirs = spring_dirs(m, pos);
+    matvec_with(m, &dirs, x, y);
+}
+
+/// Per spring, n̂ and the clamped transverse factor c at `pos` (None when shorter than [`EPS_LEN`]):
+/// all that S needs of the positions, which power iteration keeps fixed.
+fn spring_dirs(m: &CpuModel, pos: &[V3]) -> Vec<Option<(V3, f64)>> {
+    let mut dirs = vec![None; m.sa.len()];
+    for_each_particle(&mut dirs, |s| {
+        let d = pos[m.sa[s] as usize] - pos[m.sb[s] as usize];
+        let l = d.norm();
+        (l > EPS_LEN).then(|| (d / l, (1.0 - m.rest[s] / l).max(0.0)))
+    });
+    dirs
+}
+
+/// y = S x with the springs' directions precomputed (the same numbers as forming them per entry:
+/// n̂ from particle b's side is −n̂ exactly, and K_c depends on n̂n̂ᵀ only).
+fn matvec_with(m: &CpuModel, dirs: &[Option<(V3, f64)>], x: &[V3], y: &mut [V3]) {
+    for_each_particle(y, |i| {
         let wi = m.inv_mass[i];
         if wi == 0.0 {
-            y[i] = V3::zeros();
-            continue;
+            return V3::zeros();
         }
         let si = wi.sqrt();
         let mut acc = V3::zeros();
         for &e in m.incidence.of(i) {
             let s = (e >> 1) as usize;
             let j = if e & 1 == 0 { m.sb[s] } else { m.sa[s] } as usize;
-            let d = pos[i] - pos[j];
-            let l = d.norm();
-            if l <= EPS_LEN {
-                continue;
-            }
-            let n = d / l;
-            let c = (1.0 - m.rest[s] / l).max(0.0);
+            let Some((n, c)) = dirs[s] else { continue };
             let u = x[i] * si - x[j] * m.inv_mass[j].sqrt();
             acc += kc_apply(m.k[s], c, n, u);
         }
-        y[i] = acc * si + x[i] * m.central_strength;
-    }
+        acc * si + x[i] * m.central_strength
+    });
 }
 
 /// k₀ after `iters` power iterations from [`power_start`], the Rayleigh quotient of the last iterate.
@@ -54,9 +67,10 @@ pub fn power_k0(m: &CpuModel, pos: &[V3], iters: usize) -> f64 {
         return m.central_strength;
     }
     x.iter_mut().for_each(|a| *a /= n0);
+    let dirs = spring_dirs(m, pos);
     let mut lambda = 0.0;
     for _ in 0..iters {
-        power_matvec(m, pos, &x, &mut y);
+        matvec_with(m, &dirs, &x, &mut y);
         lambda = x.iter().zip(&y).map(|(a, b)| a.dot(b)).sum::<f64>();
         let ny = norm(&y);
         if ny == 0.0 {
