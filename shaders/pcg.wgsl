@@ -46,8 +46,6 @@ const SEG_AP: u32 = 4u;
 const SEG_X: u32 = 5u;
 const SEG_D: u32 = 6u;
 
-var<workgroup> red: array<vec4<f32>, WG>;
-var<workgroup> red_total: vec4<f32>;
 var<workgroup> wg_status: u32;
 var<private> pcg_beta: f32;
 // pcg_begin: the operator's pcg_dir(j) reads x (the warm start) instead of the search direction
@@ -74,22 +72,6 @@ fn pcg_dir(j: u32) -> vec3<f32> {
         return cgv[seg(SEG_X, j)].xyz;
     }
     return cgv[seg(SEG_Z, j)].xyz + pcg_beta * cgv[seg(SEG_P + C.parity, j)].xyz;
-}
-
-// The workgroup's sum of v over its threads, the same in every thread (uniform).
-fn wg_reduce(lid: u32, v: vec4<f32>) -> vec4<f32> {
-    red[lid] = v;
-    workgroupBarrier();
-    for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
-        if (lid < stride) {
-            red[lid] += red[lid + stride];
-        }
-        workgroupBarrier();
-    }
-    if (lid == 0u) {
-        red_total = red[0];
-    }
-    return workgroupUniformLoad(&red_total);
 }
 
 // The sum of the G partials at [base, base + G), computed by every workgroup alike.

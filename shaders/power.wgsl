@@ -1,6 +1,7 @@
 // Power iteration for k0, the largest eigenvalue of M⁻¹K (Shinya §3, §5.3; twin: cpu::power).
 // Iterates y = S x on S = M^{-1/2} K_c M^{-1/2} + s·I, x = y_prev / |y_prev|, matrix-free over the
-// CSR incidence lists. Dot products: a workgroup reduction into `partials`, then `power_reduce`.
+// CSR incidence lists. Dot products: a workgroup reduction (`shared/reduce.wgsl`) into `partials`,
+// then `power_reduce`.
 // scalars: (|y|², x·y, _, _) of the last iteration; x·y is the Rayleigh quotient.
 
 @group(0) @binding(0) var<uniform> P: Params;
@@ -11,8 +12,6 @@
 @group(0) @binding(5) var<storage, read_write> y_out: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> partials: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read_write> scalars: array<vec4<f32>>;
-
-var<workgroup> red: array<vec2<f32>, WG>;
 
 fn x_of(j: u32, inv_norm: f32) -> vec3<f32> {
     return y_in[j].xyz * inv_norm;
@@ -53,16 +52,9 @@ fn power_matvec(
         y_out[i] = vec4<f32>(y, 0.0);
         contrib = vec2<f32>(dot(y, y), dot(xi, y));
     }
-    red[lid] = contrib;
-    workgroupBarrier();
-    for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
-        if (lid < stride) {
-            red[lid] += red[lid + stride];
-        }
-        workgroupBarrier();
-    }
+    let t = wg_reduce(lid, vec4<f32>(contrib, 0.0, 0.0));
     if (lid == 0u) {
-        partials[wid.x] = vec4<f32>(red[0], 0.0, 0.0);
+        partials[wid.x] = t;
     }
 }
 
@@ -74,15 +66,8 @@ fn power_reduce(@builtin(local_invocation_index) lid: u32) {
     for (var g = lid; g < groups; g += WG) {
         sum += partials[g].xy;
     }
-    red[lid] = sum;
-    workgroupBarrier();
-    for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
-        if (lid < stride) {
-            red[lid] += red[lid + stride];
-        }
-        workgroupBarrier();
-    }
+    let t = wg_reduce(lid, vec4<f32>(sum, 0.0, 0.0));
     if (lid == 0u) {
-        scalars[0] = vec4<f32>(red[0], 0.0, 0.0);
+        scalars[0] = t;
     }
 }

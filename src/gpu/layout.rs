@@ -174,9 +174,10 @@ pub const CG_VECTORS: usize = 7;
 pub const CG_STATE_WORDS: usize = 8;
 
 /// The shared WGSL files, in inclusion order.
-pub const SHARED_WGSL: [(&str, &str); 2] = [
+pub const SHARED_WGSL: [(&str, &str); 3] = [
     ("shared/common.wgsl", include_str!("../../shaders/shared/common.wgsl")),
     ("shared/forces.wgsl", include_str!("../../shaders/shared/forces.wgsl")),
+    ("shared/reduce.wgsl", include_str!("../../shaders/shared/reduce.wgsl")),
 ];
 
 /// The kernel WGSL files.
@@ -203,7 +204,8 @@ pub const LOCAL_GLOBAL_WGSL: usize = 5;
 
 /// A kernel file's full module source: the workgroup size, the shared structs, then the kernel file,
 /// then the force gather (which refers to the kernel's bindings `nbr`, `csr` and `src`) when the
-/// kernel binds the incidence records (`nbr`); a kernel without them (`collide.wgsl`) gets no gather.
+/// kernel binds the incidence records (`nbr`); a kernel without them (`collide.wgsl`) gets no gather;
+/// then the workgroup reduction (`shared/reduce.wgsl`) when the kernel calls `wg_reduce`.
 pub fn compose(kernel: &str) -> String {
     let mut s = format!("const WG: u32 = {WORKGROUP_SIZE}u;\n");
     s.push_str(SHARED_WGSL[0].1);
@@ -212,6 +214,10 @@ pub fn compose(kernel: &str) -> String {
     if kernel.contains(" nbr: array<Nbr>") {
         s.push('\n');
         s.push_str(SHARED_WGSL[1].1);
+    }
+    if kernel.contains("wg_reduce(") {
+        s.push('\n');
+        s.push_str(SHARED_WGSL[2].1);
     }
     s
 }
