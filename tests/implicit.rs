@@ -501,3 +501,23 @@ fn pcg_matches_faers_direct_solve_on_the_curtain() {
     eprintln!("curtain 81x81, frame 6: PCG {} iterations (residual {:.1e}) vs faer sparse Cholesky: {e:.2e}", rep.iterations, rep.residual);
     assert!(e < 1e-6, "PCG vs direct {e:e}");
 }
+
+/// PCG given a solution vector of the wrong length gets a clear error naming it (its passes write x,
+/// r and z by row and rely on the lengths agreeing), never a panic or a wild write.
+#[test]
+fn pcg_rejects_mismatched_lengths() {
+    let (cm, sys) = rope_system(32, 1.0 / 30.0);
+    let mut short = vec![V3::zeros(); cm.n - 1];
+    let e = implicit::pcg_solve(
+        |p, o| implicit::implicit_matvec(&cm, &sys, p, o),
+        &sys.inv_diag,
+        &sys.rhs,
+        &mut short,
+        1e-8,
+        10,
+        &mut CgWork::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(e, Error::InvalidParameter { .. }), "{e}");
+    assert!(e.to_string().contains("x.len()") && e.to_string().contains(&(cm.n - 1).to_string()), "{e}");
+}

@@ -31,11 +31,12 @@ use super::leu::{sym_apply, Sym3};
 use super::{CpuModel, V3};
 use crate::error::{Error, Result};
 
-/// Per-particle passes run on the helper team ([`super::team`]) above this many particles (the same threshold as the force gather).
+/// Per-particle passes run on the helper team ([`super::team`]) above this many particles (the same
+/// threshold as the force gather).
 const PAR_N: usize = 4096;
 
-/// `out[i] = f(i)` for every i, on the calling thread and the helper team for large n. Each entry is computed alone, so the result does not
-/// depend on the split.
+/// `out[i] = f(i)` for every i, on the calling thread and the helper team for large n. Each entry is
+/// computed alone, so the result does not depend on the split.
 pub(crate) fn for_each_particle<T: Send>(out: &mut [T], f: impl Fn(usize) -> T + Sync) {
     super::team::for_each_piece(out, PAR_N, |off, piece| {
         for (k, o) in piece.iter_mut().enumerate() {
@@ -284,6 +285,9 @@ pub fn pcg_solve(
     w: &mut CgWork,
 ) -> Result<CgReport> {
     let n = b.len();
+    if x.len() != n || inv_diag.len() != n {
+        return Err(Error::param("x.len()", x.len(), format!("x and the preconditioner must have the right-hand side's length {n}")));
+    }
     w.r.resize(n, V3::zeros());
     w.z.resize(n, V3::zeros());
     w.p.clear();
