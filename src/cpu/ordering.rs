@@ -87,7 +87,7 @@ impl Dissector<'_> {
         self.queue.clear();
         self.queue.push(root);
         self.level[root as usize] = 0;
-        // mark visited by moving to stamp s + 1 temporarily? use a separate sentinel: level == u32::MAX
+        // unvisited vertices have level u32::MAX (clear_levels restores that after each use)
         let mut head = 0;
         let mut last = 0;
         while head < self.queue.len() {
@@ -124,8 +124,7 @@ impl Dissector<'_> {
         }
         // a pseudo-peripheral root: repeat BFS from the farthest vertex of least degree while the
         // eccentricity grows (Gibbs, Poole and Stockmeyer)
-        let mut root = set[0];
-        let mut ecc = self.bfs(root, s);
+        let mut ecc = self.bfs(set[0], s);
         if self.queue.len() < set.len() {
             // disconnected: split off this component and do the rest separately
             let comp = self.queue.clone();
@@ -137,25 +136,20 @@ impl Dissector<'_> {
             return;
         }
         for _ in 0..4 {
-            let far = self
-                .queue
-                .iter()
-                .copied()
-                .filter(|&v| self.level[v as usize] == ecc)
-                .min_by_key(|&v| self.g.neighbours(v as usize).len())
-                .unwrap_or(root);
+            let Some(far) =
+                self.queue.iter().copied().filter(|&v| self.level[v as usize] == ecc).min_by_key(|&v| self.g.neighbours(v as usize).len())
+            else {
+                break;
+            };
             self.clear_levels();
             let e = self.bfs(far, s);
-            if e <= ecc {
-                // no better: keep this BFS (from `far`, at least as eccentric)
-                root = far;
-                ecc = e;
+            // the levels in hand are now those from `far`; stop once the eccentricity stops growing
+            let grew = e > ecc;
+            ecc = e;
+            if !grew {
                 break;
             }
-            root = far;
-            ecc = e;
         }
-        let _ = root;
         if ecc < 2 {
             // too dense to split by a level: number it as it is
             self.clear_levels();

@@ -194,31 +194,12 @@ impl SpdFactor {
     /// than the general solve for this shape (Liu's global step, (m×m) ⊗ I₃). Independent subtrees of the
     /// elimination tree run on two threads (see [`SolvePlan`]).
     pub fn solve3_in_place(&mut self, b: &mut [[f64; 3]]) -> Result<()> {
-        if !self.factored {
-            return Err(Error::Solver("the Cholesky factor is not available (the last factorisation failed)".into()));
-        }
         if b.len() != self.n {
             return Err(Error::param("rhs.len()", b.len(), format!("must equal the matrix dimension {}", self.n)));
         }
-        if self.l_sn.is_empty() {
-            // a simplicial factor (small matrices): faer's own solve
-            let mut m = faer::Mat::<f64>::from_fn(self.n, 3, |i, c| b[i][c]);
-            self.solve_in_place(m.as_mut())?;
-            for (i, r) in b.iter_mut().enumerate() {
-                *r = [m[(i, 0)], m[(i, 1)], m[(i, 2)]];
-            }
-            return Ok(());
-        }
-        for (x, &f) in self.work.iter_mut().zip(&self.perm_fwd) {
-            let v = b[f as usize];
-            *x = [v[0], v[1], v[2], 0.0];
-        }
-        let f = Factor3 { sn: &self.l_sn, row: &self.l_row, val: &self.l_val, split: &self.plan.split };
-        self.plan.solve(&f, &mut self.acc, &mut self.work);
-        for (x, &f) in self.work.iter().zip(&self.perm_fwd) {
-            b[f as usize] = [x[0], x[1], x[2]];
-        }
-        Ok(())
+        // one copy of B (O(n), against the O(nnz(L)) solve); `solve3_with` needs none
+        let src = b.to_vec();
+        self.solve3_with(|i| src[i], |i, x| b[i] = x)
     }
 
     /// [`SpdFactor::solve3_in_place`] reading B's rows from `rhs(row)` and handing X's rows to
@@ -228,9 +209,10 @@ impl SpdFactor {
             return Err(Error::Solver("the Cholesky factor is not available (the last factorisation failed)".into()));
         }
         if self.l_sn.is_empty() {
-            let mut b: Vec<[f64; 3]> = (0..self.n).map(&rhs).collect();
-            self.solve3_in_place(&mut b)?;
-            b.into_iter().enumerate().for_each(|(i, x)| out(i, x));
+            // a simplicial factor (small matrices): faer's own solve
+            let mut m = faer::Mat::<f64>::from_fn(self.n, 3, |i, c| rhs(i)[c]);
+            self.solve_in_place(m.as_mut())?;
+            (0..self.n).for_each(|i| out(i, [m[(i, 0)], m[(i, 1)], m[(i, 2)]]));
             return Ok(());
         }
         for (x, &f) in self.work.iter_mut().zip(&self.perm_fwd) {
