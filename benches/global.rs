@@ -32,11 +32,10 @@ fn phases(c: &mut Criterion, side: usize) {
     g.finish();
 }
 
-/// Baraff–Witkin's implicit step on the curtain, one phase at a time: the system (spring blocks,
+/// Baraff–Witkin's implicit step on the 81×81 curtain and the 256×256 cloth (the two scenes), one phase at a time: the system (spring blocks,
 /// right-hand side, preconditioner), one matrix-free product A·p, and 10 Jacobi-PCG iterations.
-fn implicit_phases(c: &mut Criterion, side: usize) {
+fn implicit_phases(c: &mut Criterion, scene: &str, model: springsim::model::Model) {
     use springsim::cpu::implicit::{implicit_matvec, implicit_prepare, pcg_solve, CgWork, ImplicitSystem};
-    let model = springsim::model::curtain(side, None).expect("curtain");
     let cm = CpuModel::new(&model).expect("model");
     let h = 1.0 / 30.0;
     let x: Vec<V3> = model.positions.iter().map(|a| V3::new(a[0], a[1], a[2])).collect();
@@ -46,7 +45,7 @@ fn implicit_phases(c: &mut Criterion, side: usize) {
     let mut out = vec![V3::zeros(); cm.n];
     let mut dv = vec![V3::zeros(); cm.n];
     let mut w = CgWork::default();
-    let mut g = c.benchmark_group(format!("implicit/curtain{side}"));
+    let mut g = c.benchmark_group(format!("implicit/{scene}"));
     g.sample_size(20).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
     g.bench_function("prepare", |b| b.iter(|| implicit_prepare(&cm, h, false, &x, &v, &mut sys)));
     g.bench_function("matvec", |b| b.iter(|| implicit_matvec(&cm, &sys, &v, &mut out)));
@@ -62,8 +61,8 @@ fn implicit_phases(c: &mut Criterion, side: usize) {
 fn benches(c: &mut Criterion) {
     phases(c, 81);
     phases(c, 256);
-    implicit_phases(c, 81);
-    implicit_phases(c, 256);
+    implicit_phases(c, "curtain81", springsim::model::curtain(81, None).expect("curtain"));
+    implicit_phases(c, "cloth256", springsim::model::cloth(256, None).expect("cloth"));
 }
 
 criterion_group!(global, benches);

@@ -52,21 +52,29 @@ pub const MAX_CHAIN_BAND: usize = 4;
 /// What one spring contributes to the system of a step.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SpringTerms {
-    /// K_s (for the right-hand side).
-    pub kb: Sym3,
     /// B_s = h k_d n̂n̂ᵀ + h² K_s: the six values of the spring's block of −h J_v − h² J_x.
     pub bb: Sym3,
-    /// The spring's force on its end a (Hooke and damping along the spring; −f on b).
-    pub f: V3,
+    /// q_s = h f_s − h² K_s (v_a − v_b): the spring's part of the right-hand side h (f₀ + h J_x v₀) at
+    /// its end a; −q_s at b. f_s is its force on a (Hooke and damping along the spring).
+    pub q: V3,
 }
+
+/// Above this many bytes of per-entry blocks (one B_s copy per incidence entry, 48 bytes each) A·p
+/// reads each spring's single B_s through the spring index instead: the copies would no longer sit in
+/// cache, and the product is bound by memory traffic (measured in docs/BENCHMARKS.md: the 256×256
+/// cloth's 781 k entries make 37 MB of copies against 19 MB of springs, and copying them costs more
+/// than ten products save). Below it the copies, read in order, are faster (no index to follow).
+pub const ENTRY_BLOCKS_MAX_BYTES: usize = 8 << 20;
 
 /// The linearized system of one step.
 #[derive(Clone, Debug, Default)]
 pub struct ImplicitSystem {
     /// The step it was built for.
     pub h: f64,
-    /// Per spring: K_s, B_s and the force.
-    pub springs: Vec<SpringTerms>,
+    /// Per spring: B_s (Kauppila §4.1), read by A·p, the preconditioner and the direct solves.
+    pub bb: Vec<Sym3>,
+    /// Per spring: q_s, its part of the right-hand side (see [`SpringTerms`]).
+    pub q: Vec<V3>,
     /// m_i (1 + h d₀ + h² s); 0 for pinned particles (their rows are filtered out).
     pub mass_diag: Vec<f64>,
     /// The right-hand side h (f₀ + h J_x v₀), zero on pinned particles.
@@ -76,9 +84,9 @@ pub struct ImplicitSystem {
     /// Per CSR incidence entry, the other end of the spring (the CPU's `Nbr.j`).
     pub nbr: Vec<u32>,
     /// Per CSR incidence entry, the spring's B_s (each end its own copy, read in order by the A·p
-    /// gather, as the GPU's `blocks`).
+    /// gather, as the GPU's `blocks`); empty above [`ENTRY_BLOCKS_MAX_BYTES`], where A·p reads `bb`
+    /// through the spring index.
     pub inc_bb: Vec<Sym3>,
-    rows: Vec<(f64, V3, V3)>,
 }
 
 /// What a solve did.
@@ -90,8 +98,9 @@ pub struct CgReport {
     pub residual: f64,
 }
 
-/// The terms of spring `s` at (x, v) for step h: K_s and B_s (Kauppila §2.2 and §4.1) and its force
-/// −[k(l − L) + k_d n̂·(v_a − v_b)] n̂ on a (the twin of `spring_force` without Rayleigh damping).
+/// The terms of spring `s` at (x, v) for step h: B_s from K_s (Kauppila §2.2 and §4.1) and q_s from
+/// its force −[k(l − L) + k_d n̂·(v_a − v_b)] n̂ on a (the twin of `spring_force` without Rayleigh
+/// damping) and −K_s (v_a − v_b), its part of J_x v₀ at a.
 pub fn implicit_spring_terms(m: &CpuModel, h: f64, exact: bool, s: usize, x: &[V3], v: &[V3]) -> SpringTerms {
     let (a, b) = (m.sa[s] as usize, m.sb[s] as usize);
     let d = x[a] - x[b];
@@ -105,73 +114,90 @@ pub fn implicit_spring_terms(m: &CpuModel, h: f64, exact: bool, s: usize, x: &[V
     if !exact {
         c = c.max(0.0);
     }
-    let outer = [n.x * n.x, n.y * n.y, n.z * n.z, n.x * n.y, n.x * n.z, n.y * n.z];
-    let eye = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0];
-    let mut t = SpringTerms::default();
-    for j in 0..6 {
-        t.kb[j] = k * (outer[j] + c * (eye[j] - outer[j]));
-        t.bb[j] = h * h * t.kb[j] + h * m.kd[s] * outer[j];
-    }
-    t.f = n * (-(k * (l - m.rest[s]) + m.kd[s] * n.dot(&(v[a] - v[b]))));
-    t
+    let vab = v[a] - v[b];
+    let nv = n.dot(&vab);
+    let f = n * (-(k * (l - m.rest[s]) + m.kd[s] * nv));
+    // K_s (v_a − v_b) = k[(1 − c)(n̂·v) n̂ + c v]
+    let kv = n * (k * (1.0 - c) * nv) + vab * (k * c);
+    // B_s = α n̂n̂ᵀ + β I with α = h k_d + h² k (1 − c), β = h² k c
+    let (alpha, beta) = (h * m.kd[s] + h * h * k * (1.0 - c), h * h * k * c);
+    let an = n * alpha;
+    let bb = [an.x * n.x + beta, an.y * n.y + beta, an.z * n.z + beta, an.x * n.y, an.x * n.z, an.y * n.z];
+    SpringTerms { bb, q: (f - kv * h) * h }
 }
 
 /// Builds the system of one step at (x, v): the blocks, the right-hand side h(f₀ + h J_x v₀) and the
-/// Jacobi preconditioner (twin of `implicit_prepare` in `shaders/implicit.wgsl`).
+/// Jacobi preconditioner (twin of `implicit_prepare` in `shaders/implicit.wgsl`). Each spring's terms
+/// are computed once (the GPU computes them at both ends, with no scatter); the right-hand side and
+/// the diagonal are a per-particle gather of them over the CSR lists.
 pub fn implicit_prepare(m: &CpuModel, h: f64, exact: bool, x: &[V3], v: &[V3], sys: &mut ImplicitSystem) {
     sys.h = h;
-    if sys.nbr.len() != m.incidence.entries.len() {
+    let entries = m.incidence.entries.len();
+    if sys.nbr.len() != entries {
         sys.nbr = (0..m.n)
             .flat_map(|i| {
                 m.incidence.of(i).iter().map(move |&e| if e & 1 == 0 { m.sb[(e >> 1) as usize] } else { m.sa[(e >> 1) as usize] })
             })
             .collect();
     }
-    sys.springs.resize(m.sa.len(), SpringTerms::default());
-    for_each_particle(&mut sys.springs, |s| implicit_spring_terms(m, h, exact, s, x, v));
-    sys.rows.resize(m.n, (0.0, V3::zeros(), V3::zeros()));
-    let (springs, nbr) = (&sys.springs, &sys.nbr);
-    for_each_particle(&mut sys.rows, |i| {
-        if m.inv_mass[i] == 0.0 {
-            return (0.0, V3::zeros(), V3::zeros());
+    let ns = m.sa.len();
+    sys.bb.resize(ns, [0.0; 6]);
+    sys.q.resize(ns, V3::zeros());
+    let q = Rows(sys.q.as_mut_ptr());
+    super::team::for_each_piece(&mut sys.bb, PAR_N, |off, piece| {
+        for (k, o) in piece.iter_mut().enumerate() {
+            let t = implicit_spring_terms(m, h, exact, off + k, x, v);
+            *o = t.bb;
+            // SAFETY: off + k < ns = q.len(), and the pieces are disjoint
+            unsafe { *q.at(off + k) = t.q };
         }
-        let mi = m.mass[i];
-        let md = mi * (1.0 + h * m.drag + h * h * m.central_strength);
-        let mut diag = V3::new(md, md, md);
-        // f₀ and J_x v₀ at i: −Σ K_s (v_i − v_j) − s m_i v_i
-        let mut f = external_accel(m, x[i], v[i]) * mi;
-        let mut jxv = -v[i] * (m.central_strength * mi);
-        let o = m.incidence.offsets[i] as usize;
-        for (k, &e) in m.incidence.of(i).iter().enumerate() {
-            let t = &springs[(e >> 1) as usize];
-            let j = nbr[o + k] as usize;
-            if e & 1 == 0 {
-                f += t.f;
-            } else {
-                f -= t.f;
-            }
-            jxv -= sym_apply(&t.kb, v[i] - v[j]);
-            diag += V3::new(t.bb[0], t.bb[1], t.bb[2]);
-        }
-        (md, (f + jxv * h) * h, V3::new(1.0 / diag.x, 1.0 / diag.y, 1.0 / diag.z))
     });
-    sys.inc_bb.resize(m.incidence.entries.len(), [0.0; 6]);
-    let springs = &sys.springs;
-    for_each_particle(&mut sys.inc_bb, |k| springs[(m.incidence.entries[k] >> 1) as usize].bb);
-    sys.mass_diag.clear();
-    sys.rhs.clear();
-    sys.inv_diag.clear();
-    for &(md, b, d) in &sys.rows {
-        sys.mass_diag.push(md);
-        sys.rhs.push(b);
-        sys.inv_diag.push(d);
+    sys.mass_diag.resize(m.n, 0.0);
+    sys.inv_diag.resize(m.n, V3::zeros());
+    sys.rhs.resize(m.n, V3::zeros());
+    let (bb, q) = (&sys.bb, &sys.q);
+    let (md_out, inv_out) = (Scalars(sys.mass_diag.as_mut_ptr()), Rows(sys.inv_diag.as_mut_ptr()));
+    for_each_particle(&mut sys.rhs, |i| {
+        let (md, b, inv) = if m.inv_mass[i] == 0.0 {
+            (0.0, V3::zeros(), V3::zeros())
+        } else {
+            let mi = m.mass[i];
+            let md = mi * (1.0 + h * m.drag + h * h * m.central_strength);
+            let mut diag = V3::new(md, md, md);
+            // h f₀ + h² J_x v₀ at i: the external force and the field's −s m_i v_i, then ±q_s
+            let mut b = (external_accel(m, x[i], v[i]) * mi - v[i] * (m.central_strength * mi * h)) * h;
+            for &e in m.incidence.of(i) {
+                let s = (e >> 1) as usize;
+                if e & 1 == 0 {
+                    b += q[s];
+                } else {
+                    b -= q[s];
+                }
+                diag += V3::new(bb[s][0], bb[s][1], bb[s][2]);
+            }
+            (md, b, V3::new(1.0 / diag.x, 1.0 / diag.y, 1.0 / diag.z))
+        };
+        // SAFETY: i < n, the length of both, and each i is written by one call
+        unsafe {
+            *md_out.at(i) = md;
+            *inv_out.at(i) = inv;
+        }
+        b
+    });
+    if entries * std::mem::size_of::<Sym3>() <= ENTRY_BLOCKS_MAX_BYTES {
+        sys.inc_bb.resize(entries, [0.0; 6]);
+        for_each_particle(&mut sys.inc_bb, |k| bb[(m.incidence.entries[k] >> 1) as usize]);
+    } else {
+        sys.inc_bb = Vec::new();
     }
 }
 
-/// out = A p, with the pinned rows filtered out (twin of the gather in `implicit_matvec`).
+/// out = A p, with the pinned rows filtered out (twin of the gather in `implicit_matvec`):
+/// (A p)_i = m_i (1 + h d₀ + h² s) p_i + Σ_e B_e (p_i − p_j).
 pub fn implicit_matvec(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], out: &mut [V3]) {
     // p is zero on pinned particles (their residual and preconditioner are zero), so the neighbours'
     // p_j need no filter here
+    let by_entry = !sys.inc_bb.is_empty() || sys.nbr.is_empty();
     for_each_particle(out, |i| {
         if m.inv_mass[i] == 0.0 {
             return V3::zeros();
@@ -179,8 +205,14 @@ pub fn implicit_matvec(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], out: &mut [
         let pi = p[i];
         let mut y = pi * sys.mass_diag[i];
         let (o, end) = (m.incidence.offsets[i] as usize, m.incidence.offsets[i + 1] as usize);
-        for (b, &j) in sys.inc_bb[o..end].iter().zip(&sys.nbr[o..end]) {
-            y += sym_apply(b, pi - p[j as usize]);
+        if by_entry {
+            for (b, &j) in sys.inc_bb[o..end].iter().zip(&sys.nbr[o..end]) {
+                y += sym_apply(b, pi - p[j as usize]);
+            }
+        } else {
+            for (&e, &j) in m.incidence.entries[o..end].iter().zip(&sys.nbr[o..end]) {
+                y += sym_apply(&sys.bb[(e >> 1) as usize], pi - p[j as usize]);
+            }
         }
         y
     });
@@ -224,6 +256,22 @@ impl Rows {
     /// i is in bounds, and no other block touches row i.
     #[inline(always)]
     unsafe fn at(self, i: usize) -> *mut V3 {
+        self.0.add(i)
+    }
+}
+
+/// A per-particle scalar array written through a pointer by [`for_each_particle`] passes.
+#[derive(Clone, Copy)]
+struct Scalars(*mut f64);
+// SAFETY: only used by passes that write each index once, from one call
+unsafe impl Send for Scalars {}
+unsafe impl Sync for Scalars {}
+
+impl Scalars {
+    /// # Safety
+    /// i is in bounds, and no other call touches index i.
+    #[inline(always)]
+    unsafe fn at(self, i: usize) -> *mut f64 {
         self.0.add(i)
     }
 }
@@ -369,7 +417,7 @@ fn for_each_block(m: &CpuModel, sys: &ImplicitSystem, mut f: impl FnMut(usize, u
     }
     for s in 0..m.sa.len() {
         let (a, b) = (m.sa[s] as usize, m.sb[s] as usize);
-        let blk = full(&sys.springs[s].bb);
+        let blk = full(&sys.bb[s]);
         let (fa, fb) = (m.inv_mass[a] != 0.0, m.inv_mass[b] != 0.0);
         if fa {
             f(a, a, &blk);
