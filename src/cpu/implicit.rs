@@ -59,34 +59,105 @@ pub struct SpringTerms {
     pub q: V3,
 }
 
-/// Above this many bytes of per-entry blocks (one B_s copy per incidence entry, 48 bytes each) A·p
-/// reads each spring's single B_s through the spring index instead: the copies would no longer sit in
-/// cache, and the product is bound by memory traffic (measured in docs/BENCHMARKS.md: the 256×256
-/// cloth's 781 k entries make 37 MB of copies against 19 MB of springs, and copying them costs more
-/// than ten products save). Below it the copies, read in order, are faster (no index to follow).
-pub const ENTRY_BLOCKS_MAX_BYTES: usize = 8 << 20;
-
 /// The linearized system of one step.
 #[derive(Clone, Debug, Default)]
 pub struct ImplicitSystem {
     /// The step it was built for.
     pub h: f64,
-    /// Per spring: B_s (Kauppila §4.1), read by A·p, the preconditioner and the direct solves.
+    /// B_s (Kauppila §4.1) per spring, in the order of [`SpringSweep`] (`bb[k]` is the block of spring
+    /// `sweep.spring(k)`): read by A·p, the preconditioner and the direct solves.
     pub bb: Vec<Sym3>,
-    /// Per spring: q_s, its part of the right-hand side (see [`SpringTerms`]).
-    pub q: Vec<V3>,
     /// m_i (1 + h d₀ + h² s); 0 for pinned particles (their rows are filtered out).
     pub mass_diag: Vec<f64>,
     /// The right-hand side h (f₀ + h J_x v₀), zero on pinned particles.
     pub rhs: Vec<V3>,
     /// The inverse of A's diagonal (the Jacobi preconditioner, Kauppila §4.2); 0 on pinned particles.
     pub inv_diag: Vec<V3>,
-    /// Per CSR incidence entry, the other end of the spring (the CPU's `Nbr.j`).
-    pub nbr: Vec<u32>,
-    /// Per CSR incidence entry, the spring's B_s (each end its own copy, read in order by the A·p
-    /// gather, as the GPU's `blocks`); empty above [`ENTRY_BLOCKS_MAX_BYTES`], where A·p reads `bb`
-    /// through the spring index.
-    pub inc_bb: Vec<Sym3>,
+    /// The order and the chunks of the per-spring passes (built once per model).
+    pub sweep: SpringSweep,
+}
+
+/// The CPU's per-spring passes over the system (its own layout; the GPU gathers per particle over the
+/// CSR lists, without scatter). The springs are sorted by their lower endpoint, so that a pass over
+/// them sweeps the particles with a window of a few rows of a grid, and each spring is evaluated once
+/// where a gather evaluates it at both ends: B_s (p_lo − p_hi) is added at lo and subtracted at hi.
+///
+/// The particles are cut into chunks, one per worker, which run at once and share nothing: a chunk
+/// runs its *own* springs (lower end inside it), writing only the ends inside it, after its *cross*
+/// springs (lower end in an earlier chunk, upper end inside it), writing their upper end. Each
+/// particle's terms are therefore summed in sorted spring order whatever the chunks, and the results
+/// are bit for bit the same on any number of threads.
+#[derive(Clone, Debug, Default)]
+pub struct SpringSweep {
+    /// Per sorted position k: the spring.
+    spring: Vec<u32>,
+    /// Per sorted position: the lower and the upper endpoint.
+    ends: Vec<[u32; 2]>,
+    /// Per sorted position: the spring's k, L and k_d.
+    par: Vec<[f64; 3]>,
+    /// Per chunk: particles [p0, p1), own springs [k0, k1), cross springs `cross[c0..c1]`.
+    chunks: Vec<[u32; 6]>,
+    /// The cross springs of each chunk, as sorted positions in increasing order.
+    cross: Vec<u32>,
+}
+
+impl SpringSweep {
+    /// The plan for `m` with `chunks` chunks (balanced by springs).
+    pub fn new(m: &CpuModel, chunks: usize) -> Self {
+        let ns = m.sa.len();
+        let mut spring: Vec<u32> = (0..ns as u32).collect();
+        let ends_of = |s: u32| {
+            let (a, b) = (m.sa[s as usize], m.sb[s as usize]);
+            [a.min(b), a.max(b)]
+        };
+        spring.sort_by_key(|&s| (ends_of(s), s));
+        let ends: Vec<[u32; 2]> = spring.iter().map(|&s| ends_of(s)).collect();
+        let n = m.n as u32;
+        let mut bounds = vec![0u32];
+        for c in 1..chunks.max(1) {
+            let p = ends.get(ns * c / chunks).map_or(n, |e| e[0]);
+            bounds.push(p.max(*bounds.last().unwrap_or(&0)));
+        }
+        bounds.push(n);
+        bounds.dedup();
+        let first = |p: u32| ends.partition_point(|e| e[0] < p) as u32;
+        let par = spring.iter().map(|&s| [m.k[s as usize], m.rest[s as usize], m.kd[s as usize]]).collect();
+        let mut sw = SpringSweep { spring, ends: Vec::new(), par, chunks: Vec::new(), cross: Vec::new() };
+        for w in bounds.windows(2) {
+            let (p0, p1) = (w[0], w[1]);
+            let (k0, k1) = (first(p0), first(p1));
+            let c0 = sw.cross.len() as u32;
+            sw.cross.extend((0..k0).filter(|&k| (p0..p1).contains(&ends[k as usize][1])));
+            sw.chunks.push([p0, p1, k0, k1, c0, sw.cross.len() as u32]);
+        }
+        sw.ends = ends;
+        sw
+    }
+
+    /// Whether this plan is for `m` (its particle and spring counts).
+    fn fits(&self, m: &CpuModel) -> bool {
+        self.spring.len() == m.sa.len() && self.chunks.last().map_or(m.n == 0, |c| c[1] as usize == m.n)
+    }
+
+    /// The spring at sorted position k.
+    pub fn spring(&self, k: usize) -> usize {
+        self.spring[k] as usize
+    }
+
+    /// Runs `f(chunk)` for every chunk, on the helper team when there are several.
+    fn run(&self, f: impl Fn(&[u32; 6]) + Sync) {
+        match self.chunks.len() {
+            0 => {}
+            1 => f(&self.chunks[0]),
+            _ => {
+                let f = &f;
+                let jobs: Vec<Box<dyn Fn() + Sync + '_>> =
+                    self.chunks.iter().map(|c| Box::new(move || f(c)) as Box<dyn Fn() + Sync + '_>).collect();
+                let refs: Vec<&(dyn Fn() + Sync)> = jobs.iter().map(|j| j.as_ref()).collect();
+                super::team::run_all(&refs);
+            }
+        }
+    }
 }
 
 /// What a solve did.
@@ -103,118 +174,131 @@ pub struct CgReport {
 /// damping) and −K_s (v_a − v_b), its part of J_x v₀ at a.
 pub fn implicit_spring_terms(m: &CpuModel, h: f64, exact: bool, s: usize, x: &[V3], v: &[V3]) -> SpringTerms {
     let (a, b) = (m.sa[s] as usize, m.sb[s] as usize);
-    let d = x[a] - x[b];
+    spring_terms(h, exact, [m.k[s], m.rest[s], m.kd[s]], x[a] - x[b], v[a] - v[b])
+}
+
+/// [`implicit_spring_terms`] of a spring (k, L, k_d) with d = x_a − x_b and u = v_a − v_b.
+#[inline(always)]
+fn spring_terms(h: f64, exact: bool, [k, rest, kd]: [f64; 3], d: V3, vab: V3) -> SpringTerms {
     let l = d.norm();
     if l <= EPS_LEN {
         return SpringTerms::default();
     }
-    let n = d / l;
-    let k = m.k[s];
-    let mut c = 1.0 - m.rest[s] / l;
+    // one division: n̂ = d/l and L/l from 1/l
+    let inv_l = 1.0 / l;
+    let n = d * inv_l;
+    let mut c = 1.0 - rest * inv_l;
     if !exact {
         c = c.max(0.0);
     }
-    let vab = v[a] - v[b];
     let nv = n.dot(&vab);
-    let f = n * (-(k * (l - m.rest[s]) + m.kd[s] * nv));
+    let f = n * (-(k * (l - rest) + kd * nv));
     // K_s (v_a − v_b) = k[(1 − c)(n̂·v) n̂ + c v]
     let kv = n * (k * (1.0 - c) * nv) + vab * (k * c);
     // B_s = α n̂n̂ᵀ + β I with α = h k_d + h² k (1 − c), β = h² k c
-    let (alpha, beta) = (h * m.kd[s] + h * h * k * (1.0 - c), h * h * k * c);
+    let (alpha, beta) = (h * kd + h * h * k * (1.0 - c), h * h * k * c);
     let an = n * alpha;
     let bb = [an.x * n.x + beta, an.y * n.y + beta, an.z * n.z + beta, an.x * n.y, an.x * n.z, an.y * n.z];
     SpringTerms { bb, q: (f - kv * h) * h }
 }
 
 /// Builds the system of one step at (x, v): the blocks, the right-hand side h(f₀ + h J_x v₀) and the
-/// Jacobi preconditioner (twin of `implicit_prepare` in `shaders/implicit.wgsl`). Each spring's terms
-/// are computed once (the GPU computes them at both ends, with no scatter); the right-hand side and
-/// the diagonal are a per-particle gather of them over the CSR lists.
+/// Jacobi preconditioner (twin of `implicit_prepare` in `shaders/implicit.wgsl`). One sweep over the
+/// springs ([`SpringSweep`]) computes each spring's terms once and adds them to its ends' right-hand
+/// side and diagonal.
 pub fn implicit_prepare(m: &CpuModel, h: f64, exact: bool, x: &[V3], v: &[V3], sys: &mut ImplicitSystem) {
     sys.h = h;
-    let entries = m.incidence.entries.len();
-    if sys.nbr.len() != entries {
-        sys.nbr = (0..m.n)
-            .flat_map(|i| {
-                m.incidence.of(i).iter().map(move |&e| if e & 1 == 0 { m.sb[(e >> 1) as usize] } else { m.sa[(e >> 1) as usize] })
-            })
-            .collect();
+    if !sys.sweep.fits(m) {
+        let chunks = if m.n >= PAR_N { super::team::shared().len() + 1 } else { 1 };
+        sys.sweep = SpringSweep::new(m, chunks);
     }
-    let ns = m.sa.len();
-    sys.bb.resize(ns, [0.0; 6]);
-    sys.q.resize(ns, V3::zeros());
-    let q = Rows(sys.q.as_mut_ptr());
-    super::team::for_each_piece(&mut sys.bb, PAR_N, |off, piece| {
-        for (k, o) in piece.iter_mut().enumerate() {
-            let t = implicit_spring_terms(m, h, exact, off + k, x, v);
-            *o = t.bb;
-            // SAFETY: off + k < ns = q.len(), and the pieces are disjoint
-            unsafe { *q.at(off + k) = t.q };
-        }
-    });
+    sys.bb.resize(m.sa.len(), [0.0; 6]);
     sys.mass_diag.resize(m.n, 0.0);
     sys.inv_diag.resize(m.n, V3::zeros());
     sys.rhs.resize(m.n, V3::zeros());
-    let (bb, q) = (&sys.bb, &sys.q);
-    let (md_out, inv_out) = (Scalars(sys.mass_diag.as_mut_ptr()), Rows(sys.inv_diag.as_mut_ptr()));
-    for_each_particle(&mut sys.rhs, |i| {
-        let (md, b, inv) = if m.inv_mass[i] == 0.0 {
-            (0.0, V3::zeros(), V3::zeros())
-        } else {
+    let (bb, md_out, rhs, diag) =
+        (Blocks(sys.bb.as_mut_ptr()), Scalars(sys.mass_diag.as_mut_ptr()), Rows(sys.rhs.as_mut_ptr()), Rows(sys.inv_diag.as_mut_ptr()));
+    let sw = &sys.sweep;
+    // SAFETY (every write below): a chunk writes the rows of its own particles [p0, p1) and the blocks
+    // of its own springs [k0, k1); chunks are disjoint, and every index is in bounds (the plan fits m)
+    sw.run(|&[p0, p1, k0, k1, c0, c1]| unsafe {
+        for i in p0 as usize..p1 as usize {
             let mi = m.mass[i];
             let md = mi * (1.0 + h * m.drag + h * h * m.central_strength);
-            let mut diag = V3::new(md, md, md);
-            // h f₀ + h² J_x v₀ at i: the external force and the field's −s m_i v_i, then ±q_s
-            let mut b = (external_accel(m, x[i], v[i]) * mi - v[i] * (m.central_strength * mi * h)) * h;
-            for &e in m.incidence.of(i) {
-                let s = (e >> 1) as usize;
-                if e & 1 == 0 {
-                    b += q[s];
-                } else {
-                    b -= q[s];
-                }
-                diag += V3::new(bb[s][0], bb[s][1], bb[s][2]);
-            }
-            (md, b, V3::new(1.0 / diag.x, 1.0 / diag.y, 1.0 / diag.z))
-        };
-        // SAFETY: i < n, the length of both, and each i is written by one call
-        unsafe {
             *md_out.at(i) = md;
-            *inv_out.at(i) = inv;
+            // h f₀ + h² J_x v₀ at i, before the springs: the external force and the field's −s m_i v_i
+            *rhs.at(i) = (external_accel(m, x[i], v[i]) * mi - v[i] * (m.central_strength * mi * h)) * h;
+            *diag.at(i) = V3::new(md, md, md);
         }
-        b
+        // the terms with a = lo, b = hi: +q_s at lo, −q_s at hi (each end inside the chunk), B_s's
+        // diagonal at both
+        let terms = |k: usize| {
+            let [lo, hi] = sw.ends[k].map(|i| i as usize);
+            (lo, hi, spring_terms(h, exact, sw.par[k], x[lo] - x[hi], v[lo] - v[hi]))
+        };
+        let add = |i: usize, q: V3, t: &SpringTerms| {
+            *rhs.at(i) += q;
+            *diag.at(i) += V3::new(t.bb[0], t.bb[1], t.bb[2]);
+        };
+        for &k in &sw.cross[c0 as usize..c1 as usize] {
+            let (_, hi, t) = terms(k as usize);
+            add(hi, -t.q, &t);
+        }
+        for k in k0 as usize..k1 as usize {
+            let (lo, hi, t) = terms(k);
+            *bb.at(k) = t.bb;
+            add(lo, t.q, &t);
+            if hi < p1 as usize {
+                add(hi, -t.q, &t);
+            }
+        }
+        for i in p0 as usize..p1 as usize {
+            if m.inv_mass[i] == 0.0 {
+                *md_out.at(i) = 0.0;
+                *rhs.at(i) = V3::zeros();
+                *diag.at(i) = V3::zeros();
+            } else {
+                let d = *diag.at(i);
+                *diag.at(i) = V3::new(1.0 / d.x, 1.0 / d.y, 1.0 / d.z);
+            }
+        }
     });
-    if entries * std::mem::size_of::<Sym3>() <= ENTRY_BLOCKS_MAX_BYTES {
-        sys.inc_bb.resize(entries, [0.0; 6]);
-        for_each_particle(&mut sys.inc_bb, |k| bb[(m.incidence.entries[k] >> 1) as usize]);
-    } else {
-        sys.inc_bb = Vec::new();
-    }
 }
 
 /// out = A p, with the pinned rows filtered out (twin of the gather in `implicit_matvec`):
-/// (A p)_i = m_i (1 + h d₀ + h² s) p_i + Σ_e B_e (p_i − p_j).
+/// (A p)_i = m_i (1 + h d₀ + h² s) p_i + Σ_s ±B_s (p_lo − p_hi), one sweep over the springs
+/// ([`SpringSweep`]), each evaluated once.
 pub fn implicit_matvec(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], out: &mut [V3]) {
-    // p is zero on pinned particles (their residual and preconditioner are zero), so the neighbours'
-    // p_j need no filter here
-    let by_entry = !sys.inc_bb.is_empty() || sys.nbr.is_empty();
-    for_each_particle(out, |i| {
-        if m.inv_mass[i] == 0.0 {
-            return V3::zeros();
+    assert!(
+        p.len() == m.n && out.len() == m.n && sys.sweep.fits(m) && sys.bb.len() == m.sa.len(),
+        "implicit_matvec: a system of another model"
+    );
+    let y = Rows(out.as_mut_ptr());
+    let sw = &sys.sweep;
+    let bb = &sys.bb;
+    // SAFETY: a chunk writes the rows of its own particles only, and the plan fits the model (checked)
+    sw.run(|&[p0, p1, k0, k1, c0, c1]| unsafe {
+        for i in p0 as usize..p1 as usize {
+            *y.at(i) = p[i] * sys.mass_diag[i];
         }
-        let pi = p[i];
-        let mut y = pi * sys.mass_diag[i];
-        let (o, end) = (m.incidence.offsets[i] as usize, m.incidence.offsets[i + 1] as usize);
-        if by_entry {
-            for (b, &j) in sys.inc_bb[o..end].iter().zip(&sys.nbr[o..end]) {
-                y += sym_apply(b, pi - p[j as usize]);
-            }
-        } else {
-            for (&e, &j) in m.incidence.entries[o..end].iter().zip(&sys.nbr[o..end]) {
-                y += sym_apply(&sys.bb[(e >> 1) as usize], pi - p[j as usize]);
+        for &k in &sw.cross[c0 as usize..c1 as usize] {
+            let [lo, hi] = sw.ends[k as usize];
+            *y.at(hi as usize) -= sym_apply(&bb[k as usize], p[lo as usize] - p[hi as usize]);
+        }
+        for k in k0 as usize..k1 as usize {
+            let [lo, hi] = sw.ends[k];
+            let t = sym_apply(&bb[k], p[lo as usize] - p[hi as usize]);
+            *y.at(lo as usize) += t;
+            if hi < p1 {
+                *y.at(hi as usize) -= t;
             }
         }
-        y
+        // Baraff & Witkin's filter: pinned rows are zero
+        for i in p0 as usize..p1 as usize {
+            if m.inv_mass[i] == 0.0 {
+                *y.at(i) = V3::zeros();
+            }
+        }
     });
 }
 
@@ -257,6 +341,22 @@ impl Rows {
     #[inline(always)]
     unsafe fn at(self, i: usize) -> *mut V3 {
         self.0.add(i)
+    }
+}
+
+/// The blocks of a system written through a pointer by the chunks of a [`SpringSweep`].
+#[derive(Clone, Copy)]
+struct Blocks(*mut Sym3);
+// SAFETY: only used by passes whose chunks write disjoint indices
+unsafe impl Send for Blocks {}
+unsafe impl Sync for Blocks {}
+
+impl Blocks {
+    /// # Safety
+    /// k is in bounds, and no other chunk touches index k.
+    #[inline(always)]
+    unsafe fn at(self, k: usize) -> *mut Sym3 {
+        self.0.add(k)
     }
 }
 
@@ -415,9 +515,10 @@ fn for_each_block(m: &CpuModel, sys: &ImplicitSystem, mut f: impl FnMut(usize, u
             f(i, i, &(nalgebra::Matrix3::identity() * sys.mass_diag[i]));
         }
     }
-    for s in 0..m.sa.len() {
+    for (k, bk) in sys.bb.iter().enumerate() {
+        let s = sys.sweep.spring(k);
         let (a, b) = (m.sa[s] as usize, m.sb[s] as usize);
-        let blk = full(&sys.bb[s]);
+        let blk = full(bk);
         let (fa, fb) = (m.inv_mass[a] != 0.0, m.inv_mass[b] != 0.0);
         if fa {
             f(a, a, &blk);

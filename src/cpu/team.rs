@@ -178,6 +178,17 @@ pub(crate) fn join(a: impl Fn() + Sync, b: impl Fn() + Sync) {
     }
 }
 
+/// Runs every job at once, the first on the calling thread and the others on helpers (one after the
+/// other on the calling thread when there are more jobs than workers or the team is busy); returns
+/// when all are done.
+pub(crate) fn run_all(jobs: &[&(dyn Fn() + Sync)]) {
+    if shared().run(jobs).is_none() {
+        for j in jobs {
+            j();
+        }
+    }
+}
+
 /// Calls `f(offset, piece)` on contiguous pieces of `out`, one per worker (the calling thread and each
 /// helper), all at once; returns when all are done. Runs on the calling thread alone when `out` is
 /// shorter than `min_len`, or when the team is busy or empty.
