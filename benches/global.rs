@@ -1,11 +1,13 @@
 //! Criterion benchmarks of Liu et al.'s local/global iteration on the CPU (f64), one phase at a time:
-//! the local step (eq. 10), the right-hand side / residual gather (eq. 14), the prefactored Cholesky
+//! the local step (eq. 10), the right-hand side / residual gather (eq. 14), the two fused into one sweep
+//! over the springs (the CPU step's path), the prefactored Cholesky
 //! solve of the global step (three columns) and the prefactorisation itself, on Liu's 81×81 curtain and
 //! on a 256×256 curtain; and the phases of Baraff–Witkin's implicit step (the system, one product,
 //! 10 Jacobi-PCG iterations). Figures are recorded in docs/BENCHMARKS.md (`cargo bench --bench global`).
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use springsim::cpu::local_global::{lg_inertia, lg_local, lg_residual, GlobalCholesky, LgParams};
+use springsim::cpu::local_global::{lg_inertia, lg_local, lg_local_residual, lg_residual, GlobalCholesky, LgParams};
+use springsim::cpu::sweep::SpringSweep;
 use springsim::cpu::{CpuModel, V3};
 use std::time::Duration;
 
@@ -24,6 +26,8 @@ fn phases(c: &mut Criterion, side: usize) {
     g.sample_size(20).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
     g.bench_function("local", |b| b.iter(|| lg_local(&cm, &y, &mut d)));
     g.bench_function("residual", |b| b.iter(|| lg_residual(&cm, &p, &y, &d, &y, &mut r)));
+    let sweep = SpringSweep::for_model(&cm);
+    g.bench_function("local_residual", |b| b.iter(|| lg_local_residual(&cm, &p, &sweep, &y, &y, &mut r)));
     let mut chol = GlobalCholesky::new(&cm, &p).expect("factor");
     g.bench_function("solve", |b| b.iter(|| chol.solve(&r, &mut delta).expect("solve")));
     g.sample_size(10);

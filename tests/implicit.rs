@@ -542,7 +542,7 @@ fn spring_sweep_chunks_change_nothing_and_match_a_gather() {
     let p: Vec<V3> =
         (0..cm.n).map(|i| if free(i) { V3::new(hash01(19 + i as u64), 0.5, hash01(23 + i as u64)) } else { V3::zeros() }).collect();
     let run = |chunks: usize| {
-        let mut sys = ImplicitSystem { sweep: implicit::SpringSweep::new(&cm, chunks), ..Default::default() };
+        let mut sys = ImplicitSystem { sweep: springsim::cpu::sweep::SpringSweep::new(&cm, chunks), ..Default::default() };
         implicit::implicit_prepare(&cm, h, false, &x, &v, &mut sys);
         let mut ap = vec![V3::zeros(); cm.n];
         implicit::implicit_matvec(&cm, &sys, &p, &mut ap);

@@ -28,6 +28,8 @@
 
 use super::forces::{external_accel, EPS_LEN};
 use super::leu::{sym_apply, Sym3};
+use super::sweep::Rows;
+pub use super::sweep::SpringSweep;
 use super::{CpuModel, V3};
 use crate::error::{Error, Result};
 
@@ -75,89 +77,6 @@ pub struct ImplicitSystem {
     pub inv_diag: Vec<V3>,
     /// The order and the chunks of the per-spring passes (built once per model).
     pub sweep: SpringSweep,
-}
-
-/// The CPU's per-spring passes over the system (its own layout; the GPU gathers per particle over the
-/// CSR lists, without scatter). The springs are sorted by their lower endpoint, so that a pass over
-/// them sweeps the particles with a window of a few rows of a grid, and each spring is evaluated once
-/// where a gather evaluates it at both ends: B_s (p_lo − p_hi) is added at lo and subtracted at hi.
-///
-/// The particles are cut into chunks, one per worker, which run at once and share nothing: a chunk
-/// runs its *own* springs (lower end inside it), writing only the ends inside it, after its *cross*
-/// springs (lower end in an earlier chunk, upper end inside it), writing their upper end. Each
-/// particle's terms are therefore summed in sorted spring order whatever the chunks, and the results
-/// are bit for bit the same on any number of threads.
-#[derive(Clone, Debug, Default)]
-pub struct SpringSweep {
-    /// Per sorted position k: the spring.
-    spring: Vec<u32>,
-    /// Per sorted position: the lower and the upper endpoint.
-    ends: Vec<[u32; 2]>,
-    /// Per sorted position: the spring's k, L and k_d.
-    par: Vec<[f64; 3]>,
-    /// Per chunk: particles [p0, p1), own springs [k0, k1), cross springs `cross[c0..c1]`.
-    chunks: Vec<[u32; 6]>,
-    /// The cross springs of each chunk, as sorted positions in increasing order.
-    cross: Vec<u32>,
-}
-
-impl SpringSweep {
-    /// The plan for `m` with `chunks` chunks (balanced by springs).
-    pub fn new(m: &CpuModel, chunks: usize) -> Self {
-        let ns = m.sa.len();
-        let mut spring: Vec<u32> = (0..ns as u32).collect();
-        let ends_of = |s: u32| {
-            let (a, b) = (m.sa[s as usize], m.sb[s as usize]);
-            [a.min(b), a.max(b)]
-        };
-        spring.sort_by_key(|&s| (ends_of(s), s));
-        let ends: Vec<[u32; 2]> = spring.iter().map(|&s| ends_of(s)).collect();
-        let n = m.n as u32;
-        let mut bounds = vec![0u32];
-        for c in 1..chunks.max(1) {
-            let p = ends.get(ns * c / chunks).map_or(n, |e| e[0]);
-            bounds.push(p.max(*bounds.last().unwrap_or(&0)));
-        }
-        bounds.push(n);
-        bounds.dedup();
-        let first = |p: u32| ends.partition_point(|e| e[0] < p) as u32;
-        let par = spring.iter().map(|&s| [m.k[s as usize], m.rest[s as usize], m.kd[s as usize]]).collect();
-        let mut sw = SpringSweep { spring, ends: Vec::new(), par, chunks: Vec::new(), cross: Vec::new() };
-        for w in bounds.windows(2) {
-            let (p0, p1) = (w[0], w[1]);
-            let (k0, k1) = (first(p0), first(p1));
-            let c0 = sw.cross.len() as u32;
-            sw.cross.extend((0..k0).filter(|&k| (p0..p1).contains(&ends[k as usize][1])));
-            sw.chunks.push([p0, p1, k0, k1, c0, sw.cross.len() as u32]);
-        }
-        sw.ends = ends;
-        sw
-    }
-
-    /// Whether this plan is for `m` (its particle and spring counts).
-    fn fits(&self, m: &CpuModel) -> bool {
-        self.spring.len() == m.sa.len() && self.chunks.last().map_or(m.n == 0, |c| c[1] as usize == m.n)
-    }
-
-    /// The spring at sorted position k.
-    pub fn spring(&self, k: usize) -> usize {
-        self.spring[k] as usize
-    }
-
-    /// Runs `f(chunk)` for every chunk, on the helper team when there are several.
-    fn run(&self, f: impl Fn(&[u32; 6]) + Sync) {
-        match self.chunks.len() {
-            0 => {}
-            1 => f(&self.chunks[0]),
-            _ => {
-                let f = &f;
-                let jobs: Vec<Box<dyn Fn() + Sync + '_>> =
-                    self.chunks.iter().map(|c| Box::new(move || f(c)) as Box<dyn Fn() + Sync + '_>).collect();
-                let refs: Vec<&(dyn Fn() + Sync)> = jobs.iter().map(|j| j.as_ref()).collect();
-                super::team::run_all(&refs);
-            }
-        }
-    }
 }
 
 /// What a solve did.
@@ -209,8 +128,7 @@ fn spring_terms(h: f64, exact: bool, [k, rest, kd]: [f64; 3], d: V3, vab: V3) ->
 pub fn implicit_prepare(m: &CpuModel, h: f64, exact: bool, x: &[V3], v: &[V3], sys: &mut ImplicitSystem) {
     sys.h = h;
     if !sys.sweep.fits(m) {
-        let chunks = if m.n >= PAR_N { super::team::shared().len() + 1 } else { 1 };
-        sys.sweep = SpringSweep::new(m, chunks);
+        sys.sweep = SpringSweep::for_model(m);
     }
     sys.bb.resize(m.sa.len(), [0.0; 6]);
     sys.mass_diag.resize(m.n, 0.0);
@@ -326,22 +244,6 @@ fn cg_update(x: &mut [V3], w: &mut CgWork, inv_diag: &[V3], alpha: f64) -> [f64;
         }
         [rz, rr]
     })
-}
-
-/// The rows of a vector written by [`by_blocks`] passes, each block its own rows.
-#[derive(Clone, Copy)]
-struct Rows(*mut V3);
-// SAFETY: only used by passes whose blocks write disjoint rows
-unsafe impl Send for Rows {}
-unsafe impl Sync for Rows {}
-
-impl Rows {
-    /// # Safety
-    /// i is in bounds, and no other block touches row i.
-    #[inline(always)]
-    unsafe fn at(self, i: usize) -> *mut V3 {
-        self.0.add(i)
-    }
 }
 
 /// The blocks of a system written through a pointer by the chunks of a [`SpringSweep`].

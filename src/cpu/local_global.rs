@@ -29,6 +29,7 @@
 use super::forces::EPS_LEN;
 use super::implicit::{for_each_particle, pcg_solve, CgWork};
 use super::sparse::SpdFactor;
+use super::sweep::{Rows, SpringSweep};
 use super::{CpuModel, V3};
 use crate::error::{Error, Result};
 use crate::method::GlobalSolve;
@@ -103,6 +104,56 @@ pub fn lg_residual(m: &CpuModel, p: &LgParams, y: &[V3], d: &[V3], x: &[V3], r: 
             acc += (d[s] * sign - (xi - x[j])) * m.k[s];
         }
         y[i] * (mi * p.inertia) + (acc + fext * mi) * h2 - xi * (mi * p.mass_diag)
+    });
+}
+
+/// [`lg_local`] followed by [`lg_residual`], fused into one sweep over the springs ([`SpringSweep`]; the
+/// CPU's own path, the GPU runs the two kernels): each spring's direction dₛ (eq. 10) is formed once and
+/// its term kₛ (dₛ − (x_lo − x_hi)) added at its lower end and subtracted at its upper one, so no d is
+/// stored and gathered. The sums run in sorted spring order instead of incidence order, so r agrees
+/// with the two-pass twin to rounding.
+pub fn lg_local_residual(m: &CpuModel, p: &LgParams, sw: &SpringSweep, y: &[V3], x: &[V3], r: &mut [V3]) {
+    assert!(sw.fits(m) && y.len() == m.n && x.len() == m.n && r.len() == m.n, "lg_local_residual: vectors or plan of another model");
+    let h2 = p.h * p.h;
+    let fext = m.gravity + m.wind * m.drag + m.central_center * m.central_strength;
+    let out = Rows(r.as_mut_ptr());
+    // SAFETY: a chunk writes the rows of its own particles only; every index is in bounds (checked)
+    sw.run(|&[p0, p1, k0, k1, c0, c1]| unsafe {
+        for i in p0 as usize..p1 as usize {
+            let mi = m.mass[i];
+            *out.at(i) = y[i] * (mi * p.inertia) + fext * (mi * h2) - x[i] * (mi * p.mass_diag);
+        }
+        // h² kₛ (dₛ − (x_lo − x_hi)), with dₛ oriented lo → hi (the guard's (L, 0, 0) is a → b)
+        let term = |k: usize| {
+            let [lo, hi] = sw.ends[k];
+            let [ks, rest, _] = sw.par[k];
+            let e = x[lo as usize] - x[hi as usize];
+            let l = e.norm();
+            let d = if l > EPS_LEN {
+                e * (rest / l)
+            } else if sw.lo_is_a[k] {
+                V3::new(rest, 0.0, 0.0)
+            } else {
+                V3::new(-rest, 0.0, 0.0)
+            };
+            (lo as usize, hi as usize, (d - e) * (ks * h2))
+        };
+        for &k in &sw.cross[c0 as usize..c1 as usize] {
+            let (_, hi, t) = term(k as usize);
+            *out.at(hi) -= t;
+        }
+        for k in k0 as usize..k1 as usize {
+            let (lo, hi, t) = term(k);
+            *out.at(lo) += t;
+            if hi < p1 as usize {
+                *out.at(hi) -= t;
+            }
+        }
+        for i in p0 as usize..p1 as usize {
+            if m.inv_mass[i] == 0.0 {
+                *out.at(i) = V3::zeros();
+            }
+        }
     });
 }
 
@@ -414,6 +465,8 @@ pub struct LocalGlobal {
     pub params: LgParams,
     global: GlobalSolve,
     chol: Option<GlobalCholesky>,
+    /// The order of the fused local step and residual of [`LocalGlobal::step`].
+    sweep: SpringSweep,
     inv_diag: Vec<V3>,
     rho: f64,
     y: Vec<V3>,
@@ -442,6 +495,7 @@ impl LocalGlobal {
             params,
             global,
             chol: None,
+            sweep: SpringSweep::for_model(m),
             inv_diag: z.clone(),
             rho: 0.0,
             y: z.clone(),
@@ -499,7 +553,8 @@ impl LocalGlobal {
         &self.y
     }
 
-    /// The directions of the last local step.
+    /// The directions of the last [`LocalGlobal::local`] call ([`LocalGlobal::step`] fuses its local
+    /// steps into the residual and keeps no d).
     pub fn d(&self) -> &[V3] {
         &self.d
     }
@@ -519,6 +574,11 @@ impl LocalGlobal {
     /// solver's iterations and ‖r‖ (the gradient norm of g(·, d) at the old x).
     pub fn global_step(&mut self, m: &CpuModel, x: &mut [V3]) -> Result<(usize, f64)> {
         lg_residual(m, &self.params, &self.y, &self.d, x, &mut self.r);
+        self.solve_residual(m, x)
+    }
+
+    /// The global step for the residual in `r`: A δ = r, x += δ.
+    fn solve_residual(&mut self, m: &CpuModel, x: &mut [V3]) -> Result<(usize, f64)> {
         let rnorm = self.r.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt();
         let its = match self.global {
             GlobalSolve::Cholesky => {
@@ -559,10 +619,10 @@ impl LocalGlobal {
         Ok((its, rnorm))
     }
 
-    /// ‖∇g(x)‖ (eq. 7): the global residual with the local step refreshed at x. Overwrites d.
+    /// ‖∇g(x)‖ (eq. 7): the global residual with the local step refreshed at x (fused, see
+    /// [`lg_local_residual`]; d is left as it was).
     pub fn gradient_norm(&mut self, m: &CpuModel, x: &[V3]) -> f64 {
-        lg_local(m, x, &mut self.d);
-        lg_residual(m, &self.params, &self.y, &self.d, x, &mut self.r);
+        lg_local_residual(m, &self.params, &self.sweep, &self.y, x, &mut self.r);
         self.r.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt()
     }
 
@@ -573,8 +633,9 @@ impl LocalGlobal {
         let mut rep = LgReport { iterations, ..Default::default() };
         let mut g0 = 0.0;
         for k in 0..iterations {
-            self.local(m, x_out);
-            let (its, rnorm) = self.global_step(m, x_out)?;
+            // the local step and the residual in one sweep (d is not kept)
+            lg_local_residual(m, &self.params, &self.sweep, &self.y, x_out, &mut self.r);
+            let (its, rnorm) = self.solve_residual(m, x_out)?;
             if k == 0 {
                 g0 = rnorm;
             }

@@ -11,6 +11,7 @@ pub mod newton;
 pub mod ordering;
 pub mod power;
 pub mod sparse;
+pub mod sweep;
 pub(crate) mod team;
 
 use crate::error::{Error, Result};
