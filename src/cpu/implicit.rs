@@ -28,7 +28,7 @@
 
 use super::forces::{external_accel, EPS_LEN};
 use super::leu::{sym_apply, Sym3};
-use super::sweep::Rows;
+use super::sweep::Shared;
 pub use super::sweep::SpringSweep;
 use super::{CpuModel, V3};
 use crate::error::{Error, Result};
@@ -135,7 +135,7 @@ pub fn implicit_prepare(m: &CpuModel, h: f64, exact: bool, x: &[V3], v: &[V3], s
     sys.inv_diag.resize(m.n, V3::zeros());
     sys.rhs.resize(m.n, V3::zeros());
     let (bb, md_out, rhs, diag) =
-        (Blocks(sys.bb.as_mut_ptr()), Scalars(sys.mass_diag.as_mut_ptr()), Rows(sys.rhs.as_mut_ptr()), Rows(sys.inv_diag.as_mut_ptr()));
+        (Shared(sys.bb.as_mut_ptr()), Shared(sys.mass_diag.as_mut_ptr()), Shared(sys.rhs.as_mut_ptr()), Shared(sys.inv_diag.as_mut_ptr()));
     let sw = &sys.sweep;
     // SAFETY (every write below): a chunk writes the rows of its own particles [p0, p1) and the blocks
     // of its own springs [k0, k1); chunks are disjoint, and every index is in bounds (the plan fits m)
@@ -191,7 +191,7 @@ pub fn implicit_matvec(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], out: &mut [
         p.len() == m.n && out.len() == m.n && sys.sweep.fits(m) && sys.bb.len() == m.sa.len(),
         "implicit_matvec: a system of another model"
     );
-    let y = Rows(out.as_mut_ptr());
+    let y = Shared(out.as_mut_ptr());
     let sw = &sys.sweep;
     let bb = &sys.bb;
     // SAFETY: a chunk writes the rows of its own particles only, and the plan fits the model (checked)
@@ -226,7 +226,7 @@ fn dot(a: &[V3], b: &[V3]) -> f64 {
 
 /// x += αp, r −= αAp, z = P⁻¹r; returns (r·z, r·r), summed in fixed blocks.
 fn cg_update(x: &mut [V3], w: &mut CgWork, inv_diag: &[V3], alpha: f64) -> [f64; 2] {
-    let (xp, rp, zp) = (Rows(x.as_mut_ptr()), Rows(w.r.as_mut_ptr()), Rows(w.z.as_mut_ptr()));
+    let (xp, rp, zp) = (Shared(x.as_mut_ptr()), Shared(w.r.as_mut_ptr()), Shared(w.z.as_mut_ptr()));
     let (p, ap) = (&w.p, &w.ap);
     // SAFETY: each block writes its own rows of x, r and z
     by_blocks(x.len(), |rg| {
@@ -244,38 +244,6 @@ fn cg_update(x: &mut [V3], w: &mut CgWork, inv_diag: &[V3], alpha: f64) -> [f64;
         }
         [rz, rr]
     })
-}
-
-/// The blocks of a system written through a pointer by the chunks of a [`SpringSweep`].
-#[derive(Clone, Copy)]
-struct Blocks(*mut Sym3);
-// SAFETY: only used by passes whose chunks write disjoint indices
-unsafe impl Send for Blocks {}
-unsafe impl Sync for Blocks {}
-
-impl Blocks {
-    /// # Safety
-    /// k is in bounds, and no other chunk touches index k.
-    #[inline(always)]
-    unsafe fn at(self, k: usize) -> *mut Sym3 {
-        self.0.add(k)
-    }
-}
-
-/// A per-particle scalar array written through a pointer by [`for_each_particle`] passes.
-#[derive(Clone, Copy)]
-struct Scalars(*mut f64);
-// SAFETY: only used by passes that write each index once, from one call
-unsafe impl Send for Scalars {}
-unsafe impl Sync for Scalars {}
-
-impl Scalars {
-    /// # Safety
-    /// i is in bounds, and no other call touches index i.
-    #[inline(always)]
-    unsafe fn at(self, i: usize) -> *mut f64 {
-        self.0.add(i)
-    }
 }
 
 /// Entries per block of a [`by_blocks`] pass.
@@ -364,7 +332,7 @@ pub fn pcg_solve(
         }
         let beta = if rz_prev > 0.0 { rz / rz_prev } else { 0.0 };
         {
-            let (p, z) = (Rows(w.p.as_mut_ptr()), &w.z);
+            let (p, z) = (Shared(w.p.as_mut_ptr()), &w.z);
             // SAFETY: each block writes its own rows of p
             by_blocks(n, |rg| {
                 for i in rg {

@@ -29,7 +29,7 @@
 use super::forces::EPS_LEN;
 use super::implicit::{for_each_particle, pcg_solve, CgWork};
 use super::sparse::SpdFactor;
-use super::sweep::{Rows, SpringSweep};
+use super::sweep::{Shared, SpringSweep};
 use super::{CpuModel, V3};
 use crate::error::{Error, Result};
 use crate::method::GlobalSolve;
@@ -116,7 +116,7 @@ pub fn lg_local_residual(m: &CpuModel, p: &LgParams, sw: &SpringSweep, y: &[V3],
     assert!(sw.fits(m) && y.len() == m.n && x.len() == m.n && r.len() == m.n, "lg_local_residual: vectors or plan of another model");
     let h2 = p.h * p.h;
     let fext = m.gravity + m.wind * m.drag + m.central_center * m.central_strength;
-    let out = Rows(r.as_mut_ptr());
+    let out = Shared(r.as_mut_ptr());
     // SAFETY: a chunk writes the rows of its own particles only; every index is in bounds (checked)
     sw.run(|&[p0, p1, k0, k1, c0, c1]| unsafe {
         for i in p0 as usize..p1 as usize {

@@ -2,7 +2,7 @@
 //! nothing: the CPU's way to evaluate each spring once and add its terms at both ends (Baraff–Witkin's
 //! system and A·p in [`super::implicit`], Liu's local step and residual in [`super::local_global`]).
 
-use super::{CpuModel, V3};
+use super::CpuModel;
 
 /// The CPU's per-spring passes (its own layout; the GPU gathers per particle over the CSR lists, without
 /// scatter). The springs are sorted by their lower endpoint, so that a pass over them sweeps the
@@ -98,19 +98,26 @@ impl SpringSweep {
     }
 }
 
-/// The rows of a vector written through a pointer by passes whose pieces (a sweep's chunks, a
-/// `by_blocks` pass's blocks) each write their own rows.
-#[derive(Clone, Copy)]
-pub(crate) struct Rows(pub(crate) *mut V3);
-// SAFETY: only used by passes whose blocks write disjoint rows
-unsafe impl Send for Rows {}
-unsafe impl Sync for Rows {}
+/// An array written through a pointer by passes whose pieces (a sweep's chunks, a `by_blocks` pass's
+/// blocks, a per-particle pass's pieces) each write their own indices: per-particle rows, per-spring
+/// blocks, per-particle scalars.
+pub(crate) struct Shared<T>(pub(crate) *mut T);
+// SAFETY: only used by passes whose pieces write disjoint indices
+unsafe impl<T> Send for Shared<T> {}
+unsafe impl<T> Sync for Shared<T> {}
 
-impl Rows {
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Shared<T> {}
+
+impl<T> Shared<T> {
     /// # Safety
-    /// i is in bounds, and no other block touches row i.
+    /// i is in bounds, and no other piece touches index i.
     #[inline(always)]
-    pub(crate) unsafe fn at(self, i: usize) -> *mut V3 {
+    pub(crate) unsafe fn at(self, i: usize) -> *mut T {
         self.0.add(i)
     }
 }
