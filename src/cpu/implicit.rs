@@ -61,7 +61,8 @@ pub struct SpringTerms {
     pub q: V3,
 }
 
-/// The linearized system of one step.
+/// The linearized system of one step. It belongs to one model: its spring order is planned on first
+/// use and rebuilt only when the particle or spring count changes.
 #[derive(Clone, Debug, Default)]
 pub struct ImplicitSystem {
     /// The step it was built for.
