@@ -35,7 +35,7 @@ use crate::error::{Error, Result};
 
 /// Per-particle passes run on the helper team ([`super::team`]) above this many particles (the same
 /// threshold as the force gather).
-const PAR_N: usize = 4096;
+pub(crate) const PAR_N: usize = 4096;
 
 /// `out[i] = f(i)` for every i, on the calling thread and the helper team for large n. Each entry is
 /// computed alone, so the result does not depend on the split.

@@ -65,11 +65,11 @@ impl SpringSweep {
         sw
     }
 
-    /// The plan for `m` with one chunk per worker of the helper team from `PAR_N` particles up (one
-    /// chunk below: the fork costs more than it saves).
+    /// The plan for `m` with one chunk per worker of the helper team from the per-particle passes
+    /// threshold (`implicit::PAR_N`) up; one chunk below it, where the fork costs more than it saves.
     pub fn for_model(m: &CpuModel) -> Self {
-        const PAR_N: usize = 4096;
-        Self::new(m, if m.n >= PAR_N { super::team::shared().len() + 1 } else { 1 })
+        let par_n = super::implicit::PAR_N;
+        Self::new(m, if m.n >= par_n { super::team::shared().len() + 1 } else { 1 })
     }
 
     /// Whether this plan is for `m` (its particle and spring counts).
