@@ -99,13 +99,18 @@ pub fn implicit_spring_terms(m: &CpuModel, h: f64, exact: bool, s: usize, x: &[V
 
 /// [`implicit_spring_terms`] of a spring (k, L, k_d) with d = x_a − x_b and u = v_a − v_b.
 #[inline(always)]
-fn spring_terms(h: f64, exact: bool, [k, rest, kd]: [f64; 3], d: V3, vab: V3) -> SpringTerms {
-    let l = d.norm();
+fn spring_terms(h: f64, exact: bool, par: [f64; 3], d: V3, vab: V3) -> SpringTerms {
+    let l = d.norm_squared().sqrt();
+    spring_terms_at(h, exact, par, d, vab, l, 1.0 / l)
+}
+
+/// [`spring_terms`] with l = |d| and 1/l given (one division: n̂ = d/l and L/l from 1/l), so that a
+/// batch of springs can take its square roots and divisions together.
+#[inline(always)]
+fn spring_terms_at(h: f64, exact: bool, [k, rest, kd]: [f64; 3], d: V3, vab: V3, l: f64, inv_l: f64) -> SpringTerms {
     if l <= EPS_LEN {
         return SpringTerms::default();
     }
-    // one division: n̂ = d/l and L/l from 1/l
-    let inv_l = 1.0 / l;
     let n = d * inv_l;
     let mut c = 1.0 - rest * inv_l;
     if !exact {
@@ -151,25 +156,50 @@ pub fn implicit_prepare(m: &CpuModel, h: f64, exact: bool, x: &[V3], v: &[V3], s
         }
         // the terms with a = lo, b = hi: +q_s at lo, −q_s at hi (each end inside the chunk), B_s's
         // diagonal at both
-        let terms = |k: usize| {
+        #[inline(always)]
+        fn terms(sw: &SpringSweep, h: f64, exact: bool, x: &[V3], v: &[V3], k: usize) -> (usize, usize, SpringTerms) {
             let [lo, hi] = sw.ends[k].map(|i| i as usize);
             (lo, hi, spring_terms(h, exact, sw.par[k], x[lo] - x[hi], v[lo] - v[hi]))
-        };
-        let add = |i: usize, q: V3, t: &SpringTerms| {
+        }
+        let terms = |k: usize| terms(sw, h, exact, x, v, k);
+        #[inline(always)]
+        unsafe fn add(rhs: Shared<V3>, diag: Shared<V3>, i: usize, q: V3, t: &SpringTerms) {
             *rhs.at(i) += q;
             *diag.at(i) += V3::new(t.bb[0], t.bb[1], t.bb[2]);
-        };
+        }
+        let add = |i: usize, q: V3, t: &SpringTerms| add(rhs, diag, i, q, t);
         for &k in &sw.cross[c0 as usize..c1 as usize] {
             let (_, hi, t) = terms(k as usize);
             add(hi, -t.q, &t);
         }
-        for k in k0 as usize..k1 as usize {
-            let (lo, hi, t) = terms(k);
-            *bb.at(k) = t.bb;
-            add(lo, t.q, &t);
-            if hi < p1 as usize {
-                add(hi, -t.q, &t);
+        // own springs in batches whose lengths and inverse lengths are taken together (the square roots
+        // and divisions pipeline instead of waiting on each other; same values as `spring_terms`)
+        const BATCH: usize = 16;
+        let mut k = k0 as usize;
+        while k < k1 as usize {
+            let nb = (k1 as usize - k).min(BATCH);
+            let mut d = [V3::zeros(); BATCH];
+            let mut l = [0.0; BATCH];
+            let mut inv_l = [0.0; BATCH];
+            for j in 0..nb {
+                let [lo, hi] = sw.ends[k + j];
+                d[j] = x[lo as usize] - x[hi as usize];
+                l[j] = d[j].norm_squared();
             }
+            for j in 0..BATCH {
+                l[j] = l[j].sqrt();
+                inv_l[j] = 1.0 / l[j];
+            }
+            for j in 0..nb {
+                let [lo, hi] = sw.ends[k + j].map(|i| i as usize);
+                let t = spring_terms_at(h, exact, sw.par[k + j], d[j], v[lo] - v[hi], l[j], inv_l[j]);
+                *bb.at(k + j) = t.bb;
+                add(lo, t.q, &t);
+                if hi < p1 as usize {
+                    add(hi, -t.q, &t);
+                }
+            }
+            k += nb;
         }
         for i in p0 as usize..p1 as usize {
             if m.inv_mass[i] == 0.0 {
@@ -196,7 +226,7 @@ pub fn implicit_matvec(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], out: &mut [
     let sw = &sys.sweep;
     let bb = &sys.bb;
     // SAFETY: a chunk writes the rows of its own particles only, and the plan fits the model (checked)
-    sw.run(|&[p0, p1, k0, k1, c0, c1]| unsafe {
+    sw.run(|&[p0, p1, _, _, c0, c1]| unsafe {
         for i in p0 as usize..p1 as usize {
             *y.at(i) = p[i] * sys.mass_diag[i];
         }
@@ -204,25 +234,25 @@ pub fn implicit_matvec(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], out: &mut [
             let [lo, hi] = sw.ends[k as usize];
             *y.at(hi as usize) -= sym_apply(&bb[k as usize], p[lo as usize] - p[hi as usize]);
         }
-        for k in k0 as usize..k1 as usize {
-            let [lo, hi] = sw.ends[k];
-            let t = sym_apply(&bb[k], p[lo as usize] - p[hi as usize]);
-            *y.at(lo as usize) += t;
-            if hi < p1 {
-                *y.at(hi as usize) -= t;
-            }
-        }
-        // Baraff & Witkin's filter: pinned rows are zero
         for i in p0 as usize..p1 as usize {
-            if m.inv_mass[i] == 0.0 {
-                *y.at(i) = V3::zeros();
+            // the springs with lower end i; (Ap)_i in a register, as no other spring adds to it now
+            let mut yi = *y.at(i);
+            for k in sw.lo_first[i] as usize..sw.lo_first[i + 1] as usize {
+                let hi = sw.ends[k][1];
+                let t = sym_apply(&bb[k], p[i] - p[hi as usize]);
+                yi += t;
+                if hi < p1 {
+                    *y.at(hi as usize) -= t;
+                }
             }
+            // Baraff & Witkin's filter: pinned rows are zero
+            *y.at(i) = if m.inv_mass[i] == 0.0 { V3::zeros() } else { yi };
         }
     });
 }
 
 fn dot(a: &[V3], b: &[V3]) -> f64 {
-    by_blocks(a.len(), |rg| [rg.map(|i| a[i].dot(&b[i])).sum(), 0.0])[0]
+    by_blocks(a.len(), |rg| [rg.fold(0.0, |s, i| s + a[i].dot(&b[i])), 0.0])[0]
 }
 
 /// x += αp, r −= αAp, z = P⁻¹r; returns (r·z, r·r), summed in fixed blocks.
@@ -343,7 +373,7 @@ pub fn pcg_solve(
             });
         }
         apply(&w.p, &mut w.ap);
-        let pap = by_blocks(n, |rg| [rg.map(|i| w.p[i].dot(&w.ap[i])).sum(), 0.0])[0];
+        let pap = dot(&w.p, &w.ap);
         if !(pap > 0.0 && pap.is_finite()) {
             return Err(Error::Solver(format!(
                 "CG breakdown at iteration {k}: pᵀAp = {pap:e} (the system is not positive definite; the exact Jacobian of a compressed spring does this)"

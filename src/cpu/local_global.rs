@@ -118,7 +118,7 @@ pub fn lg_local_residual(m: &CpuModel, p: &LgParams, sw: &SpringSweep, y: &[V3],
     let fext = m.gravity + m.wind * m.drag + m.central_center * m.central_strength;
     let out = Shared(r.as_mut_ptr());
     // SAFETY: a chunk writes the rows of its own particles only; every index is in bounds (checked)
-    sw.run(|&[p0, p1, k0, k1, c0, c1]| unsafe {
+    sw.run(|&[p0, p1, _, _, c0, c1]| unsafe {
         for i in p0 as usize..p1 as usize {
             let mi = m.mass[i];
             *out.at(i) = y[i] * (mi * p.inertia) + fext * (mi * h2) - x[i] * (mi * p.mass_diag);
@@ -142,17 +142,17 @@ pub fn lg_local_residual(m: &CpuModel, p: &LgParams, sw: &SpringSweep, y: &[V3],
             let (_, hi, t) = term(k as usize);
             *out.at(hi) -= t;
         }
-        for k in k0 as usize..k1 as usize {
-            let (lo, hi, t) = term(k);
-            *out.at(lo) += t;
-            if hi < p1 as usize {
-                *out.at(hi) -= t;
-            }
-        }
         for i in p0 as usize..p1 as usize {
-            if m.inv_mass[i] == 0.0 {
-                *out.at(i) = V3::zeros();
+            // the springs with lower end i; rᵢ in a register, as no other spring adds to it now
+            let mut ri = *out.at(i);
+            for k in sw.lo_first[i] as usize..sw.lo_first[i + 1] as usize {
+                let (_, hi, t) = term(k);
+                ri += t;
+                if hi < p1 as usize {
+                    *out.at(hi) -= t;
+                }
             }
+            *out.at(i) = if m.inv_mass[i] == 0.0 { V3::zeros() } else { ri };
         }
     });
 }

@@ -25,6 +25,9 @@ pub struct SpringSweep {
     pub(crate) lo_is_a: Vec<bool>,
     /// Per sorted position: the spring's k, L and k_d.
     pub(crate) par: Vec<[f64; 3]>,
+    /// Per particle i and one more: the first sorted position whose lower end is ≥ i (the springs with
+    /// lower end i are `lo_first[i]..lo_first[i + 1]`).
+    pub(crate) lo_first: Vec<u32>,
     /// Per chunk: particles [p0, p1), own springs [k0, k1), cross springs `cross[c0..c1]`.
     pub(crate) chunks: Vec<[u32; 6]>,
     /// The cross springs of each chunk, as sorted positions in increasing order.
@@ -53,7 +56,8 @@ impl SpringSweep {
         let first = |p: u32| ends.partition_point(|e| e[0] < p) as u32;
         let par = spring.iter().map(|&s| [m.k[s as usize], m.rest[s as usize], m.kd[s as usize]]).collect();
         let lo_is_a = spring.iter().map(|&s| m.sa[s as usize] <= m.sb[s as usize]).collect();
-        let mut sw = SpringSweep { spring, ends: Vec::new(), lo_is_a, par, chunks: Vec::new(), cross: Vec::new() };
+        let lo_first = (0..=n).map(first).collect();
+        let mut sw = SpringSweep { spring, ends: Vec::new(), lo_is_a, par, lo_first, chunks: Vec::new(), cross: Vec::new() };
         for w in bounds.windows(2) {
             let (p0, p1) = (w[0], w[1]);
             let (k0, k1) = (first(p0), first(p1));
