@@ -121,9 +121,20 @@ fn main() {
         let res: Vec<(u32, wgpu::BindingResource)> = if entry == "nop" {
             vec![(0, cb.as_entire_binding()), (4, ob.as_entire_binding())]
         } else if entry == "ssbo" {
-            vec![(0, cb.as_entire_binding()), (1, vb.as_entire_binding()), (2, bb.as_entire_binding()), (3, nb.as_entire_binding()), (4, ob.as_entire_binding())]
+            vec![
+                (0, cb.as_entire_binding()),
+                (1, vb.as_entire_binding()),
+                (2, bb.as_entire_binding()),
+                (3, nb.as_entire_binding()),
+                (4, ob.as_entire_binding()),
+            ]
         } else {
-            vec![(0, cb.as_entire_binding()), (4, ob.as_entire_binding()), (5, wgpu::BindingResource::TextureView(&tv)), (6, wgpu::BindingResource::TextureView(&tb))]
+            vec![
+                (0, cb.as_entire_binding()),
+                (4, ob.as_entire_binding()),
+                (5, wgpu::BindingResource::TextureView(&tv)),
+                (6, wgpu::BindingResource::TextureView(&tb)),
+            ]
         };
         for (b, r) in res {
             ents.push(wgpu::BindGroupEntry { binding: b, resource: r });

@@ -975,7 +975,7 @@ mod avx {
 
 /// Whether the CPU has AVX (checked once, then cached by the standard library).
 #[inline(always)]
-fn has_avx() -> bool {
+pub(crate) fn has_avx() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         std::is_x86_feature_detected!("avx")

@@ -145,73 +145,112 @@ pub fn implicit_prepare(m: &CpuModel, h: f64, exact: bool, x: &[V3], v: &[V3], s
     let sw = &sys.sweep;
     // SAFETY (every write below): a chunk writes the rows of its own particles [p0, p1) and the blocks
     // of its own springs [k0, k1); chunks are disjoint, and every index is in bounds (the plan fits m)
-    sw.run(|&[p0, p1, k0, k1, c0, c1]| unsafe {
-        for i in p0 as usize..p1 as usize {
-            let mi = m.mass[i];
-            let md = mi * (1.0 + h * m.drag + h * h * m.central_strength);
-            *md_out.at(i) = md;
-            // h f₀ + h² J_x v₀ at i, before the springs: the external force and the field's −s m_i v_i
-            *rhs.at(i) = (external_accel(m, x[i], v[i]) * mi - v[i] * (m.central_strength * mi * h)) * h;
-            *diag.at(i) = V3::new(md, md, md);
+    let ctx = PrepareCtx { m, h, exact, x, v, sw, bb, md_out, rhs, diag };
+    // SAFETY: see `prepare_chunk`
+    sw.run(|c| unsafe {
+        #[cfg(target_arch = "x86_64")]
+        if super::forces::has_avx() {
+            return prepare_chunk_avx(&ctx, c);
         }
-        // the terms with a = lo, b = hi: +q_s at lo, −q_s at hi (each end inside the chunk), B_s's
-        // diagonal at both
-        #[inline(always)]
-        fn terms(sw: &SpringSweep, h: f64, exact: bool, x: &[V3], v: &[V3], k: usize) -> (usize, usize, SpringTerms) {
-            let [lo, hi] = sw.ends[k].map(|i| i as usize);
-            (lo, hi, spring_terms(h, exact, sw.par[k], x[lo] - x[hi], v[lo] - v[hi]))
-        }
-        let terms = |k: usize| terms(sw, h, exact, x, v, k);
-        #[inline(always)]
-        unsafe fn add(rhs: Shared<V3>, diag: Shared<V3>, i: usize, q: V3, t: &SpringTerms) {
-            *rhs.at(i) += q;
-            *diag.at(i) += V3::new(t.bb[0], t.bb[1], t.bb[2]);
-        }
-        let add = |i: usize, q: V3, t: &SpringTerms| add(rhs, diag, i, q, t);
-        for &k in &sw.cross[c0 as usize..c1 as usize] {
-            let (_, hi, t) = terms(k as usize);
-            add(hi, -t.q, &t);
-        }
-        // own springs in batches whose lengths and inverse lengths are taken together (the square roots
-        // and divisions pipeline instead of waiting on each other; same values as `spring_terms`)
-        const BATCH: usize = 16;
-        let mut k = k0 as usize;
-        while k < k1 as usize {
-            let nb = (k1 as usize - k).min(BATCH);
-            let mut d = [V3::zeros(); BATCH];
-            let mut l = [0.0; BATCH];
-            let mut inv_l = [0.0; BATCH];
-            for j in 0..nb {
-                let [lo, hi] = sw.ends[k + j];
-                d[j] = x[lo as usize] - x[hi as usize];
-                l[j] = d[j].norm_squared();
-            }
-            for j in 0..BATCH {
-                l[j] = l[j].sqrt();
-                inv_l[j] = 1.0 / l[j];
-            }
-            for j in 0..nb {
-                let [lo, hi] = sw.ends[k + j].map(|i| i as usize);
-                let t = spring_terms_at(h, exact, sw.par[k + j], d[j], v[lo] - v[hi], l[j], inv_l[j]);
-                *bb.at(k + j) = t.bb;
-                add(lo, t.q, &t);
-                if hi < p1 as usize {
-                    add(hi, -t.q, &t);
-                }
-            }
-            k += nb;
-        }
-        for i in p0 as usize..p1 as usize {
-            if m.inv_mass[i] == 0.0 {
-                *md_out.at(i) = 0.0;
-                *rhs.at(i) = V3::zeros();
-                *diag.at(i) = V3::zeros();
-            } else {
-                let d = *diag.at(i);
-                *diag.at(i) = V3::new(1.0 / d.x, 1.0 / d.y, 1.0 / d.z);
-            }
-        }
+        prepare_chunk(&ctx, c)
     });
+}
+
+/// What a chunk of [`implicit_prepare`] reads and writes.
+struct PrepareCtx<'a> {
+    m: &'a CpuModel,
+    h: f64,
+    exact: bool,
+    x: &'a [V3],
+    v: &'a [V3],
+    sw: &'a SpringSweep,
+    bb: Shared<Sym3>,
+    md_out: Shared<f64>,
+    rhs: Shared<V3>,
+    diag: Shared<V3>,
+}
+
+/// [`prepare_chunk`] compiled for AVX (four-lane square roots and divisions in the batches; the same
+/// operations, so the same values).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn prepare_chunk_avx(ctx: &PrepareCtx<'_>, c: &[u32; 6]) {
+    prepare_chunk(ctx, c)
+}
+
+/// One chunk of [`implicit_prepare`].
+///
+/// # Safety
+/// A chunk writes the rows of its own particles [p0, p1) and the blocks of its own springs [k0, k1);
+/// chunks are disjoint, and every index is in bounds (the plan fits the model).
+#[inline(always)]
+unsafe fn prepare_chunk(ctx: &PrepareCtx<'_>, &[p0, p1, k0, k1, c0, c1]: &[u32; 6]) {
+    let PrepareCtx { m, h, exact, x, v, sw, bb, md_out, rhs, diag } = *ctx;
+    for i in p0 as usize..p1 as usize {
+        let mi = m.mass[i];
+        let md = mi * (1.0 + h * m.drag + h * h * m.central_strength);
+        *md_out.at(i) = md;
+        // h f₀ + h² J_x v₀ at i, before the springs: the external force and the field's −s m_i v_i
+        *rhs.at(i) = (external_accel(m, x[i], v[i]) * mi - v[i] * (m.central_strength * mi * h)) * h;
+        *diag.at(i) = V3::new(md, md, md);
+    }
+    // the terms with a = lo, b = hi: +q_s at lo, −q_s at hi (each end inside the chunk), B_s's
+    // diagonal at both
+    #[inline(always)]
+    fn terms(sw: &SpringSweep, h: f64, exact: bool, x: &[V3], v: &[V3], k: usize) -> (usize, usize, SpringTerms) {
+        let [lo, hi] = sw.ends[k].map(|i| i as usize);
+        (lo, hi, spring_terms(h, exact, sw.par[k], x[lo] - x[hi], v[lo] - v[hi]))
+    }
+    let terms = |k: usize| terms(sw, h, exact, x, v, k);
+    #[inline(always)]
+    unsafe fn add(rhs: Shared<V3>, diag: Shared<V3>, i: usize, q: V3, t: &SpringTerms) {
+        *rhs.at(i) += q;
+        *diag.at(i) += V3::new(t.bb[0], t.bb[1], t.bb[2]);
+    }
+    let add = |i: usize, q: V3, t: &SpringTerms| add(rhs, diag, i, q, t);
+    for &k in &sw.cross[c0 as usize..c1 as usize] {
+        let (_, hi, t) = terms(k as usize);
+        add(hi, -t.q, &t);
+    }
+    // own springs in batches whose lengths and inverse lengths are taken together (the square roots
+    // and divisions pipeline instead of waiting on each other; same values as `spring_terms`)
+    const BATCH: usize = 16;
+    let mut k = k0 as usize;
+    while k < k1 as usize {
+        let nb = (k1 as usize - k).min(BATCH);
+        let mut d = [V3::zeros(); BATCH];
+        let mut l = [0.0; BATCH];
+        let mut inv_l = [0.0; BATCH];
+        for j in 0..nb {
+            let [lo, hi] = sw.ends[k + j];
+            d[j] = x[lo as usize] - x[hi as usize];
+            l[j] = d[j].norm_squared();
+        }
+        for j in 0..BATCH {
+            l[j] = l[j].sqrt();
+            inv_l[j] = 1.0 / l[j];
+        }
+        for j in 0..nb {
+            let [lo, hi] = sw.ends[k + j].map(|i| i as usize);
+            let t = spring_terms_at(h, exact, sw.par[k + j], d[j], v[lo] - v[hi], l[j], inv_l[j]);
+            *bb.at(k + j) = t.bb;
+            add(lo, t.q, &t);
+            if hi < p1 as usize {
+                add(hi, -t.q, &t);
+            }
+        }
+        k += nb;
+    }
+    for i in p0 as usize..p1 as usize {
+        if m.inv_mass[i] == 0.0 {
+            *md_out.at(i) = 0.0;
+            *rhs.at(i) = V3::zeros();
+            *diag.at(i) = V3::zeros();
+        } else {
+            let d = *diag.at(i);
+            *diag.at(i) = V3::new(1.0 / d.x, 1.0 / d.y, 1.0 / d.z);
+        }
+    }
 }
 
 /// out = A p, with the pinned rows filtered out (twin of the gather in `implicit_matvec`):
