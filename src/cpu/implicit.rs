@@ -262,32 +262,51 @@ pub fn implicit_matvec(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], out: &mut [
         "implicit_matvec: a system of another model"
     );
     let y = Shared(out.as_mut_ptr());
-    let sw = &sys.sweep;
-    let bb = &sys.bb;
-    // SAFETY: a chunk writes the rows of its own particles only, and the plan fits the model (checked)
-    sw.run(|&[p0, p1, _, _, c0, c1]| unsafe {
-        for i in p0 as usize..p1 as usize {
-            *y.at(i) = p[i] * sys.mass_diag[i];
+    // SAFETY: see `matvec_chunk`; the plan fits the model (checked)
+    sys.sweep.run(|c| unsafe {
+        #[cfg(target_arch = "x86_64")]
+        if super::forces::has_avx() {
+            return matvec_chunk_avx(m, sys, p, y, c);
         }
-        for &k in &sw.cross[c0 as usize..c1 as usize] {
-            let [lo, hi] = sw.ends[k as usize];
-            *y.at(hi as usize) -= sym_apply(&bb[k as usize], p[lo as usize] - p[hi as usize]);
-        }
-        for i in p0 as usize..p1 as usize {
-            // the springs with lower end i; (Ap)_i in a register, as no other spring adds to it now
-            let mut yi = *y.at(i);
-            for k in sw.lo_first[i] as usize..sw.lo_first[i + 1] as usize {
-                let hi = sw.ends[k][1];
-                let t = sym_apply(&bb[k], p[i] - p[hi as usize]);
-                yi += t;
-                if hi < p1 {
-                    *y.at(hi as usize) -= t;
-                }
-            }
-            // Baraff & Witkin's filter: pinned rows are zero
-            *y.at(i) = if m.inv_mass[i] == 0.0 { V3::zeros() } else { yi };
-        }
+        matvec_chunk(m, sys, p, y, c)
     });
+}
+
+/// [`matvec_chunk`] compiled for AVX (the same operations, so the same values).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn matvec_chunk_avx(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], y: Shared<V3>, c: &[u32; 6]) {
+    matvec_chunk(m, sys, p, y, c)
+}
+
+/// One chunk of [`implicit_matvec`].
+///
+/// # Safety
+/// A chunk writes the rows of its own particles only; the plan fits the model.
+#[inline(always)]
+unsafe fn matvec_chunk(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], y: Shared<V3>, &[p0, p1, _, _, c0, c1]: &[u32; 6]) {
+    let (sw, bb) = (&sys.sweep, &sys.bb);
+    for i in p0 as usize..p1 as usize {
+        *y.at(i) = p[i] * sys.mass_diag[i];
+    }
+    for &k in &sw.cross[c0 as usize..c1 as usize] {
+        let [lo, hi] = sw.ends[k as usize];
+        *y.at(hi as usize) -= sym_apply(&bb[k as usize], p[lo as usize] - p[hi as usize]);
+    }
+    for i in p0 as usize..p1 as usize {
+        // the springs with lower end i; (Ap)_i in a register, as no other spring adds to it now
+        let mut yi = *y.at(i);
+        for k in sw.lo_first[i] as usize..sw.lo_first[i + 1] as usize {
+            let hi = sw.ends[k][1];
+            let t = sym_apply(&bb[k], p[i] - p[hi as usize]);
+            yi += t;
+            if hi < p1 {
+                *y.at(hi as usize) -= t;
+            }
+        }
+        // Baraff & Witkin's filter: pinned rows are zero
+        *y.at(i) = if m.inv_mass[i] == 0.0 { V3::zeros() } else { yi };
+    }
 }
 
 fn dot(a: &[V3], b: &[V3]) -> f64 {
