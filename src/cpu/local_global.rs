@@ -114,47 +114,87 @@ pub fn lg_residual(m: &CpuModel, p: &LgParams, y: &[V3], d: &[V3], x: &[V3], r: 
 /// with the two-pass twin to rounding.
 pub fn lg_local_residual(m: &CpuModel, p: &LgParams, sw: &SpringSweep, y: &[V3], x: &[V3], r: &mut [V3]) {
     assert!(sw.fits(m) && y.len() == m.n && x.len() == m.n && r.len() == m.n, "lg_local_residual: vectors or plan of another model");
-    let h2 = p.h * p.h;
     let fext = m.gravity + m.wind * m.drag + m.central_center * m.central_strength;
     let out = Shared(r.as_mut_ptr());
-    // SAFETY: a chunk writes the rows of its own particles only; every index is in bounds (checked)
-    sw.run(|&[p0, p1, _, _, c0, c1]| unsafe {
-        for i in p0 as usize..p1 as usize {
-            let mi = m.mass[i];
-            *out.at(i) = y[i] * (mi * p.inertia) + fext * (mi * h2) - x[i] * (mi * p.mass_diag);
+    // SAFETY: see `local_residual_chunk`; every index is in bounds (checked)
+    sw.run(|c| unsafe {
+        #[cfg(target_arch = "x86_64")]
+        if super::forces::has_avx() {
+            return local_residual_chunk_avx(m, p, sw, y, x, out, fext, c);
         }
-        // h² kₛ (dₛ − (x_lo − x_hi)), with dₛ oriented lo → hi (the guard's (L, 0, 0) is a → b)
-        let term = |k: usize| {
-            let [lo, hi] = sw.ends[k];
-            let [ks, rest, _] = sw.par[k];
-            let e = x[lo as usize] - x[hi as usize];
-            let l = e.norm();
-            let d = if l > EPS_LEN {
-                e * (rest / l)
-            } else if sw.lo_is_a[k] {
-                V3::new(rest, 0.0, 0.0)
-            } else {
-                V3::new(-rest, 0.0, 0.0)
-            };
-            (lo as usize, hi as usize, (d - e) * (ks * h2))
-        };
-        for &k in &sw.cross[c0 as usize..c1 as usize] {
-            let (_, hi, t) = term(k as usize);
-            *out.at(hi) -= t;
-        }
-        for i in p0 as usize..p1 as usize {
-            // the springs with lower end i; rᵢ in a register, as no other spring adds to it now
-            let mut ri = *out.at(i);
-            for k in sw.lo_first[i] as usize..sw.lo_first[i + 1] as usize {
-                let (_, hi, t) = term(k);
-                ri += t;
-                if hi < p1 as usize {
-                    *out.at(hi) -= t;
-                }
-            }
-            *out.at(i) = if m.inv_mass[i] == 0.0 { V3::zeros() } else { ri };
-        }
+        local_residual_chunk(m, p, sw, y, x, out, fext, c)
     });
+}
+
+/// [`local_residual_chunk`] compiled for AVX (the same operations, so the same values).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn local_residual_chunk_avx(
+    m: &CpuModel,
+    p: &LgParams,
+    sw: &SpringSweep,
+    y: &[V3],
+    x: &[V3],
+    out: Shared<V3>,
+    fext: V3,
+    c: &[u32; 6],
+) {
+    local_residual_chunk(m, p, sw, y, x, out, fext, c)
+}
+
+/// One chunk of [`lg_local_residual`].
+///
+/// # Safety
+/// A chunk writes the rows of its own particles only; every index is in bounds.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn local_residual_chunk(
+    m: &CpuModel,
+    p: &LgParams,
+    sw: &SpringSweep,
+    y: &[V3],
+    x: &[V3],
+    out: Shared<V3>,
+    fext: V3,
+    &[p0, p1, _, _, c0, c1]: &[u32; 6],
+) {
+    let h2 = p.h * p.h;
+    for i in p0 as usize..p1 as usize {
+        let mi = m.mass[i];
+        *out.at(i) = y[i] * (mi * p.inertia) + fext * (mi * h2) - x[i] * (mi * p.mass_diag);
+    }
+    // h² kₛ (dₛ − (x_lo − x_hi)), with dₛ oriented lo → hi (the guard's (L, 0, 0) is a → b)
+    let term = |k: usize| {
+        let [lo, hi] = sw.ends[k];
+        let [ks, rest, _] = sw.par[k];
+        let e = x[lo as usize] - x[hi as usize];
+        let l = e.norm();
+        let d = if l > EPS_LEN {
+            e * (rest / l)
+        } else if sw.lo_is_a[k] {
+            V3::new(rest, 0.0, 0.0)
+        } else {
+            V3::new(-rest, 0.0, 0.0)
+        };
+        (lo as usize, hi as usize, (d - e) * (ks * h2))
+    };
+    for &k in &sw.cross[c0 as usize..c1 as usize] {
+        let (_, hi, t) = term(k as usize);
+        *out.at(hi) -= t;
+    }
+    for i in p0 as usize..p1 as usize {
+        // the springs with lower end i; rᵢ in a register, as no other spring adds to it now
+        let mut ri = *out.at(i);
+        for k in sw.lo_first[i] as usize..sw.lo_first[i + 1] as usize {
+            let (_, hi, t) = term(k);
+            ri += t;
+            if hi < p1 as usize {
+                *out.at(hi) -= t;
+            }
+        }
+        *out.at(i) = if m.inv_mass[i] == 0.0 { V3::zeros() } else { ri };
+    }
 }
 
 /// The global matrix times u, for the free particles: (A u)ᵢ = mᵢ(1 + h d₀ + h² s) uᵢ + h² Σₑ kₑ (uᵢ − uⱼ),
