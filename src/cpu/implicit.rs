@@ -340,26 +340,26 @@ const BLOCK: usize = 1024;
 
 /// Runs `f` on the fixed blocks of BLOCK indices of 0..n (on the helper team when n ≥ PAR_N) and sums
 /// the blocks' pairs in block order: the sums do not depend on how many threads ran them.
-fn by_blocks(n: usize, f: impl Fn(std::ops::Range<usize>) -> [f64; 2] + Sync) -> [f64; 2] {
+fn by_blocks<const N: usize>(n: usize, f: impl Fn(std::ops::Range<usize>) -> [f64; N] + Sync) -> [f64; N] {
     let nb = n.div_ceil(BLOCK);
     let block = |b: usize| f(b * BLOCK..((b + 1) * BLOCK).min(n));
-    let mut sum = [0.0; 2];
-    if n < PAR_N {
-        for b in 0..nb {
-            let v = block(b);
-            sum = [sum[0] + v[0], sum[1] + v[1]];
+    let mut sum = [0.0; N];
+    let mut add = |v: [f64; N]| {
+        for (s, v) in sum.iter_mut().zip(v) {
+            *s += v;
         }
+    };
+    if n < PAR_N {
+        (0..nb).for_each(|b| add(block(b)));
         return sum;
     }
-    let mut part = vec![[0.0; 2]; nb];
+    let mut part = vec![[0.0; N]; nb];
     super::team::for_each_piece(&mut part, 2, |off, piece| {
         for (k, o) in piece.iter_mut().enumerate() {
             *o = block(off + k);
         }
     });
-    for v in part {
-        sum = [sum[0] + v[0], sum[1] + v[1]];
-    }
+    part.into_iter().for_each(add);
     sum
 }
 
@@ -406,13 +406,26 @@ pub fn pcg_solve(
     } else {
         apply(x, &mut w.ap);
     }
-    for i in 0..n {
-        w.r[i] = b[i] - w.ap[i];
-        w.z[i] = w.r[i].component_mul(&inv_diag[i]);
-    }
-    let bb = dot(b, b);
-    let mut rr = dot(&w.r, &w.r);
-    let mut rz = dot(&w.r, &w.z);
+    // r, z and the three dot products in one pass (each dot in its own blocks, as `dot` sums them)
+    let [bb, mut rr, mut rz] = {
+        let (rp, zp, ap) = (Shared(w.r.as_mut_ptr()), Shared(w.z.as_mut_ptr()), &w.ap);
+        // SAFETY: each block writes its own rows of r and z, which have length n (resized above)
+        by_blocks(n, |rg| {
+            let mut d = [0.0; 3];
+            for i in rg {
+                let r = b[i] - ap[i];
+                let z = r.component_mul(&inv_diag[i]);
+                unsafe {
+                    *rp.at(i) = r;
+                    *zp.at(i) = z;
+                }
+                d[0] += b[i].dot(&b[i]);
+                d[1] += r.dot(&r);
+                d[2] += r.dot(&z);
+            }
+            d
+        })
+    };
     let mut rz_prev = 0.0;
     let resid = |rr: f64| if bb > 0.0 { (rr / bb).sqrt() } else { 0.0 };
     for k in 0..max_iter {
@@ -427,7 +440,7 @@ pub fn pcg_solve(
                 for i in rg {
                     unsafe { *p.at(i) = z[i] + *p.at(i) * beta };
                 }
-                [0.0; 2]
+                [0.0; 0]
             });
         }
         apply(&w.p, &mut w.ap);
@@ -446,16 +459,23 @@ pub fn pcg_solve(
 
 /// x' = x₀ + h(v₀ + Δv), v' = v₀ + Δv; pinned particles keep x and v = 0 (twin of `implicit_integrate`).
 pub fn implicit_integrate(m: &CpuModel, h: f64, x: &[V3], v: &[V3], dv: &[V3], x_out: &mut [V3], v_out: &mut [V3]) {
-    for i in 0..m.n {
-        if m.inv_mass[i] == 0.0 {
-            x_out[i] = x[i];
-            v_out[i] = V3::zeros();
-        } else {
-            let vn = v[i] + dv[i];
-            v_out[i] = vn;
-            x_out[i] = x[i] + vn * h;
+    let n = m.n;
+    assert!(
+        x.len() == n && v.len() == n && dv.len() == n && x_out.len() == n && v_out.len() == n,
+        "implicit_integrate: vectors of another model"
+    );
+    let (xo, vo) = (Shared(x_out.as_mut_ptr()), Shared(v_out.as_mut_ptr()));
+    // SAFETY: each block writes its own rows of x_out and v_out, which have length n (checked)
+    by_blocks(n, |rg| {
+        for i in rg {
+            let (xn, vn) = if m.inv_mass[i] == 0.0 { (x[i], V3::zeros()) } else { (x[i] + (v[i] + dv[i]) * h, v[i] + dv[i]) };
+            unsafe {
+                *xo.at(i) = xn;
+                *vo.at(i) = vn;
+            }
         }
-    }
+        [0.0; 0]
+    });
 }
 
 /// The largest index distance |a − b| over the springs (the band of the system, in particles).
