@@ -115,32 +115,33 @@ pub fn lg_residual(m: &CpuModel, p: &LgParams, y: &[V3], d: &[V3], x: &[V3], r: 
 pub fn lg_local_residual(m: &CpuModel, p: &LgParams, sw: &SpringSweep, y: &[V3], x: &[V3], r: &mut [V3]) {
     assert!(sw.fits(m) && y.len() == m.n && x.len() == m.n && r.len() == m.n, "lg_local_residual: vectors or plan of another model");
     let fext = m.gravity + m.wind * m.drag + m.central_center * m.central_strength;
-    let out = Shared(r.as_mut_ptr());
+    let ctx = LocalResidual { m, p, sw, y, x, out: Shared(r.as_mut_ptr()), fext };
     // SAFETY: see `local_residual_chunk`; every index is in bounds (checked)
     sw.run(|c| unsafe {
         #[cfg(target_arch = "x86_64")]
         if super::forces::has_avx() {
-            return local_residual_chunk_avx(m, p, sw, y, x, out, fext, c);
+            return local_residual_chunk_avx(&ctx, c);
         }
-        local_residual_chunk(m, p, sw, y, x, out, fext, c)
+        local_residual_chunk(&ctx, c)
     });
+}
+
+/// What a chunk of [`lg_local_residual`] reads and writes.
+struct LocalResidual<'a> {
+    m: &'a CpuModel,
+    p: &'a LgParams,
+    sw: &'a SpringSweep,
+    y: &'a [V3],
+    x: &'a [V3],
+    out: Shared<V3>,
+    fext: V3,
 }
 
 /// [`local_residual_chunk`] compiled for AVX (the same operations, so the same values).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn local_residual_chunk_avx(
-    m: &CpuModel,
-    p: &LgParams,
-    sw: &SpringSweep,
-    y: &[V3],
-    x: &[V3],
-    out: Shared<V3>,
-    fext: V3,
-    c: &[u32; 6],
-) {
-    local_residual_chunk(m, p, sw, y, x, out, fext, c)
+unsafe fn local_residual_chunk_avx(ctx: &LocalResidual<'_>, c: &[u32; 6]) {
+    local_residual_chunk(ctx, c)
 }
 
 /// One chunk of [`lg_local_residual`].
@@ -148,17 +149,8 @@ unsafe fn local_residual_chunk_avx(
 /// # Safety
 /// A chunk writes the rows of its own particles only; every index is in bounds.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn local_residual_chunk(
-    m: &CpuModel,
-    p: &LgParams,
-    sw: &SpringSweep,
-    y: &[V3],
-    x: &[V3],
-    out: Shared<V3>,
-    fext: V3,
-    &[p0, p1, _, _, c0, c1]: &[u32; 6],
-) {
+unsafe fn local_residual_chunk(ctx: &LocalResidual<'_>, &[p0, p1, _, _, c0, c1]: &[u32; 6]) {
+    let LocalResidual { m, p, sw, y, x, out, fext } = *ctx;
     let h2 = p.h * p.h;
     for i in p0 as usize..p1 as usize {
         let mi = m.mass[i];
