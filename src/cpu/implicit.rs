@@ -143,8 +143,6 @@ pub fn implicit_prepare(m: &CpuModel, h: f64, exact: bool, x: &[V3], v: &[V3], s
     let (bb, md_out, rhs, diag) =
         (Shared(sys.bb.as_mut_ptr()), Shared(sys.mass_diag.as_mut_ptr()), Shared(sys.rhs.as_mut_ptr()), Shared(sys.inv_diag.as_mut_ptr()));
     let sw = &sys.sweep;
-    // SAFETY (every write below): a chunk writes the rows of its own particles [p0, p1) and the blocks
-    // of its own springs [k0, k1); chunks are disjoint, and every index is in bounds (the plan fits m)
     let ctx = PrepareCtx { m, h, exact, x, v, sw, bb, md_out, rhs, diag };
     // SAFETY: see `prepare_chunk`
     sw.run(|c| unsafe {
