@@ -22,7 +22,7 @@ pub mod sim;
 pub mod viewer;
 
 pub use error::{Error, Result};
-pub use method::{GlobalSolve, Method, StepPlan, StepSettings};
+pub use method::{GlobalSolve, Method, Preconditioner, StepPlan, StepSettings};
 pub use model::Model;
 pub use sim::Simulator;
 pub use wgpu;

@@ -7,7 +7,7 @@ use springsim::bench::{self, Backend, BenchConfig, BenchResult};
 use springsim::gpu::context::{adapter_name, instance_from_env};
 use springsim::gpu::GpuContext;
 use springsim::scene::{self, SceneOptions};
-use springsim::{GlobalSolve, Method, StepSettings};
+use springsim::{GlobalSolve, Method, Preconditioner, StepSettings};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -157,6 +157,10 @@ enum Command {
         /// Local/global with cg or chebyshev: the iteration budget of each global step.
         #[arg(long)]
         global_iterations: Option<usize>,
+        /// Local/global with cg: the preconditioner of the global step, jacobi or multigrid (a
+        /// smoothed-aggregation V-cycle, built once per step size).
+        #[arg(long, default_value = "jacobi")]
+        preconditioner: String,
         /// Local/global on the GPU: after the timed frames, run this many with every phase its own submit
         /// and report the split (local step, right-hand side, global step, transfers).
         #[arg(long, default_value_t = 0)]
@@ -321,6 +325,7 @@ fn run() -> Result<()> {
             global,
             lg_iterations,
             global_iterations,
+            preconditioner,
             newton_iterations,
             lg_split,
             cg_iterations,
@@ -360,6 +365,7 @@ fn run() -> Result<()> {
             if let Some(v) = global_iterations {
                 settings.global_iterations = v;
             }
+            settings.preconditioner = Preconditioner::parse(&preconditioner)?;
             if let Some(v) = newton_iterations {
                 settings.newton_iterations = v;
             }

@@ -455,6 +455,70 @@ pub fn pcg_solve(
     Ok(CgReport { iterations: max_iter, residual: resid(rr) })
 }
 
+/// Preconditioned conjugate gradients with any symmetric positive definite preconditioner
+/// `precondition(r, z)` (z = B r), the twin of `shaders/pcg.wgsl` run with an external preconditioner
+/// (`shaders/multigrid.wgsl`), step for step: the same iteration as [`pcg_solve`], with z = B r in place
+/// of the Jacobi product and r·z summed after it. Used by Liu's `cg` global step with the multigrid
+/// V-cycle ([`super::multigrid::Multigrid::apply`]).
+#[allow(clippy::too_many_arguments)]
+pub fn pcg_solve_with(
+    mut apply: impl FnMut(&[V3], &mut [V3]),
+    mut precondition: impl FnMut(&[V3], &mut [V3]),
+    b: &[V3],
+    x: &mut [V3],
+    tol: f64,
+    max_iter: usize,
+    w: &mut CgWork,
+) -> Result<CgReport> {
+    let n = b.len();
+    if x.len() != n {
+        return Err(Error::param("x.len()", x.len(), format!("x must have the right-hand side's length {n}")));
+    }
+    w.r.resize(n, V3::zeros());
+    w.z.resize(n, V3::zeros());
+    w.p.clear();
+    w.p.resize(n, V3::zeros());
+    w.ap.resize(n, V3::zeros());
+    if x.iter().all(|a| *a == V3::zeros()) {
+        w.r.copy_from_slice(b);
+    } else {
+        apply(x, &mut w.ap);
+        for i in 0..n {
+            w.r[i] = b[i] - w.ap[i];
+        }
+    }
+    precondition(&w.r, &mut w.z);
+    let (bb, mut rr, mut rz) = (dot(b, b), dot(&w.r, &w.r), dot(&w.r, &w.z));
+    let mut rz_prev = 0.0;
+    let resid = |rr: f64| if bb > 0.0 { (rr / bb).sqrt() } else { 0.0 };
+    for k in 0..max_iter {
+        if rr <= tol * tol * bb {
+            return Ok(CgReport { iterations: k, residual: resid(rr) });
+        }
+        let beta = if rz_prev > 0.0 { rz / rz_prev } else { 0.0 };
+        for i in 0..n {
+            w.p[i] = w.z[i] + w.p[i] * beta;
+        }
+        apply(&w.p, &mut w.ap);
+        let pap = dot(&w.p, &w.ap);
+        if !(pap > 0.0 && pap.is_finite()) {
+            return Err(Error::Solver(format!(
+                "CG breakdown at iteration {k}: pᵀAp = {pap:e} (the system or the preconditioner is not positive definite)"
+            )));
+        }
+        let alpha = rz / pap;
+        rz_prev = rz;
+        for i in 0..n {
+            x[i] += w.p[i] * alpha;
+            w.r[i] -= w.ap[i] * alpha;
+        }
+        precondition(&w.r, &mut w.z);
+        rz = dot(&w.r, &w.z);
+        rr = dot(&w.r, &w.r);
+    }
+    Ok(CgReport { iterations: max_iter, residual: resid(rr) })
+}
+
 /// x' = x₀ + h(v₀ + Δv), v' = v₀ + Δv; pinned particles keep x and v = 0 (twin of `implicit_integrate`).
 pub fn implicit_integrate(m: &CpuModel, h: f64, x: &[V3], v: &[V3], dv: &[V3], x_out: &mut [V3], v_out: &mut [V3]) {
     let n = m.n;

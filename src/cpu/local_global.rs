@@ -27,12 +27,13 @@
 //! A has a condition number near 3e5 on a 256×256 curtain.
 
 use super::forces::EPS_LEN;
-use super::implicit::{for_each_particle, pcg_solve, CgWork};
+use super::implicit::{for_each_particle, pcg_solve, pcg_solve_with, CgWork};
+use super::multigrid::Multigrid;
 use super::sparse::SpdFactor;
 use super::sweep::{Shared, SpringSweep};
 use super::{CpuModel, V3};
 use crate::error::{Error, Result};
-use crate::method::GlobalSolve;
+use crate::method::{GlobalSolve, Method, Preconditioner};
 
 /// The constants of one step of size h.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -507,6 +508,9 @@ pub struct LocalGlobal {
     delta: Vec<V3>,
     cg: CgWork,
     cheb: ChebyshevWork,
+    precond: Preconditioner,
+    /// The multigrid hierarchy of A, when `cg` is preconditioned by it.
+    mg: Option<Multigrid>,
     /// The global solver's tolerance and budget (CG, Chebyshev).
     pub tol: f64,
     /// The budget of each CG or Chebyshev global step.
@@ -536,6 +540,8 @@ impl LocalGlobal {
             delta: z,
             cg: CgWork::default(),
             cheb: ChebyshevWork::default(),
+            precond: Preconditioner::Jacobi,
+            mg: None,
             tol,
             budget,
         };
@@ -553,7 +559,32 @@ impl LocalGlobal {
             GlobalSolve::Chebyshev => self.rho = chebyshev_rho(m, &self.params, CHEBYSHEV_POWER_ITERATIONS),
             _ => {}
         }
+        self.mg = match self.precond {
+            Preconditioner::Multigrid => Some(Multigrid::for_global(m, &self.params)?),
+            Preconditioner::Jacobi => None,
+        };
         Ok(())
+    }
+
+    /// Chooses the preconditioner of the `cg` global step (an error for multigrid with another solver);
+    /// builds the multigrid hierarchy when it changes.
+    pub fn set_preconditioner(&mut self, m: &CpuModel, precond: Preconditioner) -> Result<()> {
+        precond.check(Method::LocalGlobal, self.global)?;
+        if precond != self.precond {
+            self.precond = precond;
+            self.prepare(m)?;
+        }
+        Ok(())
+    }
+
+    /// The preconditioner of the `cg` global step.
+    pub fn preconditioner(&self) -> Preconditioner {
+        self.precond
+    }
+
+    /// The multigrid hierarchy, when that is the preconditioner.
+    pub fn multigrid(&self) -> Option<&Multigrid> {
+        self.mg.as_ref()
     }
 
     /// Changes the step: refactors (numeric only) or re-estimates ρ.
@@ -629,6 +660,20 @@ impl LocalGlobal {
                     &mut self.cheb,
                 );
                 self.budget
+            }
+            _ if self.mg.is_some() => {
+                self.delta.iter_mut().for_each(|a| *a = V3::zeros());
+                let (params, mg) = (&self.params, self.mg.as_mut().expect("checked"));
+                let rep = pcg_solve_with(
+                    |u, out| lg_apply(m, params, u, out),
+                    |r, z| mg.apply(r, z),
+                    &self.r,
+                    &mut self.delta,
+                    self.tol,
+                    self.budget,
+                    &mut self.cg,
+                )?;
+                rep.iterations
             }
             _ => {
                 self.delta.iter_mut().for_each(|a| *a = V3::zeros());

@@ -7,6 +7,7 @@ pub mod forces;
 pub mod implicit;
 pub mod leu;
 pub mod local_global;
+pub mod multigrid;
 pub mod newton;
 pub mod ordering;
 pub mod power;
@@ -128,6 +129,7 @@ impl Scratch {
 /// otherwise.
 fn check_cpu_settings(m: &CpuModel, method: Method, s: &StepSettings) -> Result<()> {
     s.global.resolve(method)?;
+    s.preconditioner.check(method, s.global)?;
     if method == Method::ImplicitEuler && s.global == crate::method::GlobalSolve::Tridiagonal {
         let w = implicit::chain_band(m);
         if w > implicit::MAX_CHAIN_BAND {
@@ -326,6 +328,7 @@ impl CpuSimulator {
         }
         let lg = self.lg.as_mut().ok_or_else(|| Error::Solver("local/global solver missing".into()))?;
         lg.set_h(&self.model, h)?;
+        lg.set_preconditioner(&self.model, s.preconditioner)?;
         lg.tol = s.cg_tolerance;
         lg.budget = s.global_iterations;
         Ok(lg)

@@ -64,7 +64,7 @@ impl ImplicitPipelines {
         pass.set_bind_group(1, &pcg_groups[0], &[]);
         pass.set_pipeline(&self.prepare);
         pass.dispatch_workgroups(g, 1, 1);
-        self.pcg.encode_solve(pass, op, pcg_groups, n, iterations);
+        self.pcg.encode_solve(pass, op, pcg_groups, n, iterations, None);
         pass.set_bind_group(0, op, &[]);
         pass.set_pipeline(&self.integrate);
         pass.dispatch_workgroups(g, 1, 1);

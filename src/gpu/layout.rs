@@ -168,6 +168,40 @@ pub struct LgPass {
     pub _pad: u32,
 }
 
+/// `MgPass` in `shaders/multigrid.wgsl`: one multigrid dispatch (level, kernel), one per dynamic offset.
+/// Matrix fields are word offsets into the hierarchy's `mat` buffer; vector fields are indices in the
+/// joint space of the PCG's `cgv` (below `cg_n`) and the coarse levels' `mgv`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct MgPass {
+    /// Rows of the dispatch.
+    pub rows: u32,
+    /// The dispatch's matrix: CSR offsets (relative to its columns).
+    pub m_ptr: u32,
+    /// Its columns.
+    pub m_col: u32,
+    /// Its values (f32 bits), or the dense inverse (row-major) for `mg_coarse`.
+    pub m_val: u32,
+    /// ω/a_ii per row (f32 bits).
+    pub wdinv: u32,
+    /// The level's right-hand side b.
+    pub b: u32,
+    /// The level's iterate x (its result).
+    pub x: u32,
+    /// The level's temporary t.
+    pub t: u32,
+    /// `mg_restrict`: the next level's b; `mg_up`: the next level's x.
+    pub other: u32,
+    /// Vectors below this index are in `cgv` (7 n: the PCG's).
+    pub cg_n: u32,
+    /// `mg_post` on level 0: the partials slot of r·z (0 or 1); 2: none.
+    pub slot: u32,
+    /// The PCG's workgroups (partials per slot).
+    pub groups: u32,
+    /// Padding to 64 bytes.
+    pub _pad: [u32; 4],
+}
+
 /// Vectors of the GPU PCG, `n` `vec4<f32>` each, in the `cgv` buffer: r, z, p0, p1, Ap, x, P⁻¹.
 pub const CG_VECTORS: usize = 7;
 /// Words of the PCG's `cg_state` buffer.
@@ -184,14 +218,18 @@ pub const SHARED_WGSL: [(&str, &str); 3] = [
 ///
 /// The PCG (`shaders/pcg.wgsl`) is a solver without an operator: each linear system composes its
 /// operator file in front of it (`implicit.wgsl` for implicit Euler, `local_global.wgsl` for Liu's global step).
-pub const KERNEL_WGSL: [(&str, &str); 6] = [
+pub const KERNEL_WGSL: [(&str, &str); 7] = [
     ("explicit.wgsl", include_str!("../../shaders/explicit.wgsl")),
     ("leu.wgsl", include_str!("../../shaders/leu.wgsl")),
     ("power.wgsl", include_str!("../../shaders/power.wgsl")),
     ("implicit.wgsl", concat!(include_str!("../../shaders/implicit.wgsl"), "\n", include_str!("../../shaders/pcg.wgsl"))),
     ("collide.wgsl", include_str!("../../shaders/collide.wgsl")),
     ("local_global.wgsl", concat!(include_str!("../../shaders/local_global.wgsl"), "\n", include_str!("../../shaders/pcg.wgsl"))),
+    ("multigrid.wgsl", include_str!("../../shaders/multigrid.wgsl")),
 ];
+
+/// The index of the multigrid preconditioner's module in [`KERNEL_WGSL`].
+pub const MULTIGRID_WGSL: usize = 6;
 
 /// The index of the colliders' module in [`KERNEL_WGSL`].
 pub const COLLIDE_WGSL: usize = 4;

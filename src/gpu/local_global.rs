@@ -6,6 +6,7 @@
 //! [`LgPass`] at a dynamic offset into one buffer ([`LgPassTable`]).
 
 use super::layout::{groups, LgPass, KERNEL_WGSL, LOCAL_GLOBAL_WGSL};
+use super::multigrid::{MultigridData, MultigridPipelines};
 use super::pcg::PcgPipelines;
 use super::pipelines::{bind, build_groups, storage, uniform};
 use super::state::GpuState;
@@ -33,6 +34,8 @@ pub struct LocalGlobalPipelines {
     pub report: wgpu::ComputePipeline,
     /// The PCG with `operator_apply` = the global matrix (M(1 + h d₀ + h² s) + h² L) p.
     pub pcg: PcgPipelines,
+    /// The multigrid V-cycle that can precondition it.
+    pub multigrid: MultigridPipelines,
 }
 
 /// The per-dispatch [`LgPass`] values of one configuration (global solver, budget, ρ), one per
@@ -156,7 +159,8 @@ impl LocalGlobalPipelines {
         let mut next = || it.next().expect("local/global entry point");
         let (inertia, local, residual, chebyshev, advance, velocity, report) = (next(), next(), next(), next(), next(), next(), next());
         let pcg = PcgPipelines::from_built(pcg_layout, it.collect());
-        LocalGlobalPipelines { layout, pass_layout, inertia, local, residual, chebyshev, advance, velocity, report, pcg }
+        let multigrid = MultigridPipelines::new(device);
+        LocalGlobalPipelines { layout, pass_layout, inertia, local, residual, chebyshev, advance, velocity, report, pcg, multigrid }
     }
 
     /// The operator groups per state parity p: state[p] (q, v) → state[1 − p] (x, then the new state).
@@ -176,7 +180,8 @@ impl LocalGlobalPipelines {
         self.pcg.groups(device, st)
     }
 
-    /// Records one phase into `pass`, with the operator group `op` of the step's parity.
+    /// Records one phase into `pass`, with the operator group `op` of the step's parity; the `cg` solve
+    /// is preconditioned by the multigrid hierarchy `mg` when one is given (Jacobi otherwise).
     #[allow(clippy::too_many_arguments)]
     pub fn encode(
         &self,
@@ -187,6 +192,7 @@ impl LocalGlobalPipelines {
         table: &LgPassTable,
         n: usize,
         n_springs: usize,
+        mg: Option<&MultigridData>,
     ) {
         let g = groups(n);
         pass.set_bind_group(0, op, &[]);
@@ -201,7 +207,13 @@ impl LocalGlobalPipelines {
             LgPhase::Inertia => run(pass, &self.inertia, table.advance(), g),
             LgPhase::Local => run(pass, &self.local, table.advance(), groups(n_springs)),
             LgPhase::Residual(k) => run(pass, &self.residual, table.residual(k), g),
-            LgPhase::Cg(budget) => self.pcg.encode_solve(pass, op, pcg_groups, n, budget),
+            LgPhase::Cg(budget) => match mg {
+                Some(mg) => {
+                    let v_cycle = |pass: &mut wgpu::ComputePass, slot: usize| mg.encode(pass, &self.multigrid, slot);
+                    self.pcg.encode_solve(pass, op, pcg_groups, n, budget, Some(&v_cycle));
+                }
+                None => self.pcg.encode_solve(pass, op, pcg_groups, n, budget, None),
+            },
             LgPhase::Chebyshev => {
                 for k in 0..table.budget {
                     run(pass, &self.chebyshev, table.chebyshev(k), g);

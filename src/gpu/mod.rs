@@ -7,6 +7,7 @@ pub mod implicit;
 pub mod layout;
 pub mod leu;
 pub mod local_global;
+pub mod multigrid;
 pub mod pcg;
 pub mod pipelines;
 pub mod power;

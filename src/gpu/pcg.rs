@@ -49,6 +49,11 @@ impl PcgPipelines {
     /// `pcg_finish`, with the operator's group 0 bound. The right-hand side and the inverse diagonal must
     /// already be in `cgv` (the operator's prepare kernel, recorded before). A fixed budget: iterations
     /// after convergence are no-ops on the GPU; nothing is read back.
+    ///
+    /// `precondition(pass, slot)`, when given, records an external preconditioner after `pcg_begin`
+    /// (slot 0) and after each `pcg_update` (slot 1 − q): it overwrites z with B r and the r·z partials
+    /// of that slot (the multigrid V-cycle, [`super::multigrid::MultigridData::encode`]); the Jacobi z
+    /// the PCG kernels formed is then unused.
     pub fn encode_solve(
         &self,
         pass: &mut wgpu::ComputePass,
@@ -56,18 +61,27 @@ impl PcgPipelines {
         pcg_groups: &[wgpu::BindGroup; 2],
         n: usize,
         iterations: usize,
+        precondition: Option<&dyn Fn(&mut wgpu::ComputePass, usize)>,
     ) {
         let g = groups(n);
         pass.set_bind_group(0, operator_group, &[]);
         pass.set_bind_group(1, &pcg_groups[0], &[]);
         pass.set_pipeline(&self.begin);
         pass.dispatch_workgroups(g, 1, 1);
+        let external = |pass: &mut wgpu::ComputePass, slot: usize| {
+            if let Some(f) = precondition {
+                f(pass, slot);
+                pass.set_bind_group(0, operator_group, &[]);
+            }
+        };
+        external(pass, 0);
         for k in 0..iterations {
             pass.set_bind_group(1, &pcg_groups[k % 2], &[]);
             pass.set_pipeline(&self.matvec);
             pass.dispatch_workgroups(g, 1, 1);
             pass.set_pipeline(&self.update);
             pass.dispatch_workgroups(g, 1, 1);
+            external(pass, 1 - k % 2);
         }
         pass.set_bind_group(1, &pcg_groups[iterations % 2], &[]);
         pass.set_pipeline(&self.finish);

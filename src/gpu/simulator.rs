@@ -17,12 +17,14 @@ use super::implicit::ImplicitPipelines;
 use super::layout::{groups, CgPass, GpuParams, ImplicitParams, LgConsts, CURSOR_NONE};
 use super::leu::LeuPipelines;
 use super::local_global::{LgPassTable, LgPhase, LgSplit, LocalGlobalPipelines};
+use super::multigrid::MultigridData;
 use super::power::PowerPipelines;
 use super::state::{pack_state, GpuState};
 use crate::cpu::local_global::{chebyshev_rho, GlobalCholesky, LgParams, CHEBYSHEV_POWER_ITERATIONS};
+use crate::cpu::multigrid::Multigrid;
 use crate::cpu::{CpuModel, V3};
 use crate::error::{Error, Result};
-use crate::method::{plan, GlobalSolve, Method, StepPlan, StepSettings};
+use crate::method::{plan, GlobalSolve, Method, Preconditioner, StepPlan, StepSettings};
 use crate::model::Model;
 use crate::sim::{check_state_len, FrameReport, Simulator};
 
@@ -124,6 +126,10 @@ struct LgRuntime {
     table: LgPassTable,
     /// cholesky: the f64 factor of the free particles' M̃ + h²L.
     chol: Option<GlobalCholesky>,
+    /// cg with the multigrid preconditioner: the hierarchy on the GPU.
+    mg: Option<MultigridData>,
+    /// The preconditioner the runtime was built for.
+    precond: Preconditioner,
     /// The split of the last `lg_frame` (host side of the cholesky path).
     split: LgSplit,
 }
@@ -172,6 +178,7 @@ fn check_gpu_settings(method: Method, s: &StepSettings) -> Result<()> {
         return Err(Error::param("method", method.name(), "runs on the CPU only (use --backend cpu)"));
     }
     s.global.resolve(method)?;
+    s.preconditioner.check(method, s.global)?;
     if method == Method::ImplicitEuler && s.global == GlobalSolve::Tridiagonal {
         return Err(Error::param("global", "tridiagonal", "the tridiagonal solve runs on the CPU only (use --backend cpu or --global cg)"));
     }
@@ -452,10 +459,12 @@ impl GpuSimulator {
             return Ok(());
         }
         let global = self.settings.global.resolve(Method::LocalGlobal)?;
+        let precond = self.settings.preconditioner;
+        precond.check(Method::LocalGlobal, global)?;
         let h = self.plan.h;
         let budget = if global == GlobalSolve::Chebyshev { self.settings.global_iterations } else { 0 };
         let fresh = match &self.lg {
-            Some(rt) => rt.global != global || rt.h != h || rt.stale || rt.budget != budget,
+            Some(rt) => rt.global != global || rt.h != h || rt.stale || rt.budget != budget || rt.precond != precond,
             None => true,
         };
         if !fresh {
@@ -478,8 +487,15 @@ impl GpuSimulator {
             GlobalSolve::Chebyshev => rho = chebyshev_rho(&self.model, &params, CHEBYSHEV_POWER_ITERATIONS),
             _ => {}
         }
+        let mg = match precond {
+            Preconditioner::Multigrid => {
+                let cpu = Multigrid::for_global(&self.model, &params)?;
+                Some(MultigridData::new(&self.device, &self.queue, &self.pipes.local_global.multigrid, &self.state, &cpu))
+            }
+            Preconditioner::Jacobi => None,
+        };
         let table = LgPassTable::new(&self.device, &self.queue, &self.pipes.local_global, budget, rho, global == GlobalSolve::Chebyshev);
-        self.lg = Some(LgRuntime { global, h, budget, stale: false, rho, table, chol, split: LgSplit::default() });
+        self.lg = Some(LgRuntime { global, h, budget, stale: false, rho, table, chol, mg, precond, split: LgSplit::default() });
         Ok(())
     }
 
@@ -510,6 +526,7 @@ impl GpuSimulator {
             &rt.table,
             self.state.n,
             self.state.n_springs,
+            rt.mg.as_ref(),
         );
     }
 
@@ -829,6 +846,7 @@ impl GpuSimulator {
                                         &rt.table,
                                         self.state.n,
                                         self.state.n_springs,
+                                        rt.mg.as_ref(),
                                     );
                                 }
                             }

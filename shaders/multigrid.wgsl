@@ -1,0 +1,174 @@
+// Smoothed-aggregation multigrid (Vaněk, Mandel & Brezina 1996): one V(1,1)-cycle z = B r as the PCG's
+// preconditioner for Liu's constant global matrix. The twin of cpu::multigrid::Multigrid::apply, kernel
+// for kernel (same phases, same order of the sums within a row).
+//
+// Per level l (finest first), with that level's right-hand side b, iterate x and temporary t:
+//   mg_down      x = ωD⁻¹b, t = b − A(ωD⁻¹b)           (rows of l)
+//   mg_restrict  b_{l+1} = R t                          (rows of l + 1)
+// then on the last level
+//   mg_coarse    x = A⁻¹b by the dense inverse          (rows of the last level)
+// and back up
+//   mg_up        t = x + P x_{l+1}                       (rows of l)
+//   mg_post      x = t + ωD⁻¹(b − A t)                   (rows of l)
+// Level 0 works in the PCG's vectors: b = r, x = z (the result), t = Ap (free between pcg_update and the
+// next pcg_matvec). On level 0, mg_post also writes the partial sums of r·z into the PCG's slot, keeping
+// the (r·r, b·b) that pcg_begin or pcg_update wrote there (the same workgroups, so the same partials).
+// Once the PCG has stopped (status word ≠ 0) every kernel is a no-op.
+//
+// Matrices live in `mat` as words: CSR offsets (rows + 1, relative to the column array), columns, and
+// values as f32 bits; the dense inverse is row-major f32 bits. Vectors are addressed in one index space:
+// below MgPass.cg_n in the PCG's `cgv`, the coarser levels' vectors above it in `mgv`.
+
+// Rust twin: gpu::layout::MgPass. One per dispatch, at a dynamic offset.
+struct MgPass {
+    rows: u32,    // rows of this dispatch
+    m_ptr: u32,   // the dispatch's matrix (A; R for mg_restrict; P for mg_up; the dense inverse for mg_coarse): offsets
+    m_col: u32,   // its columns
+    m_val: u32,   // its values (f32 bits)
+    wdinv: u32,   // ω/a_ii per row (f32 bits)
+    b: u32,       // this level's b
+    x: u32,       // this level's x
+    t: u32,       // this level's t
+    other: u32,   // mg_restrict: b of the next level (written); mg_up: x of the next level (read)
+    cg_n: u32,    // vectors below this index are in cgv
+    slot: u32,    // mg_post on level 0: the partials slot of r·z; 2: none
+    groups: u32,  // the PCG's workgroups (partials per slot)
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+    _pad3: u32,
+}
+
+@group(0) @binding(0) var<storage, read> mat: array<u32>;
+@group(0) @binding(1) var<storage, read_write> cgv: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> mgv: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> partials: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> cg_state: array<atomic<u32>, 8>;
+@group(1) @binding(0) var<uniform> M: MgPass;
+
+var<workgroup> wg_status: u32;
+
+fn vload(k: u32) -> vec3<f32> {
+    if (k < M.cg_n) {
+        return cgv[k].xyz;
+    }
+    return mgv[k - M.cg_n].xyz;
+}
+
+fn vstore(k: u32, v: vec3<f32>) {
+    if (k < M.cg_n) {
+        cgv[k] = vec4<f32>(v, 0.0);
+    } else {
+        mgv[k - M.cg_n] = vec4<f32>(v, 0.0);
+    }
+}
+
+fn matf(k: u32) -> f32 {
+    return bitcast<f32>(mat[k]);
+}
+
+// Σ_j m_ij u_{base + j} over row i of the dispatch's matrix.
+fn row_dot(i: u32, base: u32) -> vec3<f32> {
+    var s = vec3<f32>(0.0);
+    let e1 = mat[M.m_ptr + i + 1u];
+    for (var e = mat[M.m_ptr + i]; e < e1; e++) {
+        s += vload(base + mat[M.m_col + e]) * matf(M.m_val + e);
+    }
+    return s;
+}
+
+// Whether the PCG has stopped (uniform in the workgroup).
+fn stopped(lid: u32) -> bool {
+    if (lid == 0u) {
+        wg_status = atomicLoad(&cg_state[0]);
+    }
+    return workgroupUniformLoad(&wg_status) != 0u;
+}
+
+// x = ωD⁻¹b, t = b − A(ωD⁻¹b).
+@compute @workgroup_size(WG)
+fn mg_down(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    if (stopped(lid)) { return; }
+    let i = gid.x;
+    if (i >= M.rows) { return; }
+    let b = vload(M.b + i);
+    var s = b;
+    let e1 = mat[M.m_ptr + i + 1u];
+    for (var e = mat[M.m_ptr + i]; e < e1; e++) {
+        let j = mat[M.m_col + e];
+        s -= vload(M.b + j) * (matf(M.m_val + e) * matf(M.wdinv + j));
+    }
+    vstore(M.x + i, b * matf(M.wdinv + i));
+    vstore(M.t + i, s);
+}
+
+// b_{l+1} = R t (rows of the next level).
+@compute @workgroup_size(WG)
+fn mg_restrict(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    if (stopped(lid)) { return; }
+    let c = gid.x;
+    if (c >= M.rows) { return; }
+    vstore(M.other + c, row_dot(c, M.t));
+}
+
+// The last level: x = A⁻¹b, the dense inverse row-major at m_val (when the hierarchy has one level, this
+// is level 0 and it writes the r·z partials like mg_post).
+@compute @workgroup_size(WG)
+fn mg_coarse(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+) {
+    if (stopped(lid)) { return; }
+    let i = gid.x;
+    var rz = 0.0;
+    if (i < M.rows) {
+        var s = vec3<f32>(0.0);
+        for (var k = 0u; k < M.rows; k++) {
+            s += vload(M.b + k) * matf(M.m_val + i * M.rows + k);
+        }
+        vstore(M.x + i, s);
+        rz = dot(vload(M.b + i), s);
+    }
+    write_rz(lid, wid.x, rz);
+}
+
+// t = x + P x_{l+1}.
+@compute @workgroup_size(WG)
+fn mg_up(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    if (stopped(lid)) { return; }
+    let i = gid.x;
+    if (i >= M.rows) { return; }
+    vstore(M.t + i, vload(M.x + i) + row_dot(i, M.other));
+}
+
+// x = t + ωD⁻¹(b − A t); on level 0 also the partials of r·z = b·x into slot M.slot.
+@compute @workgroup_size(WG)
+fn mg_post(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+) {
+    if (stopped(lid)) { return; }
+    let i = gid.x;
+    var rz = 0.0;
+    if (i < M.rows) {
+        let b = vload(M.b + i);
+        let x = vload(M.t + i) + (b - row_dot(i, M.t)) * matf(M.wdinv + i);
+        vstore(M.x + i, x);
+        rz = dot(b, x);
+    }
+    write_rz(lid, wid.x, rz);
+}
+
+// Level 0 (M.slot < 2): the workgroup's r·z into the PCG's partials slot, keeping its (r·r, b·b).
+fn write_rz(lid: u32, wid: u32, rz: f32) {
+    if (M.slot < 2u) {
+        let t = wg_reduce(lid, vec4<f32>(rz, 0.0, 0.0, 0.0));
+        if (lid == 0u) {
+            let k = M.slot * M.groups + wid;
+            let old = partials[k];
+            partials[k] = vec4<f32>(t.x, old.y, old.z, old.w);
+        }
+    }
+}

@@ -1,0 +1,416 @@
+//! Smoothed-aggregation algebraic multigrid (Vaněk, Mandel & Brezina 1996, "Algebraic multigrid by
+//! smoothed aggregation for second and fourth order elliptic problems") as the preconditioner of the
+//! `cg` global step of Liu's local/global method, in f64: the CPU twin of `shaders/multigrid.wgsl`.
+//!
+//! # Why
+//! Liu's global matrix A = M(1 + h d₀ + h² s) + h² L is constant, and on a 256×256 curtain its condition
+//! number is near 3e5. Jacobi-PCG with a small budget leaves the global step far from solved (300
+//! iterations per global step still sag 3.4% off the Cholesky path after 60 frames, `docs/BENCHMARKS.md`).
+//! A multigrid V-cycle treats the smooth, low-frequency error that Jacobi cannot, and it is built from
+//! sparse matrix-vector products, which is what a GPU does well. A is constant, so the hierarchy is
+//! built once (again when h changes).
+//!
+//! # The hierarchy
+//! Level 0 is A itself, assembled in particle order (⊗ I₃: one scalar matrix for x, y and z). Pinned
+//! particles are eliminated: their rows are empty and they belong to no aggregate, so every vector the
+//! V-cycle returns is 0 on them. Each level:
+//! - strength of connection: j is a strong neighbour of i when |a_ij| ≥ θ √(a_ii a_jj), θ = [`THETA`];
+//! - greedy aggregation (Vaněk et al. §3.1: root aggregates of whole strong neighbourhoods, then
+//!   attaching the rest to a neighbouring aggregate, then new aggregates for what is left);
+//! - the tentative prolongator P̂ (the constant on each aggregate, normalised) and the smoothed one
+//!   P = (I − ω D⁻¹A) P̂ with ω = 4/(3ρ), ρ ≈ ρ(D⁻¹A) by power iteration;
+//! - the Galerkin coarse matrix A_c = Pᵀ A P and R = Pᵀ.
+//!
+//! Coarsening stops at [`COARSE_ROWS`] rows or fewer; that level is solved by its dense inverse.
+//!
+//! # The V(1,1)-cycle, `z = B r` (symmetric, so it preconditions CG)
+//! On level l with right-hand side b (b₀ = r), smoothing weight ω_l = 4/(3ρ_l):
+//! - down: x = ω D⁻¹ b (one Jacobi sweep from 0) and t = b − A x;
+//! - restrict: b_{l+1} = R t; the coarser level returns its result z_{l+1};
+//! - up: x += P z_{l+1};
+//! - post: z_l = x + ω D⁻¹ (b − A x) (one Jacobi sweep).
+//!
+//! On the last level z = A⁻¹ b by the dense inverse. The GPU runs the same four kernels per level.
+
+use super::implicit::for_each_particle;
+use super::local_global::{entry_spring, LgParams};
+use super::{CpuModel, V3};
+use crate::error::{Error, Result};
+
+/// The strength threshold θ of the aggregation.
+pub const THETA: f64 = 0.08;
+/// Coarsening stops once a level has at most this many rows (solved by a dense inverse).
+pub const COARSE_ROWS: usize = 256;
+/// The most levels of a hierarchy.
+pub const MAX_LEVELS: usize = 10;
+/// Power iterations for ρ(D⁻¹A) per level.
+const RHO_ITERATIONS: usize = 20;
+
+/// A sparse matrix in compressed rows (columns sorted within each row).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Csr {
+    /// Columns.
+    pub cols: usize,
+    /// `rows + 1` offsets into `col` and `val`.
+    pub ptr: Vec<u32>,
+    /// Column of each entry.
+    pub col: Vec<u32>,
+    /// Value of each entry.
+    pub val: Vec<f64>,
+}
+
+impl Csr {
+    /// Rows.
+    pub fn rows(&self) -> usize {
+        self.ptr.len().saturating_sub(1)
+    }
+
+    /// Stored entries.
+    pub fn nnz(&self) -> usize {
+        self.col.len()
+    }
+
+    /// The entries of row i.
+    pub fn row(&self, i: usize) -> impl Iterator<Item = (usize, f64)> + '_ {
+        let r = self.ptr[i] as usize..self.ptr[i + 1] as usize;
+        self.col[r.clone()].iter().zip(&self.val[r]).map(|(&c, &v)| (c as usize, v))
+    }
+
+    /// Σ_j a_ij x_j.
+    #[inline]
+    pub fn row_dot(&self, i: usize, x: &[V3]) -> V3 {
+        let mut s = V3::zeros();
+        for (j, v) in self.row(i) {
+            s += x[j] * v;
+        }
+        s
+    }
+
+    /// The diagonal (0 where a row has no diagonal entry).
+    pub fn diag(&self) -> Vec<f64> {
+        (0..self.rows()).map(|i| self.row(i).find(|&(j, _)| j == i).map_or(0.0, |(_, v)| v)).collect()
+    }
+
+    /// Builds a matrix from rows of (column, value) pairs: sorted, duplicates summed.
+    pub fn from_rows(cols: usize, rows: impl IntoIterator<Item = Vec<(u32, f64)>>) -> Csr {
+        let mut m = Csr { cols, ptr: vec![0], ..Default::default() };
+        for mut r in rows {
+            r.sort_by_key(|e| e.0);
+            for (c, v) in r {
+                if m.col.len() > *m.ptr.last().unwrap_or(&0) as usize && m.col.last() == Some(&c) {
+                    *m.val.last_mut().expect("an entry") += v;
+                } else {
+                    m.col.push(c);
+                    m.val.push(v);
+                }
+            }
+            m.ptr.push(m.col.len() as u32);
+        }
+        m
+    }
+
+    /// The transpose.
+    pub fn transpose(&self) -> Csr {
+        let mut count = vec![0u32; self.cols + 1];
+        for &c in &self.col {
+            count[c as usize + 1] += 1;
+        }
+        for c in 0..self.cols {
+            count[c + 1] += count[c];
+        }
+        let mut next = count.clone();
+        let mut col = vec![0u32; self.nnz()];
+        let mut val = vec![0.0; self.nnz()];
+        for i in 0..self.rows() {
+            for (j, v) in self.row(i) {
+                let k = next[j] as usize;
+                col[k] = i as u32;
+                val[k] = v;
+                next[j] += 1;
+            }
+        }
+        Csr { cols: self.rows(), ptr: count, col, val }
+    }
+
+    /// The product self · b (Gustavson's row-by-row algorithm; columns sorted).
+    pub fn matmul(&self, b: &Csr) -> Csr {
+        let mut acc = vec![0.0; b.cols];
+        let mut seen = vec![u32::MAX; b.cols];
+        let mut cols: Vec<u32> = Vec::new();
+        let rows = (0..self.rows()).map(|i| {
+            cols.clear();
+            for (k, a) in self.row(i) {
+                for (j, v) in b.row(k) {
+                    if seen[j] != i as u32 {
+                        seen[j] = i as u32;
+                        acc[j] = 0.0;
+                        cols.push(j as u32);
+                    }
+                    acc[j] += a * v;
+                }
+            }
+            cols.iter().map(|&j| (j, acc[j as usize])).collect::<Vec<_>>()
+        });
+        let rows: Vec<Vec<(u32, f64)>> = rows.collect();
+        Csr::from_rows(b.cols, rows)
+    }
+}
+
+/// The global matrix A = M(1 + h d₀ + h² s) + h² L of `m` at `p.h` in particle order (Liu eq. 14, the
+/// operator of [`super::local_global::lg_apply`]): for a free i, a_ii = mᵢ(1 + h d₀ + h² s) + h² Σₑ kₑ
+/// and a_ij = −h² Σ k over the springs joining i to a free j; pinned rows and columns are empty.
+pub fn global_matrix(m: &CpuModel, p: &LgParams) -> Csr {
+    let h2 = p.h * p.h;
+    let rows = (0..m.n).map(|i| {
+        if m.inv_mass[i] == 0.0 {
+            return Vec::new();
+        }
+        let mut r = Vec::with_capacity(m.incidence.of(i).len() + 1);
+        let mut diag = m.mass[i] * p.mass_diag;
+        for &e in m.incidence.of(i) {
+            let (s, sign) = entry_spring(e);
+            let j = if sign > 0.0 { m.sb[s] } else { m.sa[s] };
+            diag += h2 * m.k[s];
+            if m.inv_mass[j as usize] != 0.0 && j as usize != i {
+                r.push((j, -h2 * m.k[s]));
+            }
+        }
+        r.push((i as u32, diag));
+        r
+    });
+    let rows: Vec<_> = rows.collect();
+    Csr::from_rows(m.n, rows)
+}
+
+/// One level of the hierarchy.
+#[derive(Clone, Debug, Default)]
+pub struct Level {
+    /// The level's matrix (level 0: the global matrix in particle order).
+    pub a: Csr,
+    /// ω/a_ii per row (0 on empty rows): the Jacobi sweep's weight, ω = 4/(3ρ(D⁻¹A)).
+    pub wdinv: Vec<f64>,
+    /// The prolongator to this level from the next (rows: this level; empty on the last level).
+    pub p: Csr,
+    /// The restriction Pᵀ (rows: the next level).
+    pub r: Csr,
+}
+
+/// The hierarchy and the V-cycle's working vectors.
+#[derive(Clone, Debug, Default)]
+pub struct Multigrid {
+    /// Levels, finest first; the last is solved by `coarse_inv`.
+    pub levels: Vec<Level>,
+    /// The dense inverse of the last level's matrix, row-major.
+    pub coarse_inv: Vec<f64>,
+    /// Per level: (b, x, t), the right-hand side, the iterate and the result/residual.
+    work: Vec<[Vec<V3>; 3]>,
+}
+
+/// The greedy aggregation of the rows of `a` with a nonzero diagonal (Vaněk et al. §3.1): the aggregate
+/// of each row (`u32::MAX` for empty rows) and the number of aggregates.
+pub fn aggregate(a: &Csr) -> (Vec<u32>, usize) {
+    let n = a.rows();
+    let d = a.diag();
+    let lists: Vec<Vec<usize>> = (0..n)
+        .map(|i| a.row(i).filter(|&(j, v)| j != i && d[j] > 0.0 && v.abs() >= THETA * (d[i] * d[j]).sqrt()).map(|(j, _)| j).collect())
+        .collect();
+    let strong = |i: usize| lists[i].iter().copied();
+    const NONE: u32 = u32::MAX;
+    let mut agg = vec![NONE; n];
+    let mut count = 0u32;
+    // 1: roots whose whole strong neighbourhood is free
+    for i in 0..n {
+        if d[i] <= 0.0 || agg[i] != NONE || strong(i).any(|j| agg[j] != NONE) {
+            continue;
+        }
+        agg[i] = count;
+        for j in strong(i) {
+            agg[j] = count;
+        }
+        count += 1;
+    }
+    // 2: the rest join a neighbouring aggregate of pass 1 (the strongest connection)
+    let first = agg.clone();
+    for i in 0..n {
+        if d[i] <= 0.0 || agg[i] != NONE {
+            continue;
+        }
+        let best = a.row(i).filter(|&(j, _)| first[j] != NONE && lists[i].contains(&j)).max_by(|x, y| x.1.abs().total_cmp(&y.1.abs()));
+        if let Some((j, _)) = best {
+            agg[i] = first[j];
+        }
+    }
+    // 3: what is left forms aggregates with its unaggregated strong neighbours
+    for i in 0..n {
+        if d[i] <= 0.0 || agg[i] != NONE {
+            continue;
+        }
+        agg[i] = count;
+        for j in strong(i) {
+            if agg[j] == NONE {
+                agg[j] = count;
+            }
+        }
+        count += 1;
+    }
+    (agg, count as usize)
+}
+
+/// ρ(D⁻¹A) by power iteration from a fixed start (rows with a zero diagonal are left out).
+fn rho_dinv_a(a: &Csr, dinv: &[f64]) -> f64 {
+    let n = a.rows();
+    let mut x: Vec<f64> = (0..n).map(|i| if dinv[i] > 0.0 { 1.0 + ((i * 7919) % 17) as f64 / 17.0 } else { 0.0 }).collect();
+    let mut y = vec![0.0; n];
+    let mut rho = 0.0;
+    for _ in 0..RHO_ITERATIONS {
+        let norm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if norm == 0.0 {
+            return 1.0;
+        }
+        for (i, yi) in y.iter_mut().enumerate() {
+            *yi = dinv[i] * a.row(i).map(|(j, v)| v * x[j]).sum::<f64>() / norm;
+        }
+        rho = y.iter().map(|v| v * v).sum::<f64>().sqrt();
+        std::mem::swap(&mut x, &mut y);
+    }
+    rho
+}
+
+impl Multigrid {
+    /// The hierarchy of Liu's global matrix of `m` at `p.h` (see the module doc).
+    pub fn for_global(m: &CpuModel, p: &LgParams) -> Result<Self> {
+        Multigrid::new(global_matrix(m, p))
+    }
+
+    /// The hierarchy of a symmetric positive definite matrix `a0` (rows with no diagonal entry are
+    /// eliminated rows: the V-cycle returns 0 there).
+    pub fn new(a0: Csr) -> Result<Self> {
+        let mut levels = Vec::new();
+        let mut a = a0;
+        loop {
+            let d = a.diag();
+            let dinv: Vec<f64> = d.iter().map(|&v| if v > 0.0 { 1.0 / v } else { 0.0 }).collect();
+            let omega = 4.0 / (3.0 * rho_dinv_a(&a, &dinv).max(1e-12));
+            let wdinv: Vec<f64> = dinv.iter().map(|v| v * omega).collect();
+            let live = d.iter().filter(|&&v| v > 0.0).count();
+            if live <= COARSE_ROWS || levels.len() + 1 == MAX_LEVELS {
+                levels.push(Level { a, wdinv, ..Default::default() });
+                break;
+            }
+            let (agg, nc) = aggregate(&a);
+            if nc == 0 || nc * 10 > live * 9 {
+                // no useful coarsening (e.g. no strong connections): stop here
+                levels.push(Level { a, wdinv, ..Default::default() });
+                break;
+            }
+            // the tentative prolongator: the normalised constant on each aggregate
+            let mut size = vec![0.0f64; nc];
+            for &c in &agg {
+                if c != u32::MAX {
+                    size[c as usize] += 1.0;
+                }
+            }
+            let tent =
+                Csr::from_rows(nc, agg.iter().map(|&c| if c == u32::MAX { Vec::new() } else { vec![(c, 1.0 / size[c as usize].sqrt())] }));
+            // P = (I − ω D⁻¹ A) P̂
+            let ap = a.matmul(&tent);
+            let p = Csr::from_rows(
+                nc,
+                (0..a.rows()).map(|i| {
+                    let mut row: Vec<(u32, f64)> = ap.row(i).map(|(c, v)| (c as u32, -wdinv[i] * v)).collect();
+                    row.extend(tent.row(i).map(|(c, v)| (c as u32, v)));
+                    row
+                }),
+            );
+            let r = p.transpose();
+            let coarse = r.matmul(&a.matmul(&p));
+            levels.push(Level { a, wdinv, p, r });
+            a = coarse;
+        }
+        let last = levels.last().expect("one level at least");
+        let nc = last.a.rows();
+        let mut dense = nalgebra::DMatrix::<f64>::zeros(nc, nc);
+        let mut empty = Vec::new();
+        for i in 0..nc {
+            let mut any = false;
+            for (j, v) in last.a.row(i) {
+                dense[(i, j)] = v;
+                any = true;
+            }
+            if !any {
+                dense[(i, i)] = 1.0;
+                empty.push(i);
+            }
+        }
+        let chol = dense.cholesky().ok_or_else(|| {
+            Error::Solver(format!("multigrid: the coarsest matrix ({nc}×{nc}) is not positive definite (is every mass > 0?)"))
+        })?;
+        let mut inv = chol.inverse();
+        for &i in &empty {
+            inv[(i, i)] = 0.0;
+        }
+        let coarse_inv = (0..nc * nc).map(|k| inv[(k / nc, k % nc)]).collect();
+        let work = levels.iter().map(|l| [0, 1, 2].map(|_| vec![V3::zeros(); l.a.rows()])).collect();
+        Ok(Multigrid { levels, coarse_inv, work })
+    }
+
+    /// Rows per level.
+    pub fn sizes(&self) -> Vec<usize> {
+        self.levels.iter().map(|l| l.a.rows()).collect()
+    }
+
+    /// Operator complexity: stored entries of all levels' matrices over those of level 0.
+    pub fn complexity(&self) -> f64 {
+        let total: usize = self.levels.iter().map(|l| l.a.nnz()).sum();
+        total as f64 / self.levels[0].a.nnz().max(1) as f64
+    }
+
+    /// z = B r, one V(1,1)-cycle (see the module doc); z is 0 on eliminated rows. Each level's result is
+    /// left in its x; t is the residual going down and x + P z_{l+1} coming up.
+    pub fn apply(&mut self, r: &[V3], z: &mut [V3]) {
+        let nl = self.levels.len();
+        self.work[0][0].copy_from_slice(r);
+        for l in 0..nl - 1 {
+            let lv = &self.levels[l];
+            let (fine, coarse) = self.work.split_at_mut(l + 1);
+            let [b, x, t] = &mut fine[l];
+            // down: x = ωD⁻¹b, t = b − A x (the neighbours' x formed on the fly)
+            for_each_particle(x, |i| b[i] * lv.wdinv[i]);
+            for_each_particle(t, |i| {
+                let mut s = b[i];
+                for (j, v) in lv.a.row(i) {
+                    s -= b[j] * (v * lv.wdinv[j]);
+                }
+                s
+            });
+            // restrict: b_{l+1} = R t
+            let t = &*t;
+            for_each_particle(&mut coarse[0][0], |c| lv.r.row_dot(c, t));
+        }
+        {
+            // the last level: x = A⁻¹ b
+            let nc = self.levels[nl - 1].a.rows();
+            let inv = &self.coarse_inv;
+            let [b, x, _] = &mut self.work[nl - 1];
+            for_each_particle(x, |i| {
+                let mut s = V3::zeros();
+                for (k, bk) in b.iter().enumerate() {
+                    s += bk * inv[i * nc + k];
+                }
+                s
+            });
+        }
+        for l in (0..nl - 1).rev() {
+            let lv = &self.levels[l];
+            let (fine, coarse) = self.work.split_at_mut(l + 1);
+            let zc = &coarse[0][1];
+            let [b, x, t] = &mut fine[l];
+            // up: t = x + P z_{l+1}
+            for_each_particle(t, |i| x[i] + lv.p.row_dot(i, zc));
+            // post: x = t + ωD⁻¹(b − A t)
+            let t = &*t;
+            for_each_particle(x, |i| t[i] + (b[i] - lv.a.row_dot(i, t)) * lv.wdinv[i]);
+        }
+        z.copy_from_slice(&self.work[0][1]);
+    }
+}

@@ -1,0 +1,215 @@
+//! Pipelines of `shaders/multigrid.wgsl` and the buffers of one hierarchy: the smoothed-aggregation
+//! V(1,1)-cycle that preconditions the PCG of Liu's `cg` global step, the twin of
+//! [`crate::cpu::multigrid::Multigrid::apply`].
+//!
+//! The hierarchy is built on the CPU in f64 ([`Multigrid::for_global`]) once per step size and uploaded
+//! in f32: [`MultigridData`] holds its matrices, the coarse levels' vectors and one [`MgPass`] per
+//! dispatch. A V-cycle is recorded into the PCG's compute pass after `pcg_begin` and after every
+//! `pcg_update` ([`MultigridData::encode`]); nothing is read back.
+
+use super::layout::{groups, MgPass, CG_VECTORS, KERNEL_WGSL, MULTIGRID_WGSL};
+use super::pipelines::{bind, build_groups, storage};
+use super::state::GpuState;
+use crate::cpu::multigrid::{Csr, Multigrid};
+
+/// The multigrid kernels and their layouts.
+pub struct MultigridPipelines {
+    /// Group 0: (mat, cgv, mgv, partials, cg_state).
+    pub layout: wgpu::BindGroupLayout,
+    /// Group 1: `MgPass` at a dynamic offset.
+    pub pass_layout: wgpu::BindGroupLayout,
+    /// `mg_down`, `mg_restrict`, `mg_coarse`, `mg_up`, `mg_post`.
+    kernels: [wgpu::ComputePipeline; 5],
+}
+
+/// One kernel of the V-cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kernel {
+    Down = 0,
+    Restrict = 1,
+    Coarse = 2,
+    Up = 3,
+    Post = 4,
+}
+
+impl MultigridPipelines {
+    /// Compiles the kernels.
+    pub fn new(device: &wgpu::Device) -> Self {
+        let data = [storage(0, true), storage(1, false), storage(2, false), storage(3, false), storage(4, false)];
+        let pass = [wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: true,
+                min_binding_size: wgpu::BufferSize::new(std::mem::size_of::<MgPass>() as u64),
+            },
+            count: None,
+        }];
+        let eps = ["mg_down", "mg_restrict", "mg_coarse", "mg_up", "mg_post"];
+        let (mut layouts, p) = build_groups(device, "springsim.multigrid", KERNEL_WGSL[MULTIGRID_WGSL].1, &[&data, &pass], &eps);
+        let pass_layout = layouts.pop().expect("two groups");
+        let layout = layouts.pop().expect("two groups");
+        let kernels: [wgpu::ComputePipeline; 5] = p.try_into().unwrap_or_else(|_| unreachable!("five entry points"));
+        MultigridPipelines { layout, pass_layout, kernels }
+    }
+}
+
+/// One hierarchy on the GPU: its matrices (f32), the coarse levels' vectors, and the per-dispatch
+/// uniforms with the V-cycle's dispatch list for each partials slot.
+pub struct MultigridData {
+    /// The matrices and ω/a_ii, as words.
+    pub mat: wgpu::Buffer,
+    /// The vectors (b, x, t) of levels 1 and coarser.
+    pub mgv: wgpu::Buffer,
+    /// The `MgPass` entries.
+    pub passes: wgpu::Buffer,
+    group: wgpu::BindGroup,
+    pass_group: wgpu::BindGroup,
+    /// Per slot (r·z written to partials slot 0 or 1): (kernel, dynamic offset, workgroups).
+    plan: [Vec<(Kernel, u32, u32)>; 2],
+    /// Rows per level.
+    pub sizes: Vec<usize>,
+}
+
+fn push_f32(words: &mut Vec<u32>, v: impl IntoIterator<Item = f64>) -> u32 {
+    let at = words.len() as u32;
+    words.extend(v.into_iter().map(|x| (x as f32).to_bits()));
+    at
+}
+
+/// Appends a CSR matrix: (offsets, columns, values).
+fn push_csr(words: &mut Vec<u32>, m: &Csr) -> [u32; 3] {
+    let ptr = words.len() as u32;
+    words.extend_from_slice(&m.ptr);
+    let col = words.len() as u32;
+    words.extend_from_slice(&m.col);
+    let val = push_f32(words, m.val.iter().copied());
+    [ptr, col, val]
+}
+
+impl MultigridData {
+    /// Uploads `mg` for the PCG vectors of `st` (level 0 is the particles: b = r, x = z, t = Ap).
+    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, pipes: &MultigridPipelines, st: &GpuState, mg: &Multigrid) -> Self {
+        let n = st.n as u32;
+        let cg_n = CG_VECTORS as u32 * n;
+        let pcg_groups = groups(st.n);
+        let nl = mg.levels.len();
+        let mut words: Vec<u32> = Vec::new();
+        // per level: A, ω/a_ii, P, R; vectors (b, x, t)
+        let mut a = Vec::new();
+        let mut wd = Vec::new();
+        let mut pr = Vec::new();
+        let mut vecs = Vec::new();
+        let mut mgv_len = 0u32;
+        for (l, lv) in mg.levels.iter().enumerate() {
+            a.push(push_csr(&mut words, &lv.a));
+            wd.push(push_f32(&mut words, lv.wdinv.iter().copied()));
+            pr.push(if l + 1 < nl { [push_csr(&mut words, &lv.p), push_csr(&mut words, &lv.r)] } else { [[0; 3]; 2] });
+            let rows = lv.a.rows() as u32;
+            vecs.push(if l == 0 {
+                // the PCG's r, z and Ap (pcg.wgsl's SEG_R, SEG_Z, SEG_AP)
+                [0, n, 4 * n]
+            } else {
+                let base = cg_n + mgv_len;
+                mgv_len += 3 * rows;
+                [base, base + rows, base + 2 * rows]
+            });
+        }
+        let inv = push_f32(&mut words, mg.coarse_inv.iter().copied());
+        let stride = device.limits().min_uniform_buffer_offset_alignment.max(std::mem::size_of::<MgPass>() as u32);
+        let mut entries: Vec<MgPass> = Vec::new();
+        let mut plan: [Vec<(Kernel, u32, u32)>; 2] = [Vec::new(), Vec::new()];
+        let base = MgPass { cg_n, groups: pcg_groups, slot: 2, ..Default::default() };
+        let mut add = |e: MgPass, k: Kernel, slots: &[usize], plan: &mut [Vec<(Kernel, u32, u32)>; 2]| {
+            let off = entries.len() as u32 * stride;
+            entries.push(e);
+            for &s in slots {
+                plan[s].push((k, off, groups(e.rows as usize)));
+            }
+        };
+        for l in 0..nl - 1 {
+            let rows = mg.levels[l].a.rows() as u32;
+            let [b, x, t] = vecs[l];
+            let [ap, ac, av] = a[l];
+            let e = MgPass { rows, m_ptr: ap, m_col: ac, m_val: av, wdinv: wd[l], b, x, t, ..base };
+            add(e, Kernel::Down, &[0, 1], &mut plan);
+            let [rp, rc, rv] = pr[l][1];
+            let e = MgPass { rows: mg.levels[l + 1].a.rows() as u32, m_ptr: rp, m_col: rc, m_val: rv, t, other: vecs[l + 1][0], ..base };
+            add(e, Kernel::Restrict, &[0, 1], &mut plan);
+        }
+        {
+            let l = nl - 1;
+            let [b, x, t] = vecs[l];
+            let e = MgPass { rows: mg.levels[l].a.rows() as u32, m_val: inv, b, x, t, ..base };
+            if l == 0 {
+                add(MgPass { slot: 0, ..e }, Kernel::Coarse, &[0], &mut plan);
+                add(MgPass { slot: 1, ..e }, Kernel::Coarse, &[1], &mut plan);
+            } else {
+                add(e, Kernel::Coarse, &[0, 1], &mut plan);
+            }
+        }
+        for l in (0..nl - 1).rev() {
+            let rows = mg.levels[l].a.rows() as u32;
+            let [b, x, t] = vecs[l];
+            let [pp, pc, pv] = pr[l][0];
+            let e = MgPass { rows, m_ptr: pp, m_col: pc, m_val: pv, b, x, t, other: vecs[l + 1][1], ..base };
+            add(e, Kernel::Up, &[0, 1], &mut plan);
+            let [ap, ac, av] = a[l];
+            let e = MgPass { rows, m_ptr: ap, m_col: ac, m_val: av, wdinv: wd[l], b, x, t, ..base };
+            if l == 0 {
+                add(MgPass { slot: 0, ..e }, Kernel::Post, &[0], &mut plan);
+                add(MgPass { slot: 1, ..e }, Kernel::Post, &[1], &mut plan);
+            } else {
+                add(e, Kernel::Post, &[0, 1], &mut plan);
+            }
+        }
+        let mut bytes = vec![0u8; entries.len() * stride as usize];
+        for (k, e) in entries.iter().enumerate() {
+            let o = k * stride as usize;
+            bytes[o..o + std::mem::size_of::<MgPass>()].copy_from_slice(bytemuck::bytes_of(e));
+        }
+        let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
+            device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: size.max(16), usage, mapped_at_creation: false })
+        };
+        let mat = buffer("springsim.mg_mat", words.len() as u64 * 4, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST);
+        queue.write_buffer(&mat, 0, bytemuck::cast_slice(&words));
+        let mgv = buffer(
+            "springsim.mgv",
+            mgv_len as u64 * 16,
+            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+        );
+        let passes = buffer("springsim.mg_pass", bytes.len() as u64, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
+        queue.write_buffer(&passes, 0, &bytes);
+        let group = bind(device, &pipes.layout, "springsim.multigrid", &[&mat, &st.cgv, &mgv, &st.cg_partials, &st.cg_state]);
+        let pass_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("springsim.mg_pass"),
+            layout: &pipes.pass_layout,
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: &passes,
+                    offset: 0,
+                    size: wgpu::BufferSize::new(std::mem::size_of::<MgPass>() as u64),
+                }),
+            }],
+        });
+        MultigridData { mat, mgv, passes, group, pass_group, plan, sizes: mg.sizes() }
+    }
+
+    /// Records one V-cycle z = B r into `pass`, its r·z partials into the PCG's `slot` (0 after
+    /// `pcg_begin`, 1 − q after `pcg_update` of parity q). The caller rebinds its own groups afterwards.
+    pub fn encode(&self, pass: &mut wgpu::ComputePass, pipes: &MultigridPipelines, slot: usize) {
+        pass.set_bind_group(0, &self.group, &[]);
+        for &(k, offset, count) in &self.plan[slot] {
+            pass.set_bind_group(1, &self.pass_group, &[offset]);
+            pass.set_pipeline(&pipes.kernels[k as usize]);
+            pass.dispatch_workgroups(count, 1, 1);
+        }
+    }
+
+    /// Dispatches per V-cycle.
+    pub fn dispatches(&self) -> usize {
+        self.plan[0].len()
+    }
+}

@@ -1,0 +1,213 @@
+//! The smoothed-aggregation multigrid preconditioner of Liu's `cg` global step (`cpu::multigrid`, f64):
+//! the hierarchy, the V-cycle as a symmetric positive definite operator, the iterations it saves, and the
+//! precision it buys over Jacobi at the same budget. Figures print with `--nocapture`.
+
+use springsim::cpu::implicit::{pcg_solve, pcg_solve_with, CgWork};
+use springsim::cpu::local_global::{lg_apply, lg_inv_diag, lg_residual, GlobalCholesky, LgParams, LocalGlobal};
+use springsim::cpu::multigrid::{aggregate, global_matrix, Csr, Multigrid, COARSE_ROWS};
+use springsim::cpu::{CpuModel, CpuSimulator, V3};
+use springsim::{GlobalSolve, Method, Preconditioner, Simulator, StepSettings};
+
+const H: f64 = 1.0 / 30.0;
+
+fn hash01(k: u64) -> f64 {
+    let mut z = k.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+}
+
+fn random(n: usize, seed: u64) -> Vec<V3> {
+    (0..n).map(|i| V3::new(hash01(seed + 3 * i as u64), hash01(seed + 3 * i as u64 + 1), hash01(seed + 3 * i as u64 + 2))).collect()
+}
+
+fn dot(a: &[V3], b: &[V3]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x.dot(y)).sum()
+}
+
+/// The curtain after `frames` frames of local/global (Cholesky): a swinging state.
+fn swinging(n: usize, frames: usize) -> (CpuModel, Vec<V3>, Vec<V3>) {
+    let model = springsim::model::curtain(n, None).unwrap();
+    let mut sim = CpuSimulator::new(&model, Method::LocalGlobal, StepSettings::default()).unwrap();
+    for _ in 0..frames {
+        sim.step_frame().unwrap();
+    }
+    let (x, v) = sim.read_state().unwrap();
+    let cm = CpuModel::new(&model).unwrap();
+    let to = |a: &[[f64; 3]]| a.iter().map(|p| V3::from(*p)).collect::<Vec<_>>();
+    (cm, to(&x), to(&v))
+}
+
+#[test]
+fn sparse_products_match_dense_ones() {
+    // a 4×3 and a 3×4 with duplicates in the input rows (summed) and an empty row
+    let a = Csr::from_rows(3, [vec![(2, 1.0), (0, 2.0), (2, 0.5)], vec![], vec![(1, -1.0)], vec![(0, 3.0), (1, 4.0)]]);
+    assert_eq!(a.ptr, vec![0, 2, 2, 3, 5]);
+    assert_eq!(a.col, vec![0, 2, 1, 0, 1]);
+    assert_eq!(a.val, vec![2.0, 1.5, -1.0, 3.0, 4.0]);
+    let dense = |m: &Csr| {
+        let mut d = vec![vec![0.0; m.cols]; m.rows()];
+        for (i, row) in d.iter_mut().enumerate() {
+            for (j, v) in m.row(i) {
+                row[j] += v;
+            }
+        }
+        d
+    };
+    let at = a.transpose();
+    let (da, dat) = (dense(&a), dense(&at));
+    for i in 0..4 {
+        for j in 0..3 {
+            assert_eq!(da[i][j], dat[j][i]);
+        }
+    }
+    let p = a.matmul(&at);
+    let dp = dense(&p);
+    for i in 0..4 {
+        for j in 0..4 {
+            let want: f64 = (0..3).map(|k| da[i][k] * da[j][k]).sum();
+            assert_eq!(dp[i][j], want, "({i}, {j})");
+        }
+    }
+}
+
+#[test]
+fn hierarchy_coarsens_the_curtain_and_leaves_pins_out() {
+    let (cm, _, _) = swinging(81, 0);
+    let p = LgParams::new(&cm, H);
+    let a = global_matrix(&cm, &p);
+    // the assembled matrix is the operator lg_apply uses
+    let u = random(cm.n, 11);
+    let mut au = vec![V3::zeros(); cm.n];
+    lg_apply(&cm, &p, &u, &mut au);
+    let pinned: Vec<usize> = (0..cm.n).filter(|&i| cm.inv_mass[i] == 0.0).collect();
+    let mut max = 0.0f64;
+    for i in 0..cm.n {
+        let mut s = V3::zeros();
+        for (j, v) in a.row(i) {
+            s += u[j] * v;
+        }
+        max = max.max((s - au[i]).norm() / au[i].norm().max(1e-300));
+    }
+    assert!(max < 1e-13, "assembled A vs lg_apply: {max:e}");
+    let (agg, nc) = aggregate(&a);
+    assert!(pinned.iter().all(|&i| agg[i] == u32::MAX), "a pinned particle was aggregated");
+    assert!((0..cm.n).filter(|&i| cm.inv_mass[i] != 0.0).all(|i| (agg[i] as usize) < nc), "a free particle was left out");
+    let mg = Multigrid::new(a).unwrap();
+    let sizes = mg.sizes();
+    println!("81x81 curtain: levels {sizes:?}, operator complexity {:.2}", mg.complexity());
+    assert!(sizes.len() >= 3, "{sizes:?}");
+    assert!(*sizes.last().unwrap() <= COARSE_ROWS);
+    assert!(sizes.windows(2).all(|w| w[1] * 4 < w[0]), "each level at least 4× smaller: {sizes:?}");
+    assert!(mg.complexity() < 3.0);
+}
+
+#[test]
+fn v_cycle_is_symmetric_positive_definite_and_zero_on_pins() {
+    let (cm, _, _) = swinging(41, 0);
+    let p = LgParams::new(&cm, H);
+    let mut mg = Multigrid::for_global(&cm, &p).unwrap();
+    let mask = |mut v: Vec<V3>| {
+        for i in 0..cm.n {
+            if cm.inv_mass[i] == 0.0 {
+                v[i] = V3::zeros();
+            }
+        }
+        v
+    };
+    let (u, w) = (mask(random(cm.n, 1)), mask(random(cm.n, 2)));
+    let (mut bu, mut bw) = (vec![V3::zeros(); cm.n], vec![V3::zeros(); cm.n]);
+    mg.apply(&u, &mut bu);
+    mg.apply(&w, &mut bw);
+    let (a, b) = (dot(&w, &bu), dot(&u, &bw));
+    println!("w·Bu = {a:.15e}, u·Bw = {b:.15e}, u·Bu = {:.6e}", dot(&u, &bu));
+    assert!((a - b).abs() <= 1e-12 * a.abs().max(b.abs()), "B is not symmetric: {a} vs {b}");
+    assert!(dot(&u, &bu) > 0.0 && dot(&w, &bw) > 0.0);
+    for i in 0..cm.n {
+        if cm.inv_mass[i] == 0.0 {
+            assert_eq!(bu[i], V3::zeros(), "pinned particle {i}");
+        }
+    }
+}
+
+#[test]
+fn multigrid_cg_needs_a_fraction_of_jacobis_iterations() {
+    let (cm, q, v) = swinging(81, 8);
+    let p = LgParams::new(&cm, H);
+    // one global step's system at a swinging state: A δ = r at x = y with fresh directions
+    let mut lg = LocalGlobal::new(&cm, H, GlobalSolve::Cholesky, 0.0, 1).unwrap();
+    let mut x = vec![V3::zeros(); cm.n];
+    lg.begin(&cm, &q, &v, &mut x);
+    lg.local(&cm, &x);
+    let mut r = vec![V3::zeros(); cm.n];
+    lg_residual(&cm, &p, lg.y(), lg.d(), &x, &mut r);
+    let mut exact = vec![V3::zeros(); cm.n];
+    GlobalCholesky::new(&cm, &p).unwrap().solve(&r, &mut exact).unwrap();
+    let mut inv_diag = vec![V3::zeros(); cm.n];
+    lg_inv_diag(&cm, &p, &mut inv_diag);
+    let mut mg = Multigrid::for_global(&cm, &p).unwrap();
+    let mut w = CgWork::default();
+    let err = |d: &[V3]| {
+        d.iter().zip(&exact).map(|(a, b)| (a - b).norm_squared()).sum::<f64>().sqrt()
+            / exact.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt()
+    };
+    let mut dj = vec![V3::zeros(); cm.n];
+    let jac = pcg_solve(|u, o| lg_apply(&cm, &p, u, o), &inv_diag, &r, &mut dj, 1e-8, 5000, &mut w).unwrap();
+    let mut dm = vec![V3::zeros(); cm.n];
+    let mgr = pcg_solve_with(|u, o| lg_apply(&cm, &p, u, o), |a, z| mg.apply(a, z), &r, &mut dm, 1e-8, 5000, &mut w).unwrap();
+    println!(
+        "81x81 global step to a relative residual of 1e-8: Jacobi-PCG {} iterations (error {:.1e}), multigrid-PCG {} (error {:.1e})",
+        jac.iterations,
+        err(&dj),
+        mgr.iterations,
+        err(&dm)
+    );
+    assert!(err(&dm) < 1e-6 && err(&dj) < 1e-5);
+    assert!(mgr.iterations * 10 < jac.iterations, "multigrid {} vs Jacobi {}", mgr.iterations, jac.iterations);
+    // five iterations, the budget the precision checks use
+    let mut d5 = vec![V3::zeros(); cm.n];
+    pcg_solve_with(|u, o| lg_apply(&cm, &p, u, o), |a, z| mg.apply(a, z), &r, &mut d5, 0.0, 5, &mut w).unwrap();
+    let mut j5 = vec![V3::zeros(); cm.n];
+    pcg_solve(|u, o| lg_apply(&cm, &p, u, o), &inv_diag, &r, &mut j5, 0.0, 5, &mut w).unwrap();
+    println!("five iterations: multigrid error {:.1e}, Jacobi {:.1e}", err(&d5), err(&j5));
+    assert!(err(&d5) < 1e-2 && err(&j5) > 10.0 * err(&d5));
+}
+
+/// The precision the issue asks of the GPU paths, on the f64 twin: after 30 frames of the 41×41 curtain,
+/// `cg` with the multigrid preconditioner and 5 iterations per global step sags within 0.1% of
+/// `cholesky`; Jacobi at the same budget does not reach 2% (so the check can fail).
+#[test]
+fn multigrid_cg_sags_like_cholesky_at_a_small_budget() {
+    let model = springsim::model::curtain(41, None).unwrap();
+    let sag = |global, budget, precond| {
+        let s = StepSettings { global, global_iterations: budget, preconditioner: precond, ..StepSettings::default() };
+        let mut sim = CpuSimulator::new(&model, Method::LocalGlobal, s).unwrap();
+        for _ in 0..30 {
+            sim.step_frame().unwrap();
+        }
+        sim.read_state().unwrap().0.iter().map(|p| p[1]).fold(f64::INFINITY, f64::min)
+    };
+    let chol = sag(GlobalSolve::Cholesky, 1, Preconditioner::Jacobi);
+    let mg = sag(GlobalSolve::Cg, 5, Preconditioner::Multigrid);
+    let jac = sag(GlobalSolve::Cg, 5, Preconditioner::Jacobi);
+    let rel = |s: f64| (s - chol).abs() / chol.abs();
+    println!("41x41, 30 frames: sag cholesky {chol:.6}, cg/5 multigrid {mg:.6} ({:.1e}), cg/5 jacobi {jac:.6} ({:.1e})", rel(mg), rel(jac));
+    assert!(rel(mg) < 1e-3, "multigrid {mg} vs cholesky {chol}");
+    assert!(rel(jac) > 0.02, "jacobi {jac} vs cholesky {chol}");
+}
+
+#[test]
+fn multigrid_is_refused_where_it_does_not_apply() {
+    let model = springsim::model::curtain(11, None).unwrap();
+    for (method, global) in [
+        (Method::LocalGlobal, GlobalSolve::Chebyshev),
+        (Method::LocalGlobal, GlobalSolve::Cholesky),
+        (Method::ImplicitEuler, GlobalSolve::Cg),
+    ] {
+        let s = StepSettings { global, preconditioner: Preconditioner::Multigrid, ..StepSettings::default() };
+        let e = CpuSimulator::new(&model, method, s).and_then(|mut sim| sim.step_frame().map(|_| ()));
+        let msg = e.expect_err("multigrid with a solver it does not fit").to_string();
+        assert!(msg.contains("preconditioner") && msg.contains("multigrid"), "{msg}");
+    }
+    assert!(Preconditioner::parse("ilu").unwrap_err().to_string().contains("jacobi, multigrid"));
+}
