@@ -193,6 +193,30 @@ fn lg_chebyshev(@builtin(global_invocation_id) gid: vec3<u32>) {
     lgv[((K.k + 1u) % 3u) * n + i] = vec4<f32>((hat - prev) * K.omega + prev, 0.0);
 }
 
+// Chebyshev on the multigrid-preconditioned iteration (twin: cpu::local_global::chebyshev_solve_with),
+// first half: s = r − A δ_k into the PCG's p0 (unused by this solver), the V-cycle's right-hand side.
+@compute @workgroup_size(WG)
+fn lg_cheb_residual(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= L.n) { return; }
+    let cur = K.k % 3u;
+    let ad = lg_apply(i, lgv[cur * L.n + i].xyz, cur);
+    cgv[seg(SEG_P, i)] = vec4<f32>(cgv[seg(SEG_R, i)].xyz - ad, 0.0);
+}
+
+// Second half, after the V-cycle left z = B s in the PCG's z: δ̂ = δ_k + z, δ_{k+1} = ω_{k+1}(δ̂ − δ_{k−1})
+// + δ_{k−1}, in the slots of lg_chebyshev.
+@compute @workgroup_size(WG)
+fn lg_cheb_combine(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    let n = L.n;
+    if (i >= n) { return; }
+    let dk = lgv[(K.k % 3u) * n + i].xyz;
+    let prev = lgv[((K.k + 2u) % 3u) * n + i].xyz;
+    let hat = dk + cgv[seg(SEG_Z, i)].xyz;
+    lgv[((K.k + 1u) % 3u) * n + i] = vec4<f32>((hat - prev) * K.omega + prev, 0.0);
+}
+
 // x_{k+1} = x_k + δ, δ from Chebyshev slot K.slot or (3) the PCG's solution, which the Cholesky path
 // uploads into. Pinned particles are not touched.
 @compute @workgroup_size(WG)

@@ -13,7 +13,9 @@
 // Level 0 works in the PCG's vectors: b = r, x = z (the result), t = Ap (free between pcg_update and the
 // next pcg_matvec). On level 0, mg_post also writes the partial sums of r·z into the PCG's slot, keeping
 // the (r·r, b·b) that pcg_begin or pcg_update wrote there (the same workgroups, so the same partials).
-// Once the PCG has stopped (status word ≠ 0) every kernel is a no-op.
+// Once the PCG has stopped (status word ≠ 0) every kernel is a no-op. For Chebyshev (no PCG, MgPass.gate
+// = 0) level 0's b is the PCG's p0 instead (lg_cheb_residual writes s = r − Aδ there) and no partials are
+// written.
 //
 // Matrices live in `mat` as words: CSR offsets (rows + 1, relative to the column array), columns, and
 // values as f32 bits; the dense inverse is row-major f32 bits. Vectors are addressed in one index space:
@@ -33,7 +35,7 @@ struct MgPass {
     cg_n: u32,    // vectors below this index are in cgv
     slot: u32,    // mg_post on level 0: the partials slot of r·z; 2: none
     groups: u32,  // the PCG's workgroups (partials per slot)
-    _pad0: u32,
+    gate: u32,    // 1: a no-op once the PCG has stopped (preconditioning the PCG); 0: always (Chebyshev)
     _pad1: u32,
     _pad2: u32,
     _pad3: u32,
@@ -77,8 +79,11 @@ fn row_dot(i: u32, base: u32) -> vec3<f32> {
     return s;
 }
 
-// Whether the PCG has stopped (uniform in the workgroup).
+// Whether the PCG this V-cycle preconditions has stopped (uniform in the workgroup); never for Chebyshev.
 fn stopped(lid: u32) -> bool {
+    if (M.gate == 0u) {
+        return false;
+    }
     if (lid == 0u) {
         wg_status = atomicLoad(&cg_state[0]);
     }

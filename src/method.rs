@@ -167,7 +167,7 @@ impl GlobalSolve {
     }
 }
 
-/// The preconditioner of the `cg` global step of local/global.
+/// The preconditioner of the iterative global steps of local/global (`cg`, `chebyshev`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Preconditioner {
     /// 1/A_ii (Kauppila §4.2): free to build and to apply; slow on large, stiff cloth (the global
@@ -201,13 +201,13 @@ impl Preconditioner {
     }
 
     /// An error unless this preconditioner fits the method and its solver setting: multigrid
-    /// preconditions local/global's `cg` global step only, whose matrix is constant (implicit Euler's
-    /// changes every step, and Chebyshev's weights are those of the Jacobi iteration). The methods without
-    /// a linear solve ignore it, as they ignore `global`.
+    /// preconditions local/global's iterative global steps (`cg`, and `chebyshev`, whose iteration it
+    /// becomes), whose matrix is constant; not implicit Euler's, which changes every step, nor Cholesky.
+    /// The methods without a linear solve ignore it, as they ignore `global`.
     pub fn check(self, method: Method, global: GlobalSolve) -> Result<()> {
         let fits = match (self, method) {
             (Preconditioner::Jacobi, _) => true,
-            (Preconditioner::Multigrid, Method::LocalGlobal) => global.resolve(method)? == GlobalSolve::Cg,
+            (Preconditioner::Multigrid, Method::LocalGlobal) => matches!(global.resolve(method)?, GlobalSolve::Cg | GlobalSolve::Chebyshev),
             (Preconditioner::Multigrid, Method::ImplicitEuler) => false,
             (Preconditioner::Multigrid, _) => true,
         };
@@ -217,7 +217,11 @@ impl Preconditioner {
             Err(Error::param(
                 "preconditioner",
                 self.name(),
-                format!("multigrid preconditions local-global with --global cg only (here: {} with {})", method.name(), global.name()),
+                format!(
+                    "multigrid preconditions local-global with --global cg or chebyshev only (here: {} with {})",
+                    method.name(),
+                    global.name()
+                ),
             ))
         }
     }

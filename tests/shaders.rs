@@ -5,8 +5,8 @@ use naga::proc::Layouter;
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use naga::{Module, ShaderStage, TypeInner};
 use springsim::gpu::layout::{
-    compose, CgPass, CollideInfo, GpuCollider, GpuNbr, GpuParams, ImplicitParams, LeuPass, LgConsts, LgPass, COLLIDE_WGSL, IMPLICIT_WGSL,
-    KERNEL_WGSL, LOCAL_GLOBAL_WGSL, SHARED_WGSL, WORKGROUP_SIZE,
+    compose, CgPass, CollideInfo, GpuCollider, GpuNbr, GpuParams, ImplicitParams, LeuPass, LgConsts, LgPass, MgPass, COLLIDE_WGSL,
+    IMPLICIT_WGSL, KERNEL_WGSL, LOCAL_GLOBAL_WGSL, MULTIGRID_WGSL, SHARED_WGSL, WORKGROUP_SIZE,
 };
 use std::mem::{offset_of, size_of};
 
@@ -183,7 +183,44 @@ fn struct_layouts_match_rust() {
         assert_eq!(offset_of_member(&m, "LgPass", name) as usize, off, "LgPass.{name} offset");
     }
     // the kernels carry the CPU twins' names
-    for ep in ["lg_inertia", "lg_local", "lg_residual", "lg_chebyshev", "lg_advance", "lg_velocity", "lg_report"] {
+    for ep in [
+        "lg_inertia",
+        "lg_local",
+        "lg_residual",
+        "lg_chebyshev",
+        "lg_advance",
+        "lg_velocity",
+        "lg_report",
+        "lg_cheb_residual",
+        "lg_cheb_combine",
+    ] {
+        assert!(module.entry_points.iter().any(|e| e.name == ep), "{file}: entry point {ep}");
+    }
+    // the multigrid V-cycle: MgPass as in Rust, field by field
+    let (file, src) = KERNEL_WGSL[MULTIGRID_WGSL];
+    assert_eq!(file, "multigrid.wgsl");
+    let module = parse_and_validate(file, &compose(src));
+    let (size, m) = struct_layout(&module, "MgPass").expect("no struct MgPass");
+    assert_eq!(size as usize, size_of::<MgPass>(), "MgPass size");
+    for (name, off) in [
+        ("rows", offset_of!(MgPass, rows)),
+        ("m_ptr", offset_of!(MgPass, m_ptr)),
+        ("m_col", offset_of!(MgPass, m_col)),
+        ("m_val", offset_of!(MgPass, m_val)),
+        ("wdinv", offset_of!(MgPass, wdinv)),
+        ("b", offset_of!(MgPass, b)),
+        ("x", offset_of!(MgPass, x)),
+        ("t", offset_of!(MgPass, t)),
+        ("other", offset_of!(MgPass, other)),
+        ("cg_n", offset_of!(MgPass, cg_n)),
+        ("slot", offset_of!(MgPass, slot)),
+        ("groups", offset_of!(MgPass, groups)),
+        ("gate", offset_of!(MgPass, gate)),
+    ] {
+        assert_eq!(offset_of_member(&m, "MgPass", name) as usize, off, "MgPass.{name} offset");
+    }
+    assert_eq!(size_of::<MgPass>() % 16, 0);
+    for ep in ["mg_down", "mg_restrict", "mg_coarse", "mg_up", "mg_post"] {
         assert!(module.entry_points.iter().any(|e| e.name == ep), "{file}: entry point {ep}");
     }
     assert_eq!(size_of::<LgConsts>() % 16, 0);

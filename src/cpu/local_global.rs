@@ -326,6 +326,7 @@ pub struct ChebyshevWork {
     prev: Vec<V3>,
     next: Vec<V3>,
     ad: Vec<V3>,
+    z: Vec<V3>,
 }
 
 /// `iters` Jacobi iterations on A δ = r from δ = 0, with Chebyshev weights (Wang 2015): δ̂ = δₖ +
@@ -357,6 +358,87 @@ pub fn chebyshev_solve(
             w.next[i] = (hat - w.prev[i]) * omega + w.prev[i];
         }
         // δ_{k−1} ← δₖ, δₖ ← δ_{k+1}
+        std::mem::swap(&mut w.prev, &mut w.next);
+        for i in 0..n {
+            std::mem::swap(&mut w.prev[i], &mut delta[i]);
+        }
+    }
+    lg_apply(m, p, delta, &mut w.ad);
+    let rr: f64 = r.iter().map(|a| a.norm_squared()).sum();
+    let res: f64 = r.iter().zip(&w.ad).map(|(a, b)| (a - b).norm_squared()).sum();
+    if rr > 0.0 {
+        (res / rr).sqrt()
+    } else {
+        0.0
+    }
+}
+
+/// Power iterations for ρ(I − BA) with the multigrid V-cycle B (its radius is far from 1, so far fewer
+/// than Jacobi's [`CHEBYSHEV_POWER_ITERATIONS`] settle it).
+pub const MULTIGRID_RHO_ITERATIONS: usize = 50;
+
+/// The spectral radius of I − BA, B the multigrid V-cycle of A (the iteration matrix of the
+/// preconditioned iteration that [`chebyshev_solve_with`] accelerates), by `iters` power iterations
+/// from the same start as [`chebyshev_rho`].
+pub fn multigrid_rho(m: &CpuModel, p: &LgParams, mg: &mut Multigrid, iters: usize) -> f64 {
+    let n = m.n;
+    let mut u: Vec<V3> =
+        (0..n).map(|i| if m.inv_mass[i] == 0.0 { V3::zeros() } else { V3::repeat(super::power::power_start(i, 0) - 0.5) }).collect();
+    let (mut au, mut z) = (vec![V3::zeros(); n], vec![V3::zeros(); n]);
+    let mut rho = 0.0;
+    for _ in 0..iters {
+        let norm = u.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt();
+        if norm == 0.0 {
+            return 0.0;
+        }
+        u.iter_mut().for_each(|a| *a /= norm);
+        lg_apply(m, p, &u, &mut au);
+        mg.apply(&au, &mut z);
+        // (I − BA) u
+        for i in 0..n {
+            au[i] = u[i] - z[i];
+        }
+        rho = au.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt();
+        std::mem::swap(&mut u, &mut au);
+    }
+    rho
+}
+
+/// `iters` iterations of the preconditioned iteration δ̂ = δₖ + B(r − A δₖ) on A δ = r from δ = 0, with
+/// Chebyshev weights (Wang 2015, eq. 12, with B in place of D⁻¹): δ_{k+1} = ω_{k+1}(δ̂ − δ_{k−1}) + δ_{k−1};
+/// `precondition(s, z)` forms z = B s (the multigrid V-cycle), `rho` is the radius of I − BA to build
+/// the weights for. The twin of `lg_cheb_residual`, the V-cycle and `lg_cheb_combine` on the GPU, in
+/// that order. Returns the relative residual ‖r − Aδ‖/‖r‖ of the result.
+#[allow(clippy::too_many_arguments)]
+pub fn chebyshev_solve_with(
+    m: &CpuModel,
+    p: &LgParams,
+    mut precondition: impl FnMut(&[V3], &mut [V3]),
+    r: &[V3],
+    delta: &mut [V3],
+    rho: f64,
+    iters: usize,
+    w: &mut ChebyshevWork,
+) -> f64 {
+    let n = m.n;
+    w.prev.clear();
+    w.prev.resize(n, V3::zeros());
+    w.next.resize(n, V3::zeros());
+    w.ad.resize(n, V3::zeros());
+    w.z.resize(n, V3::zeros());
+    delta.iter_mut().for_each(|a| *a = V3::zeros());
+    let mut omega = 1.0;
+    for k in 0..iters {
+        omega = chebyshev_omega(k, rho, omega);
+        lg_apply(m, p, delta, &mut w.ad);
+        for i in 0..n {
+            w.ad[i] = r[i] - w.ad[i];
+        }
+        precondition(&w.ad, &mut w.z);
+        for i in 0..n {
+            let hat = delta[i] + w.z[i];
+            w.next[i] = (hat - w.prev[i]) * omega + w.prev[i];
+        }
         std::mem::swap(&mut w.prev, &mut w.next);
         for i in 0..n {
             std::mem::swap(&mut w.prev[i], &mut delta[i]);
@@ -556,13 +638,18 @@ impl LocalGlobal {
                 Some(c) => c.refactor(m, &self.params)?,
                 None => self.chol = Some(GlobalCholesky::new(m, &self.params)?),
             },
-            GlobalSolve::Chebyshev => self.rho = chebyshev_rho(m, &self.params, CHEBYSHEV_POWER_ITERATIONS),
+            GlobalSolve::Chebyshev if self.precond == Preconditioner::Jacobi => {
+                self.rho = chebyshev_rho(m, &self.params, CHEBYSHEV_POWER_ITERATIONS)
+            }
             _ => {}
         }
         self.mg = match self.precond {
             Preconditioner::Multigrid => Some(Multigrid::for_global(m, &self.params)?),
             Preconditioner::Jacobi => None,
         };
+        if let (GlobalSolve::Chebyshev, Some(mg)) = (self.global, self.mg.as_mut()) {
+            self.rho = multigrid_rho(m, &self.params, mg, MULTIGRID_RHO_ITERATIONS);
+        }
         Ok(())
     }
 
@@ -601,7 +688,8 @@ impl LocalGlobal {
         self.global
     }
 
-    /// Chebyshev: the estimated spectral radius of the Jacobi iteration matrix.
+    /// Chebyshev: the estimated spectral radius of the iteration matrix (I − D⁻¹A with Jacobi, I − BA
+    /// with the multigrid V-cycle B).
     pub fn rho(&self) -> f64 {
         self.rho
     }
@@ -647,6 +735,20 @@ impl LocalGlobal {
             GlobalSolve::Cholesky => {
                 self.chol.as_mut().ok_or_else(|| Error::Solver("no Cholesky factor".into()))?.solve(&self.r, &mut self.delta)?;
                 1
+            }
+            GlobalSolve::Chebyshev if self.mg.is_some() => {
+                let mg = self.mg.as_mut().expect("checked");
+                chebyshev_solve_with(
+                    m,
+                    &self.params,
+                    |a, z| mg.apply(a, z),
+                    &self.r,
+                    &mut self.delta,
+                    chebyshev_rho_used(self.rho),
+                    self.budget,
+                    &mut self.cheb,
+                );
+                self.budget
             }
             GlobalSolve::Chebyshev => {
                 chebyshev_solve(

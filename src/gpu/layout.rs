@@ -198,8 +198,10 @@ pub struct MgPass {
     pub slot: u32,
     /// The PCG's workgroups (partials per slot).
     pub groups: u32,
+    /// 1: a no-op once the PCG has stopped; 0: always run (Chebyshev).
+    pub gate: u32,
     /// Padding to 64 bytes.
-    pub _pad: [u32; 4],
+    pub _pad: [u32; 3],
 }
 
 /// Vectors of the GPU PCG, `n` `vec4<f32>` each, in the `cgv` buffer: r, z, p0, p1, Ap, x, P⁻¹.

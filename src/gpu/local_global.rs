@@ -32,6 +32,10 @@ pub struct LocalGlobalPipelines {
     pub velocity: wgpu::ComputePipeline,
     /// `lg_report`.
     pub report: wgpu::ComputePipeline,
+    /// `lg_cheb_residual` (Chebyshev with the multigrid preconditioner).
+    pub cheb_residual: wgpu::ComputePipeline,
+    /// `lg_cheb_combine`.
+    pub cheb_combine: wgpu::ComputePipeline,
     /// The PCG with `operator_apply` = the global matrix (M(1 + h d₀ + h² s) + h² L) p.
     pub pcg: PcgPipelines,
     /// The multigrid V-cycle that can precondition it.
@@ -149,7 +153,17 @@ impl LocalGlobalPipelines {
             },
             count: None,
         }];
-        let mut eps = vec!["lg_inertia", "lg_local", "lg_residual", "lg_chebyshev", "lg_advance", "lg_velocity", "lg_report"];
+        let mut eps = vec![
+            "lg_inertia",
+            "lg_local",
+            "lg_residual",
+            "lg_chebyshev",
+            "lg_advance",
+            "lg_velocity",
+            "lg_report",
+            "lg_cheb_residual",
+            "lg_cheb_combine",
+        ];
         eps.extend_from_slice(&PcgPipelines::ENTRY_POINTS);
         let (mut layouts, p) = build_groups(device, "springsim.local_global", KERNEL_WGSL[LOCAL_GLOBAL_WGSL].1, &[&op, &pcg, &pass], &eps);
         let pass_layout = layouts.pop().expect("three groups");
@@ -158,9 +172,24 @@ impl LocalGlobalPipelines {
         let mut it = p.into_iter();
         let mut next = || it.next().expect("local/global entry point");
         let (inertia, local, residual, chebyshev, advance, velocity, report) = (next(), next(), next(), next(), next(), next(), next());
+        let (cheb_residual, cheb_combine) = (next(), next());
         let pcg = PcgPipelines::from_built(pcg_layout, it.collect());
         let multigrid = MultigridPipelines::new(device);
-        LocalGlobalPipelines { layout, pass_layout, inertia, local, residual, chebyshev, advance, velocity, report, pcg, multigrid }
+        LocalGlobalPipelines {
+            layout,
+            pass_layout,
+            inertia,
+            local,
+            residual,
+            chebyshev,
+            advance,
+            velocity,
+            report,
+            cheb_residual,
+            cheb_combine,
+            pcg,
+            multigrid,
+        }
     }
 
     /// The operator groups per state parity p: state[p] (q, v) → state[1 − p] (x, then the new state).
@@ -180,8 +209,9 @@ impl LocalGlobalPipelines {
         self.pcg.groups(device, st)
     }
 
-    /// Records one phase into `pass`, with the operator group `op` of the step's parity; the `cg` solve
-    /// is preconditioned by the multigrid hierarchy `mg` when one is given (Jacobi otherwise).
+    /// Records one phase into `pass`, with the operator group `op` of the step's parity; the `cg` and
+    /// `chebyshev` global steps are preconditioned by the multigrid hierarchy `mg` when one is given
+    /// (built for that solver, [`super::multigrid::MgUse`]), by Jacobi otherwise.
     #[allow(clippy::too_many_arguments)]
     pub fn encode(
         &self,
@@ -214,11 +244,22 @@ impl LocalGlobalPipelines {
                 }
                 None => self.pcg.encode_solve(pass, op, pcg_groups, n, budget, None),
             },
-            LgPhase::Chebyshev => {
-                for k in 0..table.budget {
-                    run(pass, &self.chebyshev, table.chebyshev(k), g);
+            LgPhase::Chebyshev => match mg {
+                Some(mg) => {
+                    for k in 0..table.budget {
+                        run(pass, &self.cheb_residual, table.chebyshev(k), g);
+                        mg.encode(pass, &self.multigrid, 0);
+                        pass.set_bind_group(0, op, &[]);
+                        pass.set_bind_group(1, &pcg_groups[0], &[]);
+                        run(pass, &self.cheb_combine, table.chebyshev(k), g);
+                    }
                 }
-            }
+                None => {
+                    for k in 0..table.budget {
+                        run(pass, &self.chebyshev, table.chebyshev(k), g);
+                    }
+                }
+            },
             LgPhase::Advance => run(pass, &self.advance, table.advance(), g),
             LgPhase::Finish => {
                 run(pass, &self.velocity, table.advance(), g);

@@ -5,7 +5,8 @@
 //! The hierarchy is built on the CPU in f64 ([`Multigrid::for_global`]) once per step size and uploaded
 //! in f32: [`MultigridData`] holds its matrices, the coarse levels' vectors and one [`MgPass`] per
 //! dispatch. A V-cycle is recorded into the PCG's compute pass after `pcg_begin` and after every
-//! `pcg_update` ([`MultigridData::encode`]); nothing is read back.
+//! `pcg_update`, or between `lg_cheb_residual` and `lg_cheb_combine` of each Chebyshev iteration
+//! ([`MultigridData::encode`]); nothing is read back.
 
 use super::layout::{groups, MgPass, CG_VECTORS, KERNEL_WGSL, MULTIGRID_WGSL};
 use super::pipelines::{bind, build_groups, storage};
@@ -88,9 +89,19 @@ fn push_csr(words: &mut Vec<u32>, m: &Csr) -> [u32; 3] {
     [ptr, col, val]
 }
 
+/// What a V-cycle preconditions, which fixes its level-0 vectors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MgUse {
+    /// The PCG: b = r, x = z, t = Ap; r·z partials into the PCG's slot; a no-op once the PCG stopped.
+    Pcg,
+    /// Chebyshev's iteration: b = the PCG's p0 (s = r − Aδ from `lg_cheb_residual`), x = z, t = Ap; no
+    /// partials, always run.
+    Chebyshev,
+}
+
 impl MultigridData {
-    /// Uploads `mg` for the PCG vectors of `st` (level 0 is the particles: b = r, x = z, t = Ap).
-    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, pipes: &MultigridPipelines, st: &GpuState, mg: &Multigrid) -> Self {
+    /// Uploads `mg` for the PCG vectors of `st` (level 0 is the particles; see [`MgUse`]).
+    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, pipes: &MultigridPipelines, st: &GpuState, mg: &Multigrid, use_: MgUse) -> Self {
         let n = st.n as u32;
         let cg_n = CG_VECTORS as u32 * n;
         let pcg_groups = groups(st.n);
@@ -108,8 +119,8 @@ impl MultigridData {
             pr.push(if l + 1 < nl { [push_csr(&mut words, &lv.p), push_csr(&mut words, &lv.r)] } else { [[0; 3]; 2] });
             let rows = lv.a.rows() as u32;
             vecs.push(if l == 0 {
-                // the PCG's r, z and Ap (pcg.wgsl's SEG_R, SEG_Z, SEG_AP)
-                [0, n, 4 * n]
+                // the PCG's r (Chebyshev: p0), z and Ap (pcg.wgsl's SEG_R, SEG_P, SEG_Z, SEG_AP)
+                [if use_ == MgUse::Pcg { 0 } else { 2 * n }, n, 4 * n]
             } else {
                 let base = cg_n + mgv_len;
                 mgv_len += 3 * rows;
@@ -120,7 +131,10 @@ impl MultigridData {
         let stride = device.limits().min_uniform_buffer_offset_alignment.max(std::mem::size_of::<MgPass>() as u32);
         let mut entries: Vec<MgPass> = Vec::new();
         let mut plan: [Vec<(Kernel, u32, u32)>; 2] = [Vec::new(), Vec::new()];
-        let base = MgPass { cg_n, groups: pcg_groups, slot: 2, ..Default::default() };
+        let pcg = use_ == MgUse::Pcg;
+        let base = MgPass { cg_n, groups: pcg_groups, slot: 2, gate: pcg as u32, ..Default::default() };
+        // level 0's partials slot for plan s (none for Chebyshev)
+        let slot = |s: u32| if pcg { s } else { 2 };
         let mut add = |e: MgPass, k: Kernel, slots: &[usize], plan: &mut [Vec<(Kernel, u32, u32)>; 2]| {
             let off = entries.len() as u32 * stride;
             entries.push(e);
@@ -143,8 +157,8 @@ impl MultigridData {
             let [b, x, t] = vecs[l];
             let e = MgPass { rows: mg.levels[l].a.rows() as u32, m_val: inv, b, x, t, ..base };
             if l == 0 {
-                add(MgPass { slot: 0, ..e }, Kernel::Coarse, &[0], &mut plan);
-                add(MgPass { slot: 1, ..e }, Kernel::Coarse, &[1], &mut plan);
+                add(MgPass { slot: slot(0), ..e }, Kernel::Coarse, &[0], &mut plan);
+                add(MgPass { slot: slot(1), ..e }, Kernel::Coarse, &[1], &mut plan);
             } else {
                 add(e, Kernel::Coarse, &[0, 1], &mut plan);
             }
@@ -158,8 +172,8 @@ impl MultigridData {
             let [ap, ac, av] = a[l];
             let e = MgPass { rows, m_ptr: ap, m_col: ac, m_val: av, wdinv: wd[l], b, x, t, ..base };
             if l == 0 {
-                add(MgPass { slot: 0, ..e }, Kernel::Post, &[0], &mut plan);
-                add(MgPass { slot: 1, ..e }, Kernel::Post, &[1], &mut plan);
+                add(MgPass { slot: slot(0), ..e }, Kernel::Post, &[0], &mut plan);
+                add(MgPass { slot: slot(1), ..e }, Kernel::Post, &[1], &mut plan);
             } else {
                 add(e, Kernel::Post, &[0, 1], &mut plan);
             }
@@ -198,7 +212,8 @@ impl MultigridData {
     }
 
     /// Records one V-cycle z = B r into `pass`, its r·z partials into the PCG's `slot` (0 after
-    /// `pcg_begin`, 1 − q after `pcg_update` of parity q). The caller rebinds its own groups afterwards.
+    /// `pcg_begin`, 1 − q after `pcg_update` of parity q; Chebyshev: either, no partials). The caller
+    /// rebinds its own groups afterwards.
     pub fn encode(&self, pass: &mut wgpu::ComputePass, pipes: &MultigridPipelines, slot: usize) {
         pass.set_bind_group(0, &self.group, &[]);
         for &(k, offset, count) in &self.plan[slot] {

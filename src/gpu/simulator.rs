@@ -17,10 +17,12 @@ use super::implicit::ImplicitPipelines;
 use super::layout::{groups, CgPass, GpuParams, ImplicitParams, LgConsts, CURSOR_NONE};
 use super::leu::LeuPipelines;
 use super::local_global::{LgPassTable, LgPhase, LgSplit, LocalGlobalPipelines};
-use super::multigrid::MultigridData;
+use super::multigrid::{MgUse, MultigridData};
 use super::power::PowerPipelines;
 use super::state::{pack_state, GpuState};
-use crate::cpu::local_global::{chebyshev_rho, GlobalCholesky, LgParams, CHEBYSHEV_POWER_ITERATIONS};
+use crate::cpu::local_global::{
+    chebyshev_rho, multigrid_rho, GlobalCholesky, LgParams, CHEBYSHEV_POWER_ITERATIONS, MULTIGRID_RHO_ITERATIONS,
+};
 use crate::cpu::multigrid::Multigrid;
 use crate::cpu::{CpuModel, V3};
 use crate::error::{Error, Result};
@@ -484,13 +486,22 @@ impl GpuSimulator {
                     _ => GlobalCholesky::new(&self.model, &params)?,
                 });
             }
-            GlobalSolve::Chebyshev => rho = chebyshev_rho(&self.model, &params, CHEBYSHEV_POWER_ITERATIONS),
+            GlobalSolve::Chebyshev if precond == Preconditioner::Jacobi => {
+                rho = chebyshev_rho(&self.model, &params, CHEBYSHEV_POWER_ITERATIONS)
+            }
             _ => {}
         }
         let mg = match precond {
             Preconditioner::Multigrid => {
-                let cpu = Multigrid::for_global(&self.model, &params)?;
-                Some(MultigridData::new(&self.device, &self.queue, &self.pipes.local_global.multigrid, &self.state, &cpu))
+                let mut cpu = Multigrid::for_global(&self.model, &params)?;
+                let use_ = if global == GlobalSolve::Chebyshev {
+                    // ρ of I − BA, in f64 with the CPU twin of the V-cycle
+                    rho = multigrid_rho(&self.model, &params, &mut cpu, MULTIGRID_RHO_ITERATIONS);
+                    MgUse::Chebyshev
+                } else {
+                    MgUse::Pcg
+                };
+                Some(MultigridData::new(&self.device, &self.queue, &self.pipes.local_global.multigrid, &self.state, &cpu, use_))
             }
             Preconditioner::Jacobi => None,
         };
