@@ -8,7 +8,7 @@ use crate::cpu::local_global::{lg_energy, relative_error, LocalGlobal};
 use crate::cpu::newton::Newton;
 use crate::cpu::{CpuModel, CpuSimulator, V3};
 use crate::error::{Error, Result};
-use crate::method::{GlobalSolve, Method, StepSettings};
+use crate::method::{GlobalSolve, Method, Preconditioner, StepSettings};
 use crate::model::Model;
 use crate::sim::Simulator;
 use std::time::Instant;
@@ -21,8 +21,9 @@ pub struct ConvergeConfig {
     pub frame: usize,
     /// Local/global iterations per series.
     pub iterations: usize,
-    /// The global solvers to run local/global with.
-    pub globals: Vec<GlobalSolve>,
+    /// The global solvers to run local/global with, each with its preconditioner (used by `cg` and
+    /// `chebyshev`).
+    pub globals: Vec<(GlobalSolve, Preconditioner)>,
     /// The budget of each `cg` or `chebyshev` global step.
     pub global_iterations: usize,
     /// Newton iterations for its own series, and at most for x*.
@@ -36,7 +37,13 @@ impl Default for ConvergeConfig {
         ConvergeConfig {
             frame: 2,
             iterations: 1000,
-            globals: vec![GlobalSolve::Cholesky, GlobalSolve::Cg, GlobalSolve::Chebyshev],
+            globals: vec![
+                (GlobalSolve::Cholesky, Preconditioner::Jacobi),
+                (GlobalSolve::Cg, Preconditioner::Jacobi),
+                (GlobalSolve::Chebyshev, Preconditioner::Jacobi),
+                (GlobalSolve::Cg, Preconditioner::Multigrid),
+                (GlobalSolve::Chebyshev, Preconditioner::Multigrid),
+            ],
             global_iterations: 20,
             newton_iterations: 200,
             settings: StepSettings::default(),
@@ -58,7 +65,8 @@ pub struct Point {
 /// One solver's curve.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Series {
-    /// `local-global/cholesky`, `local-global/cg`, `local-global/chebyshev` or `newton`.
+    /// `local-global/cholesky`, `local-global/cg`, `local-global/chebyshev` (`+multigrid` when so
+    /// preconditioned) or `newton`.
     pub name: String,
     /// Set-up time (prefactorisation, spectral radius; the symbolic analysis of Newton's Hessian) (s).
     pub setup_seconds: f64,
@@ -105,6 +113,26 @@ fn v3(a: &[[f64; 3]]) -> Vec<V3> {
     a.iter().map(|p| V3::from(*p)).collect()
 }
 
+/// A local/global series' name: `local-global/<global>`, with `+multigrid` when so preconditioned.
+pub fn series_name(global: GlobalSolve, precond: Preconditioner) -> String {
+    match precond {
+        Preconditioner::Jacobi => format!("local-global/{}", global.name()),
+        Preconditioner::Multigrid => format!("local-global/{}+multigrid", global.name()),
+    }
+}
+
+/// Parses a `--global` item of `springsim converge`: a solver name, or `cg+multigrid` /
+/// `chebyshev+multigrid`.
+pub fn parse_series(s: &str) -> Result<(GlobalSolve, Preconditioner)> {
+    let (g, p) = match s.split_once('+') {
+        Some((g, p)) => (g, Preconditioner::parse(p)?),
+        None => (s, Preconditioner::Jacobi),
+    };
+    let global = GlobalSolve::parse(g)?.resolve(Method::LocalGlobal)?;
+    p.check(Method::LocalGlobal, global)?;
+    Ok((global, p))
+}
+
 /// Runs the study on `model`.
 pub fn run(model: &Model, cfg: &ConvergeConfig) -> Result<ConvergeResult> {
     if cfg.iterations == 0 {
@@ -134,9 +162,10 @@ pub fn run(model: &Model, cfg: &ConvergeConfig) -> Result<ConvergeResult> {
     let g_star = lg_energy(&cm, &p, &y, &xs);
 
     let mut series = Vec::new();
-    for &global in &cfg.globals {
+    for &(global, precond) in &cfg.globals {
         let t = Instant::now();
         let mut lg = LocalGlobal::new(&cm, h, global, 0.0, cfg.global_iterations)?;
+        lg.set_preconditioner(&cm, precond)?;
         let setup = t.elapsed().as_secs_f64();
         let mut x = vec![V3::zeros(); n];
         let mut points = Vec::with_capacity(cfg.iterations);
@@ -151,7 +180,7 @@ pub fn run(model: &Model, cfg: &ConvergeConfig) -> Result<ConvergeResult> {
             secs += t.elapsed().as_secs_f64();
             points.push(Point { iteration: k, seconds: secs, error: relative_error(lg_energy(&cm, &p, &y, &x), g_star, g0) });
         }
-        series.push(Series { name: format!("local-global/{}", lg.global().name()), setup_seconds: setup, points });
+        series.push(Series { name: series_name(global, precond), setup_seconds: setup, points });
     }
     // Newton's own curve, from y
     let t = Instant::now();

@@ -209,8 +209,9 @@ enum Command {
         /// Local/global iterations per series.
         #[arg(long, default_value_t = 1000)]
         iterations: usize,
-        /// Global solvers, comma-separated: cholesky, cg, chebyshev.
-        #[arg(long, default_value = "cholesky,cg,chebyshev")]
+        /// Global solvers, comma-separated: cholesky, cg, chebyshev, and cg+multigrid, chebyshev+multigrid
+        /// (preconditioned by the multigrid V-cycle).
+        #[arg(long, default_value = "cholesky,cg,chebyshev,cg+multigrid,chebyshev+multigrid")]
         global: String,
         /// The budget of each cg or chebyshev global step.
         #[arg(long, default_value_t = 20)]
@@ -439,7 +440,7 @@ fn run() -> Result<()> {
             svg,
         } => {
             let model = scene::build(&name, &SceneOptions { size, stiffness, mesh })?;
-            let globals = split(&global).iter().map(|g| GlobalSolve::parse(g)).collect::<Result<Vec<_>, _>>()?;
+            let globals = split(&global).iter().map(|g| springsim::converge::parse_series(g)).collect::<Result<Vec<_>, _>>()?;
             let cfg = springsim::converge::ConvergeConfig {
                 frame,
                 iterations,

@@ -185,6 +185,61 @@ fn tridiagonal_on_a_cloth_is_one_line_error() {
     assert_clean_failure(&out, "must be one of auto, cg, tridiagonal, cholesky, chebyshev");
 }
 
+/// `--preconditioner`: multigrid runs local/global's cg; a name it does not know, or a solver it does not
+/// fit, is a one-line error naming the field.
+#[test]
+fn preconditioner_flag() {
+    let out = springsim(&[
+        "bench",
+        "--scene",
+        "curtain",
+        "--size",
+        "21",
+        "--method",
+        "local-global",
+        "--global",
+        "cg",
+        "--preconditioner",
+        "multigrid",
+        "--backend",
+        "cpu",
+        "--frames",
+        "2",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = springsim(&[
+        "bench",
+        "--scene",
+        "curtain",
+        "--size",
+        "11",
+        "--method",
+        "local-global",
+        "--preconditioner",
+        "ilu",
+        "--backend",
+        "cpu",
+    ]);
+    assert_clean_failure(&out, "preconditioner");
+    assert!(text(&out.stderr).contains("jacobi, multigrid"), "{}", text(&out.stderr));
+    let out = springsim(&[
+        "bench",
+        "--scene",
+        "curtain",
+        "--size",
+        "11",
+        "--method",
+        "local-global",
+        "--global",
+        "cholesky",
+        "--preconditioner",
+        "multigrid",
+        "--backend",
+        "cpu",
+    ]);
+    assert_clean_failure(&out, "multigrid preconditions local-global with --global cg or chebyshev only");
+}
+
 /// `springsim converge` writes the CSV and the SVG of Liu's Figure 2 and prints the table; the error falls.
 #[test]
 fn converge_writes_csv_svg_and_table() {
@@ -206,7 +261,15 @@ fn converge_writes_csv_svg_and_table() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let table = text(&out.stdout);
-    for name in ["local-global/cholesky", "local-global/cg", "local-global/chebyshev", "newton", "10 it"] {
+    for name in [
+        "local-global/cholesky",
+        "local-global/cg",
+        "local-global/chebyshev",
+        "local-global/cg+multigrid",
+        "local-global/chebyshev+multigrid",
+        "newton",
+        "10 it",
+    ] {
         assert!(table.contains(name), "table lacks {name}: {table}");
     }
     let c = std::fs::read_to_string(&csv).unwrap();

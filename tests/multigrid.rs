@@ -228,11 +228,9 @@ fn multigrid_iteration_radius_is_far_below_jacobis() {
 #[test]
 fn multigrid_is_refused_where_it_does_not_apply() {
     let model = springsim::model::curtain(11, None).unwrap();
-    for (method, global) in [
-        (Method::LocalGlobal, GlobalSolve::Auto),
-        (Method::LocalGlobal, GlobalSolve::Cholesky),
-        (Method::ImplicitEuler, GlobalSolve::Cg),
-    ] {
+    for (method, global) in
+        [(Method::LocalGlobal, GlobalSolve::Auto), (Method::LocalGlobal, GlobalSolve::Cholesky), (Method::ImplicitEuler, GlobalSolve::Cg)]
+    {
         let s = StepSettings { global, preconditioner: Preconditioner::Multigrid, ..StepSettings::default() };
         let e = CpuSimulator::new(&model, method, s).and_then(|mut sim| sim.step_frame().map(|_| ()));
         let msg = e.expect_err("multigrid with a solver it does not fit").to_string();
