@@ -1,12 +1,15 @@
 //! Criterion benchmarks of Liu et al.'s local/global iteration on the CPU (f64), one phase at a time:
 //! the local step (eq. 10), the right-hand side / residual gather (eq. 14), the two fused into one sweep
 //! over the springs (the CPU step's path), the prefactored Cholesky
-//! solve of the global step (three columns) and the prefactorisation itself, on Liu's 81×81 curtain and
+//! solve of the global step (three columns) and the prefactorisation itself, the multigrid preconditioner
+//! of the `cg` global step (one V-cycle, 5 preconditioned CG iterations, the hierarchy's set-up), on Liu's 81×81 curtain and
 //! on a 256×256 curtain; and the phases of Baraff–Witkin's implicit step (the system, one product,
 //! 10 Jacobi-PCG iterations). Figures are recorded in docs/BENCHMARKS.md (`cargo bench --bench global`).
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use springsim::cpu::local_global::{lg_inertia, lg_local, lg_local_residual, lg_residual, GlobalCholesky, LgParams};
+use springsim::cpu::implicit::{pcg_solve_with, CgWork};
+use springsim::cpu::local_global::{lg_apply, lg_inertia, lg_local, lg_local_residual, lg_residual, GlobalCholesky, LgParams};
+use springsim::cpu::multigrid::Multigrid;
 use springsim::cpu::sweep::SpringSweep;
 use springsim::cpu::{CpuModel, V3};
 use std::time::Duration;
@@ -30,9 +33,21 @@ fn phases(c: &mut Criterion, side: usize) {
     g.bench_function("local_residual", |b| b.iter(|| lg_local_residual(&cm, &p, &sweep, &y, &y, &mut r)));
     let mut chol = GlobalCholesky::new(&cm, &p).expect("factor");
     g.bench_function("solve", |b| b.iter(|| chol.solve(&r, &mut delta).expect("solve")));
+    // the multigrid preconditioner of the cg global step: one V-cycle, and 5 preconditioned CG iterations
+    let mut mg = Multigrid::for_global(&cm, &p).expect("hierarchy");
+    let mut z = vec![V3::zeros(); cm.n];
+    g.bench_function("vcycle", |b| b.iter(|| mg.apply(&r, &mut z)));
+    let mut w = CgWork::default();
+    g.bench_function("mg_pcg5", |b| {
+        b.iter(|| {
+            delta.iter_mut().for_each(|a| *a = V3::zeros());
+            pcg_solve_with(|u, o| lg_apply(&cm, &p, u, o), |a, z| mg.apply(a, z), &r, &mut delta, 0.0, 5, &mut w).expect("pcg")
+        })
+    });
     g.sample_size(10);
     g.bench_function("prefactor", |b| b.iter(|| GlobalCholesky::new(&cm, &p).expect("factor")));
     g.bench_function("refactor", |b| b.iter(|| chol.refactor(&cm, &p).expect("factor")));
+    g.bench_function("mg_setup", |b| b.iter(|| Multigrid::for_global(&cm, &p).expect("hierarchy")));
     g.finish();
 }
 
