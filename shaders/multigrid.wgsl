@@ -6,7 +6,7 @@
 //   mg_down      x = ωD⁻¹b, t = b − A(ωD⁻¹b)           (rows of l)
 //   mg_restrict  b_{l+1} = R t                          (rows of l + 1)
 // then on the last level
-//   mg_coarse    x = A⁻¹b by the dense inverse          (rows of the last level)
+//   mg_coarse    x = A⁻¹b by its inverse (a CSR matrix) (rows of the last level)
 // and back up
 //   mg_up        t = x + P x_{l+1}                       (rows of l)
 //   mg_post      x = t + ωD⁻¹(b − A t)                   (rows of l)
@@ -18,13 +18,13 @@
 // written.
 //
 // Matrices live in `mat` as words: CSR offsets (rows + 1, relative to the column array), columns, and
-// values as f32 bits; the dense inverse is row-major f32 bits. Vectors are addressed in one index space:
+// values as f32 bits (the last level's inverse too). Vectors are addressed in one index space:
 // below MgPass.cg_n in the PCG's `cgv`, the coarser levels' vectors above it in `mgv`.
 
 // Rust twin: gpu::layout::MgPass. One per dispatch, at a dynamic offset.
 struct MgPass {
     rows: u32,    // rows of this dispatch
-    m_ptr: u32,   // the dispatch's matrix (A; R for mg_restrict; P for mg_up; the dense inverse for mg_coarse): offsets
+    m_ptr: u32,   // the dispatch's matrix (A; R for mg_restrict; P for mg_up; A⁻¹ for mg_coarse): offsets
     m_col: u32,   // its columns
     m_val: u32,   // its values (f32 bits)
     wdinv: u32,   // ω/a_ii per row (f32 bits)
@@ -116,8 +116,8 @@ fn mg_restrict(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_inv
     vstore(M.other + c, row_dot(c, M.t));
 }
 
-// The last level: x = A⁻¹b, the dense inverse row-major at m_val (when the hierarchy has one level, this
-// is level 0 and it writes the r·z partials like mg_post).
+// The last level: x = A⁻¹b by the inverse (dense over the live rows, stored as CSR; when the hierarchy has
+// one level, this is level 0 and it writes the r·z partials like mg_post).
 @compute @workgroup_size(WG)
 fn mg_coarse(
     @builtin(global_invocation_id) gid: vec3<u32>,
@@ -128,10 +128,7 @@ fn mg_coarse(
     let i = gid.x;
     var rz = 0.0;
     if (i < M.rows) {
-        var s = vec3<f32>(0.0);
-        for (var k = 0u; k < M.rows; k++) {
-            s += vload(M.b + k) * matf(M.m_val + i * M.rows + k);
-        }
+        let s = row_dot(i, M.b);
         vstore(M.x + i, s);
         rz = dot(vload(M.b + i), s);
     }

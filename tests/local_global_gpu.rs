@@ -330,6 +330,27 @@ fn multigrid_step_matches_cpu_twin_and_cholesky() {
     assert!(e_jac > 10.0 * e_chol, "Jacobi {e_jac:e} vs multigrid {e_chol:e}");
 }
 
+/// A model small enough for a one-level hierarchy (15×15: the V-cycle is the inverse, and `mg_coarse`
+/// writes the PCG's r·z partials) and the two-level 41×41: the GPU's step follows the CPU twin, for cg and
+/// chebyshev (within 1e-4 of the motion).
+#[test]
+fn multigrid_hierarchy_shapes_match_cpu_twin() {
+    let Some(ctx) = gpu() else { return };
+    for (n, budget) in [(15, 3), (41, 3)] {
+        let model = moving_curtain(n);
+        for s in [multigrid(budget), multigrid_chebyshev(budget)] {
+            let s = StepSettings { lg_iterations: 2, cg_tolerance: 0.0, ..s };
+            let mut cpu = CpuSimulator::new(&model, Method::LocalGlobal, s.clone()).unwrap();
+            cpu.step_frame().unwrap();
+            let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, s.clone()).unwrap();
+            g.step_frame().unwrap();
+            let e = rel_to(&g.read_state().unwrap().0, &cpu.read_state().unwrap().0, &model.positions);
+            eprintln!("{n}x{n}, {:?}/{budget}/multigrid, one step: GPU vs CPU {e:.2e}", s.global);
+            assert!(e < 1e-4, "{n}x{n} {:?}: {e:e}", s.global);
+        }
+    }
+}
+
 /// The figure: 256×256 after 60 frames, the GPU cg and chebyshev paths against the CPU f64
 /// cholesky path, 2%. With the multigrid preconditioner and 5 iterations per global step (with Jacobi even
 /// 300 PCG iterations miss 2% on the f64 twin, docs/BENCHMARKS.md). About 10 s per frame on lavapipe:

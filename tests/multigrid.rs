@@ -238,3 +238,46 @@ fn multigrid_is_refused_where_it_does_not_apply() {
     }
     assert!(Preconditioner::parse("ilu").unwrap_err().to_string().contains("jacobi, multigrid"));
 }
+
+/// The last level stays small where coarsening cannot help: a curtain with all but a few particles pinned
+/// (the pinned rows are empty and aggregate into nothing), a model without springs (a diagonal matrix: its
+/// inverse is 1/a_ii, exact) and a fully pinned one (B = 0). No dense n×n inverse is ever formed.
+#[test]
+fn degenerate_models_keep_the_coarse_solve_small() {
+    let mut model = springsim::model::curtain(41, None).unwrap();
+    for (i, p) in model.pinned.iter_mut().enumerate() {
+        *p = i % 37 != 5;
+    }
+    let cm = CpuModel::new(&model).unwrap();
+    let free = (0..cm.n).filter(|&i| cm.inv_mass[i] != 0.0).count();
+    let p = LgParams::new(&cm, H);
+    let mut mg = Multigrid::for_global(&cm, &p).unwrap();
+    println!("{free} free of {}: levels {:?}, coarse inverse {} entries", cm.n, mg.sizes(), mg.coarse_inv.nnz());
+    assert!(mg.coarse_inv.nnz() <= free * free);
+    // the preconditioned CG still solves A δ = r exactly enough
+    let r: Vec<V3> = random(cm.n, 5).into_iter().enumerate().map(|(i, v)| if cm.inv_mass[i] == 0.0 { V3::zeros() } else { v }).collect();
+    let mut d = vec![V3::zeros(); cm.n];
+    let rep = pcg_solve_with(|u, o| lg_apply(&cm, &p, u, o), |a, z| mg.apply(a, z), &r, &mut d, 1e-10, 50, &mut CgWork::default()).unwrap();
+    assert!(rep.residual <= 1e-10, "{rep:?}");
+
+    // no springs: 1/a_ii on the last level, one iteration solves it
+    let mut lone = springsim::model::curtain(41, None).unwrap();
+    lone.springs.clear();
+    let cm = CpuModel::new(&lone).unwrap();
+    let p = LgParams::new(&cm, H);
+    let mut mg = Multigrid::for_global(&cm, &p).unwrap();
+    assert!(mg.coarse_inv.nnz() <= cm.n, "{}", mg.coarse_inv.nnz());
+    let r = random(cm.n, 9).into_iter().enumerate().map(|(i, v)| if cm.inv_mass[i] == 0.0 { V3::zeros() } else { v }).collect::<Vec<_>>();
+    let mut d = vec![V3::zeros(); cm.n];
+    let rep = pcg_solve_with(|u, o| lg_apply(&cm, &p, u, o), |a, z| mg.apply(a, z), &r, &mut d, 1e-12, 5, &mut CgWork::default()).unwrap();
+    assert!(rep.iterations <= 2 && rep.residual <= 1e-12, "{rep:?}");
+
+    // everything pinned: B r = 0
+    let mut stuck = springsim::model::curtain(11, None).unwrap();
+    stuck.pinned.iter_mut().for_each(|p| *p = true);
+    let cm = CpuModel::new(&stuck).unwrap();
+    let mut mg = Multigrid::for_global(&cm, &LgParams::new(&cm, H)).unwrap();
+    let mut z = vec![V3::repeat(1.0); cm.n];
+    mg.apply(&random(cm.n, 3), &mut z);
+    assert!(z.iter().all(|v| *v == V3::zeros()));
+}

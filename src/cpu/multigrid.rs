@@ -21,7 +21,8 @@
 //!   P = (I − ω D⁻¹A) P̂ with ω = 4/(3ρ), ρ ≈ ρ(D⁻¹A) by power iteration;
 //! - the Galerkin coarse matrix A_c = Pᵀ A P and R = Pᵀ.
 //!
-//! Coarsening stops at [`COARSE_ROWS`] rows or fewer; that level is solved by its dense inverse.
+//! Coarsening stops at [`COARSE_ROWS`] rows or fewer (or when it stalls); that level is solved by the
+//! dense inverse of its live rows (1/a_ii beyond [`DENSE_ROWS`] of them, where coarsening stalled).
 //!
 //! # The V(1,1)-cycle, `z = B r` (symmetric, so it preconditions CG)
 //! On level l with right-hand side b (b₀ = r), smoothing weight ω_l = 4/(3ρ_l):
@@ -30,7 +31,7 @@
 //! - up: x += P z_{l+1};
 //! - post: z_l = x + ω D⁻¹ (b − A x) (one Jacobi sweep).
 //!
-//! On the last level z = A⁻¹ b by the dense inverse. The GPU runs the same four kernels per level.
+//! On the last level z = A⁻¹ b by the inverse. The GPU runs the same four kernels per level.
 
 use super::implicit::for_each_particle;
 use super::local_global::{entry_spring, LgParams};
@@ -200,8 +201,9 @@ pub struct Level {
 pub struct Multigrid {
     /// Levels, finest first; the last is solved by `coarse_inv`.
     pub levels: Vec<Level>,
-    /// The dense inverse of the last level's matrix, row-major.
-    pub coarse_inv: Vec<f64>,
+    /// The last level's solve as a matrix: the inverse of its live rows (dense), or 1/a_ii when it has
+    /// more than [`DENSE_ROWS`] of them.
+    pub coarse_inv: Csr,
     /// Per level: (b, x, t), the right-hand side, the iterate and the result/residual.
     work: Vec<[Vec<V3>; 3]>,
 }
@@ -256,6 +258,44 @@ pub fn aggregate(a: &Csr) -> (Vec<u32>, usize) {
     (agg, count as usize)
 }
 
+/// The most live rows of a last level solved by its dense inverse; a larger one (a model whose
+/// coarsening stalls, e.g. many particles without springs) gets 1/a_ii instead.
+pub const DENSE_ROWS: usize = 1024;
+
+/// The last level's solve as a matrix: the dense inverse of the live rows (Cholesky in f64), 0 on empty
+/// rows; 1/a_ii beyond [`DENSE_ROWS`] live rows.
+fn coarse_inverse(a: &Csr) -> Result<Csr> {
+    let d = a.diag();
+    let live: Vec<usize> = (0..a.rows()).filter(|&i| d[i] > 0.0).collect();
+    if live.len() > DENSE_ROWS {
+        return Ok(Csr::from_rows(a.cols, (0..a.rows()).map(|i| if d[i] > 0.0 { vec![(i as u32, 1.0 / d[i])] } else { Vec::new() })));
+    }
+    let mut at = vec![u32::MAX; a.rows()];
+    for (k, &i) in live.iter().enumerate() {
+        at[i] = k as u32;
+    }
+    let nc = live.len();
+    let mut dense = nalgebra::DMatrix::<f64>::zeros(nc, nc);
+    for (k, &i) in live.iter().enumerate() {
+        for (j, v) in a.row(i) {
+            if at[j] != u32::MAX {
+                dense[(k, at[j] as usize)] = v;
+            }
+        }
+    }
+    let inv = dense
+        .cholesky()
+        .ok_or_else(|| Error::Solver(format!("multigrid: the coarsest matrix ({nc}×{nc}) is not positive definite (is every mass > 0?)")))?
+        .inverse();
+    Ok(Csr::from_rows(
+        a.cols,
+        (0..a.rows()).map(|i| match at[i] {
+            u32::MAX => Vec::new(),
+            k => live.iter().enumerate().map(|(l, &j)| (j as u32, inv[(k as usize, l)])).collect(),
+        }),
+    ))
+}
+
 /// ρ(D⁻¹A) by power iteration from a fixed start (rows with a zero diagonal are left out).
 fn rho_dinv_a(a: &Csr, dinv: &[f64]) -> f64 {
     let n = a.rows();
@@ -293,7 +333,7 @@ impl Multigrid {
             let omega = 4.0 / (3.0 * rho_dinv_a(&a, &dinv).max(1e-12));
             let wdinv: Vec<f64> = dinv.iter().map(|v| v * omega).collect();
             let live = d.iter().filter(|&&v| v > 0.0).count();
-            if live <= COARSE_ROWS || levels.len() + 1 == MAX_LEVELS {
+            if a.rows() <= COARSE_ROWS || levels.len() + 1 == MAX_LEVELS {
                 levels.push(Level { a, wdinv, ..Default::default() });
                 break;
             }
@@ -327,29 +367,7 @@ impl Multigrid {
             levels.push(Level { a, wdinv, p, r });
             a = coarse;
         }
-        let last = levels.last().expect("one level at least");
-        let nc = last.a.rows();
-        let mut dense = nalgebra::DMatrix::<f64>::zeros(nc, nc);
-        let mut empty = Vec::new();
-        for i in 0..nc {
-            let mut any = false;
-            for (j, v) in last.a.row(i) {
-                dense[(i, j)] = v;
-                any = true;
-            }
-            if !any {
-                dense[(i, i)] = 1.0;
-                empty.push(i);
-            }
-        }
-        let chol = dense.cholesky().ok_or_else(|| {
-            Error::Solver(format!("multigrid: the coarsest matrix ({nc}×{nc}) is not positive definite (is every mass > 0?)"))
-        })?;
-        let mut inv = chol.inverse();
-        for &i in &empty {
-            inv[(i, i)] = 0.0;
-        }
-        let coarse_inv = (0..nc * nc).map(|k| inv[(k / nc, k % nc)]).collect();
+        let coarse_inv = coarse_inverse(&levels.last().expect("one level at least").a)?;
         let work = levels.iter().map(|l| [0, 1, 2].map(|_| vec![V3::zeros(); l.a.rows()])).collect();
         Ok(Multigrid { levels, coarse_inv, work })
     }
@@ -389,16 +407,10 @@ impl Multigrid {
         }
         {
             // the last level: x = A⁻¹ b
-            let nc = self.levels[nl - 1].a.rows();
             let inv = &self.coarse_inv;
             let [b, x, _] = &mut self.work[nl - 1];
-            for_each_particle(x, |i| {
-                let mut s = V3::zeros();
-                for (k, bk) in b.iter().enumerate() {
-                    s += bk * inv[i * nc + k];
-                }
-                s
-            });
+            let b = &*b;
+            for_each_particle(x, |i| inv.row_dot(i, b));
         }
         for l in (0..nl - 1).rev() {
             let lv = &self.levels[l];

@@ -180,7 +180,7 @@ pub struct MgPass {
     pub m_ptr: u32,
     /// Its columns.
     pub m_col: u32,
-    /// Its values (f32 bits), or the dense inverse (row-major) for `mg_coarse`.
+    /// Its values (f32 bits).
     pub m_val: u32,
     /// ω/a_ii per row (f32 bits).
     pub wdinv: u32,

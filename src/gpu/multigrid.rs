@@ -127,7 +127,7 @@ impl MultigridData {
                 [base, base + rows, base + 2 * rows]
             });
         }
-        let inv = push_f32(&mut words, mg.coarse_inv.iter().copied());
+        let [ip, ic, iv] = push_csr(&mut words, &mg.coarse_inv);
         let stride = device.limits().min_uniform_buffer_offset_alignment.max(std::mem::size_of::<MgPass>() as u32);
         let mut entries: Vec<MgPass> = Vec::new();
         let mut plan: [Vec<(Kernel, u32, u32)>; 2] = [Vec::new(), Vec::new()];
@@ -155,7 +155,7 @@ impl MultigridData {
         {
             let l = nl - 1;
             let [b, x, t] = vecs[l];
-            let e = MgPass { rows: mg.levels[l].a.rows() as u32, m_val: inv, b, x, t, ..base };
+            let e = MgPass { rows: mg.levels[l].a.rows() as u32, m_ptr: ip, m_col: ic, m_val: iv, b, x, t, ..base };
             if l == 0 {
                 add(MgPass { slot: slot(0), ..e }, Kernel::Coarse, &[0], &mut plan);
                 add(MgPass { slot: slot(1), ..e }, Kernel::Coarse, &[1], &mut plan);
