@@ -128,9 +128,7 @@ fn mg_coarse(
     let i = gid.x;
     var rz = 0.0;
     if (i < M.rows) {
-        let s = row_dot(i, M.b);
-        vstore(M.x + i, s);
-        rz = dot(vload(M.b + i), s);
+        rz = put_x(i, row_dot(i, M.b));
     }
     write_rz(lid, wid.x, rz);
 }
@@ -155,12 +153,15 @@ fn mg_post(
     let i = gid.x;
     var rz = 0.0;
     if (i < M.rows) {
-        let b = vload(M.b + i);
-        let x = vload(M.t + i) + (b - row_dot(i, M.t)) * matf(M.wdinv + i);
-        vstore(M.x + i, x);
-        rz = dot(b, x);
+        rz = put_x(i, vload(M.t + i) + (vload(M.b + i) - row_dot(i, M.t)) * matf(M.wdinv + i));
     }
     write_rz(lid, wid.x, rz);
+}
+
+// Stores the level's result x_i and returns b_i·x_i (r·z on level 0).
+fn put_x(i: u32, x: vec3<f32>) -> f32 {
+    vstore(M.x + i, x);
+    return dot(vload(M.b + i), x);
 }
 
 // Level 0 (M.slot < 2): the workgroup's r·z into the PCG's partials slot, keeping its (r·r, b·b).

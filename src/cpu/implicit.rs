@@ -370,6 +370,26 @@ pub struct CgWork {
     ap: Vec<V3>,
 }
 
+impl CgWork {
+    /// Sizes the vectors for n entries, with p = 0 (β = 0 at the first iteration reads it).
+    fn reset(&mut self, n: usize) {
+        self.r.resize(n, V3::zeros());
+        self.z.resize(n, V3::zeros());
+        self.p.clear();
+        self.p.resize(n, V3::zeros());
+        self.ap.resize(n, V3::zeros());
+    }
+}
+
+/// The breakdown test of CG: pᵀAp ≤ 0 or not finite at iteration k is an error saying `why`.
+fn check_curvature(k: usize, pap: f64, why: &str) -> Result<()> {
+    if pap > 0.0 && pap.is_finite() {
+        Ok(())
+    } else {
+        Err(Error::Solver(format!("CG breakdown at iteration {k}: pᵀAp = {pap:e} ({why})")))
+    }
+}
+
 /// Jacobi-preconditioned conjugate gradients (Kauppila §3.2.2 with §4.2's preconditioner; Shewchuk's
 /// PCG) from the x passed in (zero, or the last step's Δv as a warm start), the twin of `shaders/pcg.wgsl`
 /// step for step:
@@ -393,11 +413,7 @@ pub fn pcg_solve(
     if x.len() != n || inv_diag.len() != n {
         return Err(Error::param("x.len()", x.len(), format!("x and the preconditioner must have the right-hand side's length {n}")));
     }
-    w.r.resize(n, V3::zeros());
-    w.z.resize(n, V3::zeros());
-    w.p.clear();
-    w.p.resize(n, V3::zeros());
-    w.ap.resize(n, V3::zeros());
+    w.reset(n);
     // r = b − A x₀ (x₀ = 0 unless warm-started)
     if x.iter().all(|a| *a == V3::zeros()) {
         w.ap.iter_mut().for_each(|a| *a = V3::zeros());
@@ -443,11 +459,7 @@ pub fn pcg_solve(
         }
         apply(&w.p, &mut w.ap);
         let pap = dot(&w.p, &w.ap);
-        if !(pap > 0.0 && pap.is_finite()) {
-            return Err(Error::Solver(format!(
-                "CG breakdown at iteration {k}: pᵀAp = {pap:e} (the system is not positive definite; the exact Jacobian of a compressed spring does this)"
-            )));
-        }
+        check_curvature(k, pap, "the system is not positive definite; the exact Jacobian of a compressed spring does this")?;
         let alpha = rz / pap;
         rz_prev = rz;
         [rz, rr] = cg_update(x, w, inv_diag, alpha);
@@ -474,11 +486,7 @@ pub fn pcg_solve_with(
     if x.len() != n {
         return Err(Error::param("x.len()", x.len(), format!("x must have the right-hand side's length {n}")));
     }
-    w.r.resize(n, V3::zeros());
-    w.z.resize(n, V3::zeros());
-    w.p.clear();
-    w.p.resize(n, V3::zeros());
-    w.ap.resize(n, V3::zeros());
+    w.reset(n);
     if x.iter().all(|a| *a == V3::zeros()) {
         w.r.copy_from_slice(b);
     } else {
@@ -501,11 +509,7 @@ pub fn pcg_solve_with(
         }
         apply(&w.p, &mut w.ap);
         let pap = dot(&w.p, &w.ap);
-        if !(pap > 0.0 && pap.is_finite()) {
-            return Err(Error::Solver(format!(
-                "CG breakdown at iteration {k}: pᵀAp = {pap:e} (the system or the preconditioner is not positive definite)"
-            )));
-        }
+        check_curvature(k, pap, "the system or the preconditioner is not positive definite")?;
         let alpha = rz / pap;
         rz_prev = rz;
         for i in 0..n {

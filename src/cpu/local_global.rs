@@ -343,34 +343,14 @@ pub fn chebyshev_solve(
     iters: usize,
     w: &mut ChebyshevWork,
 ) -> f64 {
-    let n = m.n;
-    w.prev.clear();
-    w.prev.resize(n, V3::zeros());
-    w.next.resize(n, V3::zeros());
-    w.ad.resize(n, V3::zeros());
-    delta.iter_mut().for_each(|a| *a = V3::zeros());
-    let mut omega = 1.0;
-    for k in 0..iters {
-        omega = chebyshev_omega(k, rho, omega);
-        lg_apply(m, p, delta, &mut w.ad);
-        for i in 0..n {
-            let hat = delta[i] + (r[i] - w.ad[i]).component_mul(&inv_diag[i]);
-            w.next[i] = (hat - w.prev[i]) * omega + w.prev[i];
+    // D⁻¹(r − Aδₖ), formed as r − Aδₖ then the product: the same operations, in the same order, as the
+    // fused `lg_chebyshev` on the GPU
+    let jacobi = |s: &[V3], z: &mut [V3]| {
+        for ((zi, si), di) in z.iter_mut().zip(s).zip(inv_diag) {
+            *zi = si.component_mul(di);
         }
-        // δ_{k−1} ← δₖ, δₖ ← δ_{k+1}
-        std::mem::swap(&mut w.prev, &mut w.next);
-        for i in 0..n {
-            std::mem::swap(&mut w.prev[i], &mut delta[i]);
-        }
-    }
-    lg_apply(m, p, delta, &mut w.ad);
-    let rr: f64 = r.iter().map(|a| a.norm_squared()).sum();
-    let res: f64 = r.iter().zip(&w.ad).map(|(a, b)| (a - b).norm_squared()).sum();
-    if rr > 0.0 {
-        (res / rr).sqrt()
-    } else {
-        0.0
-    }
+    };
+    chebyshev_solve_with(m, p, jacobi, r, delta, rho, iters, w)
 }
 
 /// Power iterations for ρ(I − BA) with the multigrid V-cycle B (its radius is far from 1, so far fewer

@@ -8,7 +8,7 @@
 use super::layout::{groups, LgPass, KERNEL_WGSL, LOCAL_GLOBAL_WGSL};
 use super::multigrid::{MultigridData, MultigridPipelines};
 use super::pcg::PcgPipelines;
-use super::pipelines::{bind, build_groups, storage, uniform};
+use super::pipelines::{bind, build_groups, dynamic_uniform, storage, uniform};
 use super::state::GpuState;
 use crate::cpu::local_global::{chebyshev_omega, chebyshev_rho_used};
 
@@ -143,16 +143,7 @@ impl LocalGlobalPipelines {
     pub fn new(device: &wgpu::Device) -> Self {
         let op = [uniform(0), uniform(1), storage(2, true), storage(3, true), storage(4, true), storage(5, false), storage(6, false)];
         let pcg = PcgPipelines::layout_entries();
-        let pass = [wgpu::BindGroupLayoutEntry {
-            binding: 0,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Uniform,
-                has_dynamic_offset: true,
-                min_binding_size: wgpu::BufferSize::new(std::mem::size_of::<LgPass>() as u64),
-            },
-            count: None,
-        }];
+        let pass = [dynamic_uniform(0, std::mem::size_of::<LgPass>())];
         let mut eps = vec![
             "lg_inertia",
             "lg_local",

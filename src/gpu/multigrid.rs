@@ -9,7 +9,7 @@
 //! ([`MultigridData::encode`]); nothing is read back.
 
 use super::layout::{groups, MgPass, CG_VECTORS, KERNEL_WGSL, MULTIGRID_WGSL};
-use super::pipelines::{bind, build_groups, storage};
+use super::pipelines::{bind, build_groups, dynamic_uniform, storage};
 use super::state::GpuState;
 use crate::cpu::multigrid::{Csr, Multigrid};
 
@@ -37,16 +37,7 @@ impl MultigridPipelines {
     /// Compiles the kernels.
     pub fn new(device: &wgpu::Device) -> Self {
         let data = [storage(0, true), storage(1, false), storage(2, false), storage(3, false), storage(4, false)];
-        let pass = [wgpu::BindGroupLayoutEntry {
-            binding: 0,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Uniform,
-                has_dynamic_offset: true,
-                min_binding_size: wgpu::BufferSize::new(std::mem::size_of::<MgPass>() as u64),
-            },
-            count: None,
-        }];
+        let pass = [dynamic_uniform(0, std::mem::size_of::<MgPass>())];
         let eps = ["mg_down", "mg_restrict", "mg_coarse", "mg_up", "mg_post"];
         let (mut layouts, p) = build_groups(device, "springsim.multigrid", KERNEL_WGSL[MULTIGRID_WGSL].1, &[&data, &pass], &eps);
         let pass_layout = layouts.pop().expect("two groups");

@@ -18,6 +18,20 @@ pub fn uniform(binding: u32) -> wgpu::BindGroupLayoutEntry {
     }
 }
 
+/// A uniform buffer binding with a dynamic offset, of `size` bytes per entry (one struct per dispatch).
+pub fn dynamic_uniform(binding: u32, size: usize) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: true,
+            min_binding_size: wgpu::BufferSize::new(size as u64),
+        },
+        count: None,
+    }
+}
+
 /// A storage buffer binding.
 pub fn storage(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
