@@ -271,16 +271,14 @@ pub fn relative_error(g_i: f64, g_star: f64, g_0: f64) -> f64 {
     }
 }
 
-/// The spectral radius of the Jacobi iteration matrix I − D⁻¹A of the global system, by `iters` power
-/// iterations from a fixed start (Wang 2015 §4 estimates it once per system). The estimate approaches
-/// the radius from below; [`chebyshev_solve`] adds a margin.
-pub fn chebyshev_rho(m: &CpuModel, p: &LgParams, iters: usize) -> f64 {
+/// The spectral radius of an iteration matrix G over the free particles by `iters` power iterations from
+/// a fixed start (0 on pinned particles): `apply_g(u, out)` forms out = G u. The estimate approaches the
+/// radius from below.
+fn power_radius(m: &CpuModel, iters: usize, mut apply_g: impl FnMut(&[V3], &mut [V3])) -> f64 {
     let n = m.n;
-    let mut inv_d = vec![V3::zeros(); n];
-    lg_inv_diag(m, p, &mut inv_d);
     let mut u: Vec<V3> =
         (0..n).map(|i| if m.inv_mass[i] == 0.0 { V3::zeros() } else { V3::repeat(super::power::power_start(i, 0) - 0.5) }).collect();
-    let mut au = vec![V3::zeros(); n];
+    let mut gu = vec![V3::zeros(); n];
     let mut rho = 0.0;
     for _ in 0..iters {
         let norm = u.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt();
@@ -288,15 +286,25 @@ pub fn chebyshev_rho(m: &CpuModel, p: &LgParams, iters: usize) -> f64 {
             return 0.0;
         }
         u.iter_mut().for_each(|a| *a /= norm);
-        lg_apply(m, p, &u, &mut au);
-        // (I − D⁻¹A) u
-        for i in 0..n {
-            au[i] = u[i] - au[i].component_mul(&inv_d[i]);
-        }
-        rho = au.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt();
-        std::mem::swap(&mut u, &mut au);
+        apply_g(&u, &mut gu);
+        rho = gu.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt();
+        std::mem::swap(&mut u, &mut gu);
     }
     rho
+}
+
+/// The spectral radius of the Jacobi iteration matrix I − D⁻¹A of the global system, by `iters` power
+/// iterations from a fixed start (Wang 2015 §4 estimates it once per system). The estimate approaches
+/// the radius from below; [`chebyshev_solve`] adds a margin.
+pub fn chebyshev_rho(m: &CpuModel, p: &LgParams, iters: usize) -> f64 {
+    let mut inv_d = vec![V3::zeros(); m.n];
+    lg_inv_diag(m, p, &mut inv_d);
+    power_radius(m, iters, |u, out| {
+        lg_apply(m, p, u, out);
+        for ((o, ui), di) in out.iter_mut().zip(u).zip(&inv_d) {
+            *o = ui - o.component_mul(di);
+        }
+    })
 }
 
 /// The margin on the power-iteration estimate of ρ: Chebyshev weights built for a radius below the
@@ -361,27 +369,14 @@ pub const MULTIGRID_RHO_ITERATIONS: usize = 50;
 /// preconditioned iteration that [`chebyshev_solve_with`] accelerates), by `iters` power iterations
 /// from the same start as [`chebyshev_rho`].
 pub fn multigrid_rho(m: &CpuModel, p: &LgParams, mg: &mut Multigrid, iters: usize) -> f64 {
-    let n = m.n;
-    let mut u: Vec<V3> =
-        (0..n).map(|i| if m.inv_mass[i] == 0.0 { V3::zeros() } else { V3::repeat(super::power::power_start(i, 0) - 0.5) }).collect();
-    let (mut au, mut z) = (vec![V3::zeros(); n], vec![V3::zeros(); n]);
-    let mut rho = 0.0;
-    for _ in 0..iters {
-        let norm = u.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt();
-        if norm == 0.0 {
-            return 0.0;
+    let mut au = vec![V3::zeros(); m.n];
+    power_radius(m, iters, |u, out| {
+        lg_apply(m, p, u, &mut au);
+        mg.apply(&au, out);
+        for (o, ui) in out.iter_mut().zip(u) {
+            *o = ui - *o;
         }
-        u.iter_mut().for_each(|a| *a /= norm);
-        lg_apply(m, p, &u, &mut au);
-        mg.apply(&au, &mut z);
-        // (I − BA) u
-        for i in 0..n {
-            au[i] = u[i] - z[i];
-        }
-        rho = au.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt();
-        std::mem::swap(&mut u, &mut au);
-    }
-    rho
+    })
 }
 
 /// `iters` iterations of the preconditioned iteration δ̂ = δₖ + B(r − A δₖ) on A δ = r from δ = 0, with
