@@ -233,18 +233,19 @@ impl ConvergeResult {
             "frame {} ({} particles, {} springs, h = {:.4} s); x* by Newton in {} iterations, |grad g(x*)|/|grad g(y)| = {:.1e}\n",
             self.frame, self.particles, self.springs, self.h, self.star_iterations, self.star_residual
         );
-        s.push_str(&format!("| {:<24} | {:>9} |", "series", "setup ms"));
+        let w = self.series.iter().map(|se| se.name.chars().count()).max().unwrap_or(0).max(6);
+        s.push_str(&format!("| {:<w$} | {:>9} |", "series", "setup ms"));
         for k in ks {
             s.push_str(&format!(" {:>20} |", format!("{k} it: error (ms)")));
         }
         s.push('\n');
-        s.push_str(&format!("|{:-<26}|{:-<11}|", "", ""));
+        s.push_str(&format!("|{:-<width$}|{:-<11}|", "", "", width = w + 2));
         for _ in ks {
             s.push_str(&format!("{:-<22}|", ""));
         }
         s.push('\n');
         for se in &self.series {
-            s.push_str(&format!("| {:<24} | {:>9.2} |", se.name, se.setup_seconds * 1e3));
+            s.push_str(&format!("| {:<w$} | {:>9.2} |", se.name, se.setup_seconds * 1e3));
             for k in ks {
                 match se.points.iter().find(|p| p.iteration == k) {
                     Some(p) => s.push_str(&format!(" {:>20} |", format!("{:.3e} ({:.1})", p.error, p.seconds * 1e3))),
