@@ -361,31 +361,37 @@ fn curtain_256_sag_matches_cpu_cholesky() {
     sag_check_with(256, 60, &[multigrid(5), multigrid_chebyshev(5)], settings(GlobalSolve::Cholesky, 10, 1), 0.02);
 }
 
-/// cg and chebyshev: a frame is recorded into the caller's encoder and nothing runs before the caller
-/// submits; the submitted frame is the same, bit for bit, as `step_frame`'s. `set_method` keeps the state.
+/// cg and chebyshev, with either preconditioner: a frame is recorded into the caller's encoder and
+/// nothing runs before the caller submits; the submitted frame is the same, bit for bit, as
+/// `step_frame`'s. `set_method` keeps the state.
 #[test]
 fn encode_frame_is_one_submit_and_set_method_keeps_state() {
     let Some(ctx) = gpu() else { return };
     let model = moving_curtain(21);
-    for global in [GlobalSolve::Cg, GlobalSolve::Chebyshev] {
-        let s = settings(global, 3, 10);
+    for (global, precond) in [
+        (GlobalSolve::Cg, Preconditioner::Jacobi),
+        (GlobalSolve::Chebyshev, Preconditioner::Jacobi),
+        (GlobalSolve::Cg, Preconditioner::Multigrid),
+        (GlobalSolve::Chebyshev, Preconditioner::Multigrid),
+    ] {
+        let s = StepSettings { preconditioner: precond, ..settings(global, 3, 10) };
         let mut a = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, s.clone()).unwrap();
         let mut b = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, s.clone()).unwrap();
         let (x0, _) = a.read_state().unwrap();
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         a.encode_frame(&mut enc);
-        assert_eq!(a.read_state().unwrap().0, x0, "{global:?}: nothing ran before the submit");
+        assert_eq!(a.read_state().unwrap().0, x0, "{global:?}/{precond:?}: nothing ran before the submit");
         ctx.queue.submit([enc.finish()]);
         assert!(a.lg_take_error().is_none());
         b.step_frame().unwrap();
         let (xa, va) = a.read_state().unwrap();
         let (xb, vb) = b.read_state().unwrap();
-        assert_eq!(xa, xb, "{global:?}: encode_frame and step_frame differ");
+        assert_eq!(xa, xb, "{global:?}/{precond:?}: encode_frame and step_frame differ");
         assert_eq!(va, vb);
         assert_ne!(xa, x0);
 
         // implicit Euler for a frame, then local/global from the same state (cg: a solver both take)
-        if global != GlobalSolve::Cg {
+        if (global, precond) != (GlobalSolve::Cg, Preconditioner::Jacobi) {
             continue;
         }
         let mut c = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::ImplicitEuler, s).unwrap();
