@@ -83,14 +83,7 @@ fn hierarchy_coarsens_the_curtain_and_leaves_pins_out() {
     let mut au = vec![V3::zeros(); cm.n];
     lg_apply(&cm, &p, &u, &mut au);
     let pinned: Vec<usize> = (0..cm.n).filter(|&i| cm.inv_mass[i] == 0.0).collect();
-    let mut max = 0.0f64;
-    for i in 0..cm.n {
-        let mut s = V3::zeros();
-        for (j, v) in a.row(i) {
-            s += u[j] * v;
-        }
-        max = max.max((s - au[i]).norm() / au[i].norm().max(1e-300));
-    }
+    let max = au.iter().enumerate().map(|(i, aui)| (a.row_dot(i, &u) - aui).norm() / aui.norm().max(1e-300)).fold(0.0f64, f64::max);
     assert!(max < 1e-13, "assembled A vs lg_apply: {max:e}");
     let (agg, nc) = aggregate(&a);
     assert!(pinned.iter().all(|&i| agg[i] == u32::MAX), "a pinned particle was aggregated");
@@ -110,9 +103,9 @@ fn v_cycle_is_symmetric_positive_definite_and_zero_on_pins() {
     let p = LgParams::new(&cm, H);
     let mut mg = Multigrid::for_global(&cm, &p).unwrap();
     let mask = |mut v: Vec<V3>| {
-        for i in 0..cm.n {
-            if cm.inv_mass[i] == 0.0 {
-                v[i] = V3::zeros();
+        for (vi, &w) in v.iter_mut().zip(&cm.inv_mass) {
+            if w == 0.0 {
+                *vi = V3::zeros();
             }
         }
         v
@@ -125,9 +118,9 @@ fn v_cycle_is_symmetric_positive_definite_and_zero_on_pins() {
     println!("w·Bu = {a:.15e}, u·Bw = {b:.15e}, u·Bu = {:.6e}", dot(&u, &bu));
     assert!((a - b).abs() <= 1e-12 * a.abs().max(b.abs()), "B is not symmetric: {a} vs {b}");
     assert!(dot(&u, &bu) > 0.0 && dot(&w, &bw) > 0.0);
-    for i in 0..cm.n {
-        if cm.inv_mass[i] == 0.0 {
-            assert_eq!(bu[i], V3::zeros(), "pinned particle {i}");
+    for (i, (bi, &w)) in bu.iter().zip(&cm.inv_mass).enumerate() {
+        if w == 0.0 {
+            assert_eq!(*bi, V3::zeros(), "pinned particle {i}");
         }
     }
 }

@@ -491,8 +491,8 @@ pub fn pcg_solve_with(
         w.r.copy_from_slice(b);
     } else {
         apply(x, &mut w.ap);
-        for i in 0..n {
-            w.r[i] = b[i] - w.ap[i];
+        for ((r, bi), ap) in w.r.iter_mut().zip(b).zip(&w.ap) {
+            *r = bi - ap;
         }
     }
     precondition(&w.r, &mut w.z);
@@ -504,17 +504,17 @@ pub fn pcg_solve_with(
             return Ok(CgReport { iterations: k, residual: resid(rr) });
         }
         let beta = if rz_prev > 0.0 { rz / rz_prev } else { 0.0 };
-        for i in 0..n {
-            w.p[i] = w.z[i] + w.p[i] * beta;
+        for (p, z) in w.p.iter_mut().zip(&w.z) {
+            *p = z + *p * beta;
         }
         apply(&w.p, &mut w.ap);
         let pap = dot(&w.p, &w.ap);
         check_curvature(k, pap, "the system or the preconditioner is not positive definite")?;
         let alpha = rz / pap;
         rz_prev = rz;
-        for i in 0..n {
-            x[i] += w.p[i] * alpha;
-            w.r[i] -= w.ap[i] * alpha;
+        for (((xi, ri), p), ap) in x.iter_mut().zip(w.r.iter_mut()).zip(&w.p).zip(&w.ap) {
+            *xi += p * alpha;
+            *ri -= ap * alpha;
         }
         precondition(&w.r, &mut w.z);
         rz = dot(&w.r, &w.z);

@@ -406,18 +406,17 @@ pub fn chebyshev_solve_with(
     for k in 0..iters {
         omega = chebyshev_omega(k, rho, omega);
         lg_apply(m, p, delta, &mut w.ad);
-        for i in 0..n {
-            w.ad[i] = r[i] - w.ad[i];
+        for (s, ri) in w.ad.iter_mut().zip(r) {
+            *s = ri - *s;
         }
         precondition(&w.ad, &mut w.z);
-        for i in 0..n {
-            let hat = delta[i] + w.z[i];
-            w.next[i] = (hat - w.prev[i]) * omega + w.prev[i];
+        for (((next, d), z), prev) in w.next.iter_mut().zip(delta.iter()).zip(&w.z).zip(&w.prev) {
+            let hat = d + z;
+            *next = (hat - prev) * omega + prev;
         }
+        // δ_{k−1} ← δₖ, δₖ ← δ_{k+1}
         std::mem::swap(&mut w.prev, &mut w.next);
-        for i in 0..n {
-            std::mem::swap(&mut w.prev[i], &mut delta[i]);
-        }
+        w.prev.swap_with_slice(delta);
     }
     lg_apply(m, p, delta, &mut w.ad);
     let rr: f64 = r.iter().map(|a| a.norm_squared()).sum();

@@ -11,6 +11,9 @@ use super::layout::groups;
 use super::pipelines::{bind, storage, uniform};
 use super::state::GpuState;
 
+/// An external preconditioner's recorder: `(pass, slot)` records z = B r and the r·z partials of `slot`.
+pub type Precondition<'a> = &'a dyn Fn(&mut wgpu::ComputePass, usize);
+
 /// The PCG kernels of one composed module (an operator followed by `pcg.wgsl`).
 pub struct PcgPipelines {
     /// Group 1: (CgPass, cgv, partials, cg_state).
@@ -61,7 +64,7 @@ impl PcgPipelines {
         pcg_groups: &[wgpu::BindGroup; 2],
         n: usize,
         iterations: usize,
-        precondition: Option<&dyn Fn(&mut wgpu::ComputePass, usize)>,
+        precondition: Option<Precondition>,
     ) {
         let g = groups(n);
         pass.set_bind_group(0, operator_group, &[]);
