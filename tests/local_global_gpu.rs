@@ -185,11 +185,24 @@ fn pinned_particles_stay_bit_for_bit() {
     let cm = CpuModel::new(&model).unwrap();
     let pinned: Vec<usize> = (0..cm.n).filter(|&i| cm.inv_mass[i] == 0.0).collect();
     assert_eq!(pinned.len(), 2);
-    for global in [GlobalSolve::Cg, GlobalSolve::Chebyshev, GlobalSolve::Cholesky] {
-        let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, settings(global, 5, 10)).unwrap();
+    let runs = [
+        settings(GlobalSolve::Cg, 5, 10),
+        settings(GlobalSolve::Chebyshev, 5, 10),
+        settings(GlobalSolve::Cholesky, 5, 10),
+        StepSettings { lg_iterations: 5, ..multigrid(10) },
+        StepSettings { lg_iterations: 5, ..multigrid_chebyshev(10) },
+    ];
+    for s in runs {
+        let (global, mg) = (s.global, s.preconditioner == Preconditioner::Multigrid);
+        let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, s.clone()).unwrap();
+        // multigrid: the CPU twin takes the same steps and pin changes (its hierarchy is rebuilt too)
+        let mut cpu = mg.then(|| CpuSimulator::new(&model, Method::LocalGlobal, s.clone()).unwrap());
         let f32ed = |p: [f64; 3]| p.map(|c| c as f32 as f64);
         for _ in 0..10 {
             g.step_frame().unwrap();
+            if let Some(c) = cpu.as_mut() {
+                c.step_frame().unwrap();
+            }
         }
         let (x, v) = g.read_state().unwrap();
         for &i in &pinned {
@@ -200,14 +213,27 @@ fn pinned_particles_stay_bit_for_bit() {
         // the viewer's drag moves a pinned particle: it stays where it was put
         let to = [0.6, 0.1, -0.05];
         g.set_particle(pinned[0], to, [0.0; 3], true).unwrap();
-        // and pins a new one: the free set changes (a new factor for cholesky)
+        // and pins a new one: the free set changes (a new factor for cholesky, a new hierarchy for multigrid)
         let k = cm.n / 2;
         let xk = x[k];
         g.set_particle(k, xk, [0.0; 3], true).unwrap();
+        if let Some(c) = cpu.as_mut() {
+            let (xc, _) = c.read_state().unwrap();
+            c.set_particle(pinned[0], to, [0.0; 3], true).unwrap();
+            c.set_particle(k, xc[k], [0.0; 3], true).unwrap();
+        }
         for _ in 0..3 {
             g.step_frame().unwrap();
+            if let Some(c) = cpu.as_mut() {
+                c.step_frame().unwrap();
+            }
         }
         let (x2, v2) = g.read_state().unwrap();
+        if let Some(c) = cpu.as_mut() {
+            let e = rel_to(&x2, &c.read_state().unwrap().0, &model.positions);
+            eprintln!("{global:?}/multigrid after pin changes: GPU vs CPU twin {e:.2e} of the motion");
+            assert!(e < 1e-3, "{global:?}/multigrid after pin changes: {e:e}");
+        }
         assert_eq!(x2[pinned[0]], f32ed(to), "{global:?}: the dragged pin");
         assert_eq!(x2[k], f32ed(xk), "{global:?}: the new pin");
         assert_eq!(v2[k], [0.0; 3]);
