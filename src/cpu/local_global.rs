@@ -353,12 +353,14 @@ pub fn chebyshev_solve(
 ) -> f64 {
     // D⁻¹(r − Aδₖ), formed as r − Aδₖ then the product: the same operations, in the same order, as the
     // fused `lg_chebyshev` on the GPU
-    let jacobi = |s: &[V3], z: &mut [V3]| {
-        for ((zi, si), di) in z.iter_mut().zip(s).zip(inv_diag) {
-            *zi = si.component_mul(di);
-        }
-    };
-    chebyshev_solve_with(m, p, jacobi, r, delta, rho, iters, w)
+    chebyshev_solve_with(m, p, |s, z| jacobi_apply(inv_diag, s, z), r, delta, rho, iters, w)
+}
+
+/// The Jacobi preconditioner's product z = D⁻¹ s (`inv_diag` from [`lg_inv_diag`]).
+pub fn jacobi_apply(inv_diag: &[V3], s: &[V3], z: &mut [V3]) {
+    for ((zi, si), di) in z.iter_mut().zip(s).zip(inv_diag) {
+        *zi = si.component_mul(di);
+    }
 }
 
 /// Power iterations for ρ(I − BA) with the multigrid V-cycle B (its radius is far from 1, so far fewer
@@ -710,31 +712,14 @@ impl LocalGlobal {
                 self.chol.as_mut().ok_or_else(|| Error::Solver("no Cholesky factor".into()))?.solve(&self.r, &mut self.delta)?;
                 1
             }
-            GlobalSolve::Chebyshev if self.mg.is_some() => {
-                let mg = self.mg.as_mut().expect("checked");
-                chebyshev_solve_with(
-                    m,
-                    &self.params,
-                    |a, z| mg.apply(a, z),
-                    &self.r,
-                    &mut self.delta,
-                    chebyshev_rho_used(self.rho),
-                    self.budget,
-                    &mut self.cheb,
-                );
-                self.budget
-            }
             GlobalSolve::Chebyshev => {
-                chebyshev_solve(
-                    m,
-                    &self.params,
-                    &self.inv_diag,
-                    &self.r,
-                    &mut self.delta,
-                    chebyshev_rho_used(self.rho),
-                    self.budget,
-                    &mut self.cheb,
-                );
+                let (inv_diag, mut mg) = (&self.inv_diag, self.mg.as_mut());
+                let precondition = |s: &[V3], z: &mut [V3]| match mg.as_deref_mut() {
+                    Some(mg) => mg.apply(s, z),
+                    None => jacobi_apply(inv_diag, s, z),
+                };
+                let rho = chebyshev_rho_used(self.rho);
+                chebyshev_solve_with(m, &self.params, precondition, &self.r, &mut self.delta, rho, self.budget, &mut self.cheb);
                 self.budget
             }
             _ if self.mg.is_some() => {

@@ -8,7 +8,7 @@
 use super::layout::{groups, LgPass, KERNEL_WGSL, LOCAL_GLOBAL_WGSL};
 use super::multigrid::{MultigridData, MultigridPipelines};
 use super::pcg::PcgPipelines;
-use super::pipelines::{bind, build_groups, dynamic_uniform, storage, uniform};
+use super::pipelines::{bind, bind_dynamic, build_groups, dynamic_uniform, storage, uniform};
 use super::state::GpuState;
 use crate::cpu::local_global::{chebyshev_omega, chebyshev_rho_used};
 
@@ -86,18 +86,7 @@ impl LgPassTable {
             mapped_at_creation: false,
         });
         queue.write_buffer(&buffer, 0, &bytes);
-        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("springsim.lg_pass"),
-            layout: &pipes.pass_layout,
-            entries: &[wgpu::BindGroupEntry {
-                binding: 0,
-                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                    buffer: &buffer,
-                    offset: 0,
-                    size: wgpu::BufferSize::new(std::mem::size_of::<LgPass>() as u64),
-                }),
-            }],
-        });
+        let group = bind_dynamic(device, &pipes.pass_layout, "springsim.lg_pass", &buffer, std::mem::size_of::<LgPass>());
         LgPassTable { buffer, group, stride, budget }
     }
 

@@ -9,7 +9,7 @@
 //! ([`MultigridData::encode`]); nothing is read back.
 
 use super::layout::{groups, MgPass, CG_VECTORS, KERNEL_WGSL, MULTIGRID_WGSL};
-use super::pipelines::{bind, build_groups, dynamic_uniform, storage};
+use super::pipelines::{bind, bind_dynamic, build_groups, dynamic_uniform, storage};
 use super::state::GpuState;
 use crate::cpu::multigrid::{Csr, Multigrid};
 
@@ -187,18 +187,7 @@ impl MultigridData {
         let passes = buffer("springsim.mg_pass", bytes.len() as u64, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
         queue.write_buffer(&passes, 0, &bytes);
         let group = bind(device, &pipes.layout, "springsim.multigrid", &[&mat, &st.cgv, &mgv, &st.cg_partials, &st.cg_state]);
-        let pass_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("springsim.mg_pass"),
-            layout: &pipes.pass_layout,
-            entries: &[wgpu::BindGroupEntry {
-                binding: 0,
-                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                    buffer: &passes,
-                    offset: 0,
-                    size: wgpu::BufferSize::new(std::mem::size_of::<MgPass>() as u64),
-                }),
-            }],
-        });
+        let pass_group = bind_dynamic(device, &pipes.pass_layout, "springsim.mg_pass", &passes, std::mem::size_of::<MgPass>());
         MultigridData { mat, mgv, passes, group, pass_group, plan, sizes: mg.sizes() }
     }
 

@@ -103,6 +103,25 @@ pub fn build_groups(
     (layouts, pipelines)
 }
 
+/// A bind group of one uniform buffer at binding 0 read through a dynamic offset, `size` bytes per entry
+/// (for a [`dynamic_uniform`] layout).
+pub fn bind_dynamic(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    label: &str,
+    buffer: &wgpu::Buffer,
+    size: usize,
+) -> wgpu::BindGroup {
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(label),
+        layout,
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer, offset: 0, size: wgpu::BufferSize::new(size as u64) }),
+        }],
+    })
+}
+
 /// A bind group of whole buffers, bound in order from binding 0.
 pub fn bind(device: &wgpu::Device, layout: &wgpu::BindGroupLayout, label: &str, buffers: &[&wgpu::Buffer]) -> wgpu::BindGroup {
     let entries: Vec<wgpu::BindGroupEntry> =
