@@ -67,7 +67,8 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    pub(crate) fn param(name: &str, value: impl ToString, reason: impl Into<String>) -> Self {
+    /// An invalid parameter: `name` is the field as the user wrote it, `value` what was given.
+    pub fn param(name: &str, value: impl ToString, reason: impl Into<String>) -> Self {
         Error::InvalidParameter { name: name.to_string(), value: value.to_string(), reason: reason.into() }
     }
 }

@@ -5,12 +5,9 @@
 //! - [`gpu`]: buffers, pipelines and the simulator that embeds on a caller's `Device` and `Queue`.
 //! - [`method`]: the integrators and Shinya's stable step.
 //! - [`scene`]: the scene registry shared by the CLI, the bench and the tests.
-//! - [`converge`]: Liu et al. 2013's convergence study (`springsim converge`).
 //! - `viewer` (feature `viewer`, on by default): the windowed demo.
 #![warn(missing_docs)]
 
-pub mod bench;
-pub mod converge;
 pub mod cpu;
 pub mod error;
 pub mod gpu;

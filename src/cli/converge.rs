@@ -4,13 +4,13 @@
 //! converge` writes it as CSV and as an SVG plot. Everything runs on the CPU in f64 (the `cg` and
 //! `chebyshev` series are the CPU twins of the GPU global steps).
 
-use crate::cpu::local_global::{lg_energy, relative_error, LocalGlobal};
-use crate::cpu::newton::Newton;
-use crate::cpu::{CpuModel, CpuSimulator, V3};
-use crate::error::{Error, Result};
-use crate::method::{GlobalSolve, Method, Preconditioner, StepSettings};
-use crate::model::Model;
-use crate::sim::Simulator;
+use springsim::cpu::local_global::{lg_energy, relative_error, LocalGlobal};
+use springsim::cpu::newton::Newton;
+use springsim::cpu::{CpuModel, CpuSimulator, V3};
+use springsim::error::{Error, Result};
+use springsim::method::{GlobalSolve, Method, Preconditioner, StepSettings};
+use springsim::model::Model;
+use springsim::sim::Simulator;
 use std::time::Instant;
 
 /// What to study.
@@ -72,18 +72,6 @@ pub struct Series {
     pub setup_seconds: f64,
     /// The points, one per iteration.
     pub points: Vec<Point>,
-}
-
-impl Series {
-    /// The error after `k` iterations (the last point when the series is shorter).
-    pub fn error_at(&self, k: usize) -> Option<f64> {
-        self.points.iter().find(|p| p.iteration == k).or(self.points.last().filter(|p| p.iteration < k)).map(|p| p.error)
-    }
-
-    /// The first iteration whose error is at most `e`.
-    pub fn iterations_to(&self, e: f64) -> Option<usize> {
-        self.points.iter().find(|p| p.error <= e).map(|p| p.iteration)
-    }
 }
 
 /// The study's result.

@@ -3,7 +3,10 @@
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
-use springsim::bench::{self, Backend, BenchConfig, BenchResult};
+mod bench;
+mod converge;
+
+use bench::{Backend, BenchConfig, BenchResult};
 use springsim::gpu::context::{adapter_name, instance_from_env};
 use springsim::gpu::GpuContext;
 use springsim::scene::{self, SceneOptions};
@@ -440,8 +443,8 @@ fn run() -> Result<()> {
             svg,
         } => {
             let model = scene::build(&name, &SceneOptions { size, stiffness, mesh })?;
-            let globals = split(&global).iter().map(|g| springsim::converge::parse_series(g)).collect::<Result<Vec<_>, _>>()?;
-            let cfg = springsim::converge::ConvergeConfig {
+            let globals = split(&global).iter().map(|g| converge::parse_series(g)).collect::<Result<Vec<_>, _>>()?;
+            let cfg = converge::ConvergeConfig {
                 frame,
                 iterations,
                 globals,
@@ -449,7 +452,7 @@ fn run() -> Result<()> {
                 newton_iterations,
                 settings: StepSettings { frame_dt, ..Default::default() },
             };
-            let r = springsim::converge::run(&model, &cfg)?;
+            let r = converge::run(&model, &cfg)?;
             std::fs::write(&csv, r.to_csv()).with_context(|| format!("writing {}", csv.display()))?;
             let title = format!("{name}, frame {frame}: relative error (Liu et al. 2013, eq. 15)");
             std::fs::write(&svg, r.to_svg(&title)?).with_context(|| format!("writing {}", svg.display()))?;

@@ -1,13 +1,13 @@
 //! The headless benchmark: runs a scene with a method on a backend and reports one record.
 
-use crate::cpu::{CpuModel, CpuSimulator};
-use crate::error::{Error, Result};
-use crate::gpu::local_global::LgSplit;
-use crate::gpu::{GpuContext, GpuSimulator};
-use crate::method::{Method, StepSettings};
-use crate::scene::{self, SceneOptions};
-use crate::sim::{state_stats, Simulator};
 use serde::Serialize;
+use springsim::cpu::{CpuModel, CpuSimulator};
+use springsim::error::{Error, Result};
+use springsim::gpu::local_global::LgSplit;
+use springsim::gpu::{GpuContext, GpuSimulator};
+use springsim::method::{Method, StepSettings};
+use springsim::scene::{self, SceneOptions};
+use springsim::sim::{state_stats, Simulator};
 use std::time::Instant;
 
 /// Where a simulation runs.
@@ -58,14 +58,6 @@ pub struct BenchConfig {
     /// Local/global on the GPU: frames to run after the timed ones with every phase its own submit, for
     /// the split between local step, right-hand side, global step and transfers (0: none).
     pub lg_split_frames: usize,
-}
-
-impl BenchConfig {
-    /// The same run with air drag d₀.
-    pub fn with_drag(mut self, d0: f64) -> Self {
-        self.drag = Some(d0);
-        self
-    }
 }
 
 /// The record `springsim bench` prints.
@@ -130,7 +122,7 @@ pub struct BenchResult {
 
 /// Builds the simulator for a backend.
 pub fn make_simulator(
-    model: &crate::Model,
+    model: &springsim::Model,
     method: Method,
     backend: Backend,
     settings: StepSettings,
@@ -184,7 +176,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>) -> Result<BenchResult> {
     };
     let mut times = Vec::with_capacity(cfg.frames);
     let mut failed_frame = None;
-    let mut report: crate::sim::FrameReport = Default::default();
+    let mut report: springsim::sim::FrameReport = Default::default();
     let mut iterations = 0usize;
     for f in 0..cfg.frames {
         let t = Instant::now();
@@ -204,7 +196,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>) -> Result<BenchResult> {
     let mut lg_split = None;
     let mut lg_transfers = None;
     if let Some(g) = gpu_lg.as_mut() {
-        if cfg.settings.global.resolve(Method::LocalGlobal)? == crate::method::GlobalSolve::Cholesky {
+        if cfg.settings.global.resolve(Method::LocalGlobal)? == springsim::method::GlobalSolve::Cholesky {
             lg_transfers = Some(g.lg_last_split().per_frame());
         }
         if cfg.lg_split_frames > 0 {
