@@ -9,12 +9,14 @@
 #![warn(missing_docs)]
 
 pub mod cpu;
+pub mod engine;
 pub mod error;
 pub mod gpu;
 pub mod method;
 pub mod model;
 pub mod scene;
 pub mod sim;
+pub mod stepping;
 #[cfg(feature = "viewer")]
 pub mod viewer;
 

@@ -1,0 +1,198 @@
+//! The stepping policy, once for both engines: Shinya's plan of the step from k₀ ([`plan`]), the
+//! substeps of a frame, Kauppila's adaptive step for implicit Euler ([`adaptive`]), and the re-plan
+//! after a divergence (Shinya §5.3). [`Stepper`] drives any [`Engine`] through that contract alone;
+//! the window, the bench and the tests drive a `Stepper` through [`Simulator`].
+
+pub mod adaptive;
+pub mod plan;
+
+use crate::engine::{Engine, StepsReport};
+use crate::error::Result;
+use crate::method::{Method, StepPlan};
+use adaptive::{AdaptiveStep, Verdict};
+
+/// What a frame did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FrameReport {
+    /// Steps taken.
+    pub substeps: usize,
+    /// LEU: divergence retries so far (Shinya §4, step 2.3).
+    pub leu_retries: usize,
+    /// Implicit Euler, local/global and Newton: solver iterations over the frame's steps (0 for the
+    /// explicit methods).
+    pub iterations: usize,
+    /// Implicit Euler: the final relative residual ‖b − AΔv‖/‖b‖ of the frame's last solve; local/global
+    /// and Newton: ‖∇g(x)‖/‖∇g(y)‖ of the last step.
+    pub residual: f64,
+}
+
+/// A simulator of one model on one backend. The window, the bench and the tests drive this.
+pub trait Simulator {
+    /// Advances one frame (`frame_dt`, in `plan().substeps` steps).
+    fn step_frame(&mut self) -> Result<FrameReport>;
+    /// The step plan.
+    fn plan(&self) -> StepPlan;
+    /// The current method.
+    fn method(&self) -> Method;
+    /// Switches the method, keeping positions and velocities.
+    fn set_method(&mut self, method: Method) -> Result<()>;
+    /// Reads positions and velocities (the GPU copies them back).
+    fn read_state(&mut self) -> Result<(Vec<[f64; 3]>, Vec<[f64; 3]>)>;
+    /// Overwrites positions and velocities.
+    fn write_state(&mut self, x: &[[f64; 3]], v: &[[f64; 3]]) -> Result<()>;
+    /// The backend, with the adapter for the GPU.
+    fn backend_name(&self) -> String;
+}
+
+/// Whether `method`'s plan needs k₀: the explicit family and LEU take their step from it (Shinya
+/// eq. 27, eq. 33) and their Rayleigh α from that step; the implicit methods step by the frame.
+pub fn needs_k0(method: Method) -> bool {
+    !method.is_implicit()
+}
+
+/// The stepping policy around one engine. It dereferences to the engine, so an engine's own calls
+/// (the GPU's `encode_frame`, the interaction calls) are reached through it.
+pub struct Stepper<E> {
+    engine: E,
+    plan: StepPlan,
+    adaptive: AdaptiveStep,
+    /// LEU retries as of the last frame (a rise re-plans).
+    leu_retries: usize,
+}
+
+impl<E: Engine> Stepper<E> {
+    /// Plans the step for `engine`'s method (k₀ by power iteration only where the plan needs it) and
+    /// hands the plan to the engine.
+    pub fn new(engine: E) -> Result<Self> {
+        let mut s = Stepper { engine, plan: StepPlan::default(), adaptive: AdaptiveStep::default(), leu_retries: 0 };
+        let k0 = if needs_k0(s.engine.method()) { s.engine.stiffness_k0()? } else { 0.0 };
+        s.apply_plan(k0)?;
+        Ok(s)
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &E {
+        &self.engine
+    }
+
+    /// The engine, mutably.
+    pub fn engine_mut(&mut self) -> &mut E {
+        &mut self.engine
+    }
+
+    /// Plans with `k0` for the engine's method and settings, and hands the plan to the engine.
+    fn apply_plan(&mut self, k0: f64) -> Result<()> {
+        let s = self.engine.settings();
+        self.plan = plan::plan(self.engine.method(), k0, self.engine.drag(), s);
+        self.adaptive.reset();
+        self.engine.set_plan(&self.plan)
+    }
+
+    /// Recomputes k₀ at the current state and re-plans the step (Shinya §5.3). A k₀ that is not finite
+    /// and positive (a state already ruined) keeps the old plan.
+    pub fn replan(&mut self) -> Result<()> {
+        let k0 = self.engine.stiffness_k0()?;
+        if k0.is_finite() && k0 > 0.0 {
+            self.apply_plan(k0)?;
+        }
+        Ok(())
+    }
+
+    /// Sets the step h outright (one step per frame of length h, α for it), keeping k₀.
+    pub fn set_h(&mut self, h: f64) -> Result<()> {
+        let mut s = self.engine.settings().clone();
+        s.fixed_h = Some(h);
+        s.frame_dt = h;
+        s.validate()?;
+        self.engine.set_settings(s)?;
+        self.apply_plan(self.plan.k0)
+    }
+
+    /// Implicit Euler's adaptive step: every step tried so far, (h, accepted).
+    pub fn step_log(&self) -> &[(f64, bool)] {
+        self.adaptive.log()
+    }
+
+    /// A frame of adaptive implicit Euler steps (Kauppila §3.2.3).
+    fn adaptive_frame(&mut self) -> Result<FrameReport> {
+        let frame = self.engine.settings().frame_dt;
+        let planned = self.plan.h;
+        let (mut t, mut steps, mut iterations, mut residual) = (0.0, 0usize, 0usize, 0.0);
+        while t < frame * (1.0 - 1e-9) {
+            let h = self.adaptive.next_h(planned, frame - t);
+            let r = self.engine.try_step(h)?;
+            iterations += r.iterations;
+            residual = r.residual;
+            if self.adaptive.judge(h, r.strained, planned) == Verdict::Retry {
+                continue;
+            }
+            self.engine.accept_trial()?;
+            t += h;
+            steps += 1;
+        }
+        Ok(FrameReport { substeps: steps, leu_retries: 0, iterations, residual })
+    }
+}
+
+impl<E> std::ops::Deref for Stepper<E> {
+    type Target = E;
+    fn deref(&self) -> &E {
+        &self.engine
+    }
+}
+
+impl<E> std::ops::DerefMut for Stepper<E> {
+    fn deref_mut(&mut self) -> &mut E {
+        &mut self.engine
+    }
+}
+
+impl<E: Engine> Simulator for Stepper<E> {
+    fn step_frame(&mut self) -> Result<FrameReport> {
+        let method = self.engine.method();
+        if method == Method::ImplicitEuler && self.engine.settings().adaptive {
+            return self.adaptive_frame();
+        }
+        let substeps = self.plan.substeps;
+        let r: StepsReport = self.engine.run_steps(substeps)?;
+        let mut replan = r.speed_exceeded && method != Method::Leu;
+        if r.leu_retries > self.leu_retries {
+            self.leu_retries = r.leu_retries;
+            replan = true;
+        }
+        if replan {
+            // Shinya §5.3: recompute k₀ when divergence is detected.
+            self.replan()?;
+        }
+        Ok(FrameReport { substeps, leu_retries: r.leu_retries, iterations: r.iterations, residual: r.residual })
+    }
+
+    fn plan(&self) -> StepPlan {
+        self.plan
+    }
+
+    fn method(&self) -> Method {
+        self.engine.method()
+    }
+
+    fn set_method(&mut self, method: Method) -> Result<()> {
+        self.engine.set_method(method)?;
+        let k0 = if needs_k0(method) && self.plan.k0 <= 0.0 { self.engine.stiffness_k0()? } else { self.plan.k0 };
+        self.apply_plan(k0)
+    }
+
+    fn read_state(&mut self) -> Result<(Vec<[f64; 3]>, Vec<[f64; 3]>)> {
+        self.engine.read_state()
+    }
+
+    fn write_state(&mut self, x: &[[f64; 3]], v: &[[f64; 3]]) -> Result<()> {
+        self.engine.write_state(x, v)
+    }
+
+    fn backend_name(&self) -> String {
+        self.engine.backend_name()
+    }
+}
+
+#[cfg(test)]
+mod tests;
