@@ -169,9 +169,10 @@ fn camera(width: u32, height: u32) -> CameraUniform {
     let (center, radius) = ((lo + hi) * 0.5, (hi - lo).length() * 0.5);
     let fov_y = 40f32.to_radians();
     let aspect = width as f32 / height.max(1) as f32;
-    // the distance at which the bounding sphere fits both the vertical and the horizontal field of view
+    // the distance at which the stage's bounding sphere would just fit the narrower field of view, less a
+    // quarter (the sphere is loose around a box; the far ground may leave the picture)
     let half = (fov_y * 0.5).min((aspect * (fov_y * 0.5).tan()).atan());
-    let eye = center + Vec3::new(0.5, 0.4, 1.0).normalize() * (radius / half.sin());
+    let eye = center + Vec3::new(0.5, 0.3, 1.0).normalize() * (0.75 * radius / half.sin());
     let view_proj = Mat4::perspective_rh(fov_y, aspect, 0.05, 50.0) * Mat4::look_at_rh(eye, center, Vec3::Y);
     let light = Vec3::new(0.5, 0.9, 0.6).normalize();
     CameraUniform { view_proj: view_proj.to_cols_array_2d(), eye: eye.extend(1.0).to_array(), light: light.extend(0.0).to_array() }
@@ -565,7 +566,8 @@ impl WindowApp {
         };
         let view = frame.texture.create_view(&Default::default());
         let last = self.args.frames().is_some_and(|n| self.frames_done + 1 >= n);
-        let capture = (last && self.args.screenshot.is_some()).then(|| Offscreen::new(&s.gpu.device, s.config.format, s.config.width, s.config.height));
+        let capture = (last && self.args.screenshot.is_some())
+            .then(|| Offscreen::new(&s.gpu.device, s.config.format, s.config.width, s.config.height));
         render_frame(&s.gpu, &mut s.sim, &s.renderer, &view, capture.as_ref())?;
         s.window.pre_present_notify();
         s.gpu.queue.present(frame);
@@ -605,7 +607,9 @@ impl ApplicationHandler for WindowApp {
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
         let result = match event {
             WindowEvent::CloseRequested => Ok(event_loop.exit()),
-            WindowEvent::KeyboardInput { event: key, .. } if key.state == ElementState::Pressed && key.logical_key == Key::Named(NamedKey::Escape) => {
+            WindowEvent::KeyboardInput { event: key, .. }
+                if key.state == ElementState::Pressed && key.logical_key == Key::Named(NamedKey::Escape) =>
+            {
                 Ok(event_loop.exit())
             }
             WindowEvent::Resized(size) => Ok(self.state.iter_mut().for_each(|s| s.resize(size.width, size.height))),
@@ -631,7 +635,8 @@ fn main() -> Result<()> {
         bail!("--frames 0: must be at least 1");
     }
     let batch = args.frames.is_some() || args.screenshot.is_some();
-    let display = std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some() || cfg!(any(windows, target_os = "macos"));
+    let display =
+        std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some() || cfg!(any(windows, target_os = "macos"));
     if args.headless || (batch && !display) {
         if !args.headless {
             eprintln!("embed: no display (DISPLAY/WAYLAND_DISPLAY unset): rendering offscreen");

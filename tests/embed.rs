@@ -1,8 +1,9 @@
 //! The embedding example's proof: runs the `embed` example binary (a host wgpu application with its own
 //! window or offscreen target, camera, pipelines and scenery, which draws springsim's cloth from the
-//! simulation's position buffer in its own render pass) with `--frames 60 --screenshot`, and checks the
-//! picture: the host's green ground and the cloth's red both cover a stated share of it, and the cloth
-//! hangs (it spans a good part of the picture's height, where the flat starting sheet is a thin band).
+//! simulation's position buffer in its own render pass) with `--frames 60 --screenshot` and with
+//! `--frames 1`, and checks the pictures: at frame 60 the host's green ground and the cloth's red both
+//! cover a stated share of the picture, and the cloth's pixels are not those of frame 1 (the sheet
+//! starts flat and swings down from its two pinned corners: the renderer draws the live buffer).
 //!
 //! The binary is `target/<profile>/examples/embed`, beside the `springsim` binary that Cargo names in
 //! `CARGO_BIN_EXE_springsim`; `cargo test --all-targets` builds it, `cargo test --test embed` alone does
@@ -70,30 +71,30 @@ fn is_ground(px: &[u8]) -> bool {
     s > 0.3 && v > 0.12 && (80.0..=160.0).contains(&h)
 }
 
-#[test]
-fn embed_example_draws_its_ground_and_the_hanging_cloth() {
+/// Runs the example for `frames` frames; `None` when it is skipped (no GPU or no binary, and none required).
+fn screenshot(frames: usize) -> Option<(Picture, String, String)> {
     let Some(binary) = example_binary() else {
         let msg = "the embed example binary is missing beside CARGO_BIN_EXE_springsim (examples/embed): \
                    run `cargo build --example embed` or `cargo test --all-targets`";
         assert!(!gpu_required(), "SPRINGSIM_REQUIRE_GPU=1 but {msg}");
         eprintln!("skipped: {msg}");
-        return;
+        return None;
     };
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("embed-60.png");
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("embed-{frames}.png"));
     let _ = std::fs::remove_file(&out);
     let started = std::time::Instant::now();
     let run = Command::new(&binary)
-        .args(["--frames", "60", "--size", "25", "--width", "480", "--height", "360", "--screenshot"])
+        .args(["--frames", &frames.to_string(), "--size", "25", "--width", "480", "--height", "360", "--screenshot"])
         .arg(&out)
         .output()
         .expect("running the embed example");
-    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stdout = String::from_utf8_lossy(&run.stdout).to_string();
     let stderr = String::from_utf8_lossy(&run.stderr);
-    eprintln!("{} ({:.1} s):\n{stdout}{stderr}", binary.display(), started.elapsed().as_secs_f64());
+    eprintln!("{} --frames {frames} ({:.1} s):\n{stdout}{stderr}", binary.display(), started.elapsed().as_secs_f64());
     if !run.status.success() {
         if stderr.contains("no GPU adapter") && !gpu_required() {
             eprintln!("skipped: no GPU adapter");
-            return;
+            return None;
         }
         panic!("the embed example failed: {stderr}");
     }
@@ -101,28 +102,35 @@ fn embed_example_draws_its_ground_and_the_hanging_cloth() {
     eprintln!("screenshot mode: {mode}");
     let picture = read_png(&out);
     assert_eq!((picture.width, picture.height), (480, 360), "the picture's size");
-    let pixels = (picture.width * picture.height) as f64;
-    let (mut cloth, mut ground) = (0usize, 0usize);
-    let (mut top, mut bottom) = (usize::MAX, 0);
-    for (i, px) in picture.rgba.chunks_exact(4).enumerate() {
-        if is_cloth(px) {
-            cloth += 1;
-            top = top.min(i / picture.width);
-            bottom = bottom.max(i / picture.width);
-        } else if is_ground(px) {
-            ground += 1;
-        }
-    }
-    let (cloth_share, ground_share) = (cloth as f64 / pixels, ground as f64 / pixels);
-    let cloth_height = if cloth > 0 { (bottom - top + 1) as f64 / picture.height as f64 } else { 0.0 };
+    Some((picture, mode.to_string(), stdout))
+}
+
+#[test]
+fn embed_example_draws_its_ground_and_the_moving_cloth() {
+    let Some((first, _, _)) = screenshot(1) else { return };
+    let Some((last, mode, stdout)) = screenshot(60) else { return };
+    let pixels = (last.width * last.height) as f64;
+    let share = |picture: &Picture, test: fn(&[u8]) -> bool| picture.rgba.chunks_exact(4).filter(|px| test(px)).count() as f64 / pixels;
+    let (cloth, ground) = (share(&last, is_cloth), share(&last, is_ground));
+    let cloth_first = share(&first, is_cloth);
+    let moved =
+        first.rgba.chunks_exact(4).zip(last.rgba.chunks_exact(4)).filter(|(a, b)| is_cloth(a) != is_cloth(b)).count() as f64 / pixels;
     eprintln!(
-        "[{mode}] cloth {:.1}% of the pixels, {:.1}% of the height; ground {:.1}% of the pixels",
-        100.0 * cloth_share,
-        100.0 * cloth_height,
-        100.0 * ground_share
+        "[{mode}] frame 60: cloth {:.1}% of the pixels, ground {:.1}%; frame 1: cloth {:.1}%; cloth pixels that differ: {:.1}%",
+        100.0 * cloth,
+        100.0 * ground,
+        100.0 * cloth_first,
+        100.0 * moved
     );
-    assert!(ground_share >= 0.15, "the host's ground covers only {:.2}% of the picture", 100.0 * ground_share);
-    assert!(cloth_share >= 0.04, "the cloth covers only {:.2}% of the picture", 100.0 * cloth_share);
-    assert!(cloth_height >= 0.3, "the cloth spans only {:.1}% of the picture's height: it does not hang", 100.0 * cloth_height);
-    assert!(stdout.contains("lowest cloth point"), "the example's report line is missing");
+    assert!(ground >= 0.15, "the host's ground covers only {:.2}% of the picture", 100.0 * ground);
+    assert!(cloth >= 0.04, "the cloth covers only {:.2}% of the picture", 100.0 * cloth);
+    assert!(cloth_first >= 0.02, "at frame 1 the cloth covers only {:.2}% of the picture", 100.0 * cloth_first);
+    assert!(moved >= 0.03, "the cloth at frame 60 covers the pixels it covered at frame 1 ({:.2}% differ)", 100.0 * moved);
+    let lowest: f64 = stdout
+        .split("lowest cloth point y = ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|y| y.parse().ok())
+        .expect("the example's report line names the lowest cloth point");
+    assert!(lowest < -0.2, "the cloth has not fallen: its lowest point is at y = {lowest} m after 60 frames");
 }
