@@ -493,8 +493,20 @@ fn run_headless(args: &Args) -> Result<()> {
     report("headless offscreen", &gpu, &mut sim, frames, seconds)
 }
 
-fn main() -> Result<()> {
-    let args = Args::parse();
+/// `main`'s error, printed as one line (the cause chain, without a backtrace).
+struct Failure(anyhow::Error);
+
+impl std::fmt::Debug for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}", self.0)
+    }
+}
+
+fn main() -> std::result::Result<(), Failure> {
+    run(Args::parse()).map_err(Failure)
+}
+
+fn run(args: Args) -> Result<()> {
     if args.frames == Some(0) {
         bail!("--frames 0: must be at least 1");
     }
