@@ -6,9 +6,10 @@
 //! starts flat and swings down from its two pinned corners: the renderer draws the live buffer).
 //!
 //! The binary is `target/<profile>/examples/embed`, beside the `springsim` binary that Cargo names in
-//! `CARGO_BIN_EXE_springsim`; `cargo test --all-targets` builds it, `cargo test --test embed` alone does
-//! not (then run `cargo build --example embed` first). Under a display (CI runs the tests under Xvfb)
-//! the example opens its window; without one it renders headless; the test prints which mode ran.
+//! `CARGO_BIN_EXE_springsim`. `cargo test --all-targets` builds examples only as test harnesses and
+//! `cargo test --test embed` not at all, so the test first runs `cargo build --example embed` with the
+//! profile of that folder (a no-op when the binary is fresh). Under a display (CI runs the tests under
+//! Xvfb) the example opens its window; without one it renders headless; the test prints which mode ran.
 #![cfg(feature = "viewer")]
 
 use std::path::{Path, PathBuf};
@@ -18,11 +19,28 @@ fn gpu_required() -> bool {
     std::env::var("SPRINGSIM_REQUIRE_GPU").as_deref() == Ok("1")
 }
 
-/// The example binary, built by Cargo into the `examples` folder beside the package's binary.
-fn example_binary() -> Option<PathBuf> {
-    let bin = Path::new(env!("CARGO_BIN_EXE_springsim"));
-    let path = bin.parent()?.join("examples").join(format!("embed{}", std::env::consts::EXE_SUFFIX));
-    path.is_file().then_some(path)
+/// The example binary, `examples/embed` beside the package's binary, brought up to date by `cargo build
+/// --example embed` (`$CARGO`, else `cargo` on the PATH) with the profile whose folder holds that binary
+/// (`release`, else the `test` profile that `cargo test` builds into `debug`). `Err` when it is missing.
+fn example_binary() -> Result<PathBuf, String> {
+    let profile_dir = Path::new(env!("CARGO_BIN_EXE_springsim")).parent().ok_or("CARGO_BIN_EXE_springsim has no folder")?;
+    let binary = profile_dir.join("examples").join(format!("embed{}", std::env::consts::EXE_SUFFIX));
+    let profile = if profile_dir.ends_with("release") { "release" } else { "test" };
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let started = std::time::Instant::now();
+    match Command::new(&cargo).args(["build", "--example", "embed", "--profile", profile, "--manifest-path"]).arg(&manifest).output() {
+        Ok(build) if build.status.success() => {
+            eprintln!("cargo build --example embed --profile {profile}: {:.1} s", started.elapsed().as_secs_f64())
+        }
+        Ok(build) => panic!("cargo build --example embed --profile {profile} failed:\n{}", String::from_utf8_lossy(&build.stderr)),
+        Err(e) => eprintln!("cannot run {} ({e}): using the example binary as it is", Path::new(&cargo).display()),
+    }
+    if binary.is_file() {
+        Ok(binary)
+    } else {
+        Err(format!("the embed example binary {} is missing: run `cargo build --example embed`", binary.display()))
+    }
 }
 
 struct Picture {
@@ -73,12 +91,13 @@ fn is_ground(px: &[u8]) -> bool {
 
 /// Runs the example for `frames` frames; `None` when it is skipped (no GPU or no binary, and none required).
 fn screenshot(frames: usize) -> Option<(Picture, String, String)> {
-    let Some(binary) = example_binary() else {
-        let msg = "the embed example binary is missing beside CARGO_BIN_EXE_springsim (examples/embed): \
-                   run `cargo build --example embed` or `cargo test --all-targets`";
-        assert!(!gpu_required(), "SPRINGSIM_REQUIRE_GPU=1 but {msg}");
-        eprintln!("skipped: {msg}");
-        return None;
+    let binary = match example_binary() {
+        Ok(binary) => binary,
+        Err(msg) => {
+            assert!(!gpu_required(), "SPRINGSIM_REQUIRE_GPU=1 but {msg}");
+            eprintln!("skipped: {msg}");
+            return None;
+        }
     };
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("embed-{frames}.png"));
     let _ = std::fs::remove_file(&out);
