@@ -16,6 +16,7 @@ pub mod error;
 pub mod gpu;
 pub mod method;
 pub mod model;
+pub mod reference;
 pub mod scene;
 pub mod sim;
 #[cfg(feature = "viewer")]

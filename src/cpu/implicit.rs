@@ -28,23 +28,23 @@
 
 use super::forces::{external_accel, EPS_LEN};
 use super::leu::{sym_apply, Sym3};
-use super::sweep::Shared;
+use super::sweep::Rows;
 pub use super::sweep::SpringSweep;
 use super::{CpuModel, V3};
 use crate::error::{Error, Result};
+use rayon::prelude::*;
 
-/// Per-particle passes run on the helper team ([`super::team`]) above this many particles (the same
-/// threshold as the force gather).
+/// Per-particle passes run on the rayon pool above this many particles.
 pub(crate) const PAR_N: usize = 4096;
 
-/// `out[i] = f(i)` for every i, on the calling thread and the helper team for large n. Each entry is
-/// computed alone, so the result does not depend on the split.
+/// `out[i] = f(i)` for every i, on the rayon pool for large n. Each entry is computed alone, so the
+/// result does not depend on the split.
 pub(crate) fn for_each_particle<T: Send>(out: &mut [T], f: impl Fn(usize) -> T + Sync) {
-    super::team::for_each_piece(out, PAR_N, |off, piece| {
-        for (k, o) in piece.iter_mut().enumerate() {
-            *o = f(off + k);
-        }
-    });
+    if out.len() < PAR_N {
+        out.iter_mut().enumerate().for_each(|(i, o)| *o = f(i));
+    } else {
+        out.par_iter_mut().with_min_len(PAR_N / 4).enumerate().for_each(|(i, o)| *o = f(i));
+    }
 }
 
 /// The widest index distance between the ends of a spring that the block-tridiagonal solve accepts:
@@ -140,18 +140,17 @@ pub fn implicit_prepare(m: &CpuModel, h: f64, exact: bool, x: &[V3], v: &[V3], s
     sys.mass_diag.resize(m.n, 0.0);
     sys.inv_diag.resize(m.n, V3::zeros());
     sys.rhs.resize(m.n, V3::zeros());
-    let (bb, md_out, rhs, diag) =
-        (Shared(sys.bb.as_mut_ptr()), Shared(sys.mass_diag.as_mut_ptr()), Shared(sys.rhs.as_mut_ptr()), Shared(sys.inv_diag.as_mut_ptr()));
     let sw = &sys.sweep;
-    let ctx = PrepareCtx { m, h, exact, x, v, sw, bb, md_out, rhs, diag };
-    // SAFETY: see `prepare_chunk`
-    sw.run(|c| unsafe {
-        #[cfg(target_arch = "x86_64")]
-        if super::forces::has_avx() {
-            return prepare_chunk_avx(&ctx, c);
-        }
-        prepare_chunk(&ctx, c)
-    });
+    let jobs: Vec<_> = sw
+        .spring_rows(&mut sys.bb)
+        .into_iter()
+        .zip(sw.particle_rows(&mut sys.mass_diag))
+        .zip(sw.particle_rows(&mut sys.rhs))
+        .zip(sw.particle_rows(&mut sys.inv_diag))
+        .map(|(((bb, md_out), rhs), diag)| PrepareRows { bb, md_out, rhs, diag })
+        .collect();
+    let ctx = PrepareCtx { m, h, exact, x, v, sw };
+    sw.run(jobs, |c, rows| prepare_chunk(&ctx, c, rows));
 }
 
 /// What a chunk of [`implicit_prepare`] reads and writes.
@@ -162,35 +161,29 @@ struct PrepareCtx<'a> {
     x: &'a [V3],
     v: &'a [V3],
     sw: &'a SpringSweep,
-    bb: Shared<Sym3>,
-    md_out: Shared<f64>,
-    rhs: Shared<V3>,
-    diag: Shared<V3>,
 }
 
-/// [`prepare_chunk`] compiled for AVX (four-lane square roots and divisions in the batches; the same
-/// operations, so the same values).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
-unsafe fn prepare_chunk_avx(ctx: &PrepareCtx<'_>, c: &[u32; 6]) {
-    prepare_chunk(ctx, c)
+/// What a chunk of [`implicit_prepare`] writes: the blocks of its own springs [k0, k1) and the rows of
+/// its own particles [p0, p1).
+struct PrepareRows<'a> {
+    bb: Rows<'a, Sym3>,
+    md_out: Rows<'a, f64>,
+    rhs: Rows<'a, V3>,
+    diag: Rows<'a, V3>,
 }
 
 /// One chunk of [`implicit_prepare`].
-///
-/// # Safety
-/// A chunk writes the rows of its own particles [p0, p1) and the blocks of its own springs [k0, k1);
-/// chunks are disjoint, and every index is in bounds (the plan fits the model).
 #[inline(always)]
-unsafe fn prepare_chunk(ctx: &PrepareCtx<'_>, &[p0, p1, k0, k1, c0, c1]: &[u32; 6]) {
-    let PrepareCtx { m, h, exact, x, v, sw, bb, md_out, rhs, diag } = *ctx;
+fn prepare_chunk(ctx: &PrepareCtx<'_>, &[p0, p1, k0, k1, c0, c1]: &[u32; 6], rows: PrepareRows<'_>) {
+    let PrepareCtx { m, h, exact, x, v, sw } = *ctx;
+    let PrepareRows { mut bb, mut md_out, mut rhs, mut diag } = rows;
     for i in p0 as usize..p1 as usize {
         let mi = m.mass[i];
         let md = mi * (1.0 + h * m.drag + h * h * m.central_strength);
-        *md_out.at(i) = md;
+        md_out[i] = md;
         // h f₀ + h² J_x v₀ at i, before the springs: the external force and the field's −s m_i v_i
-        *rhs.at(i) = (external_accel(m, x[i], v[i]) * mi - v[i] * (m.central_strength * mi * h)) * h;
-        *diag.at(i) = V3::new(md, md, md);
+        rhs[i] = (external_accel(m, x[i], v[i]) * mi - v[i] * (m.central_strength * mi * h)) * h;
+        diag[i] = V3::new(md, md, md);
     }
     // the terms with a = lo, b = hi: +q_s at lo, −q_s at hi (each end inside the chunk), B_s's
     // diagonal at both
@@ -200,12 +193,10 @@ unsafe fn prepare_chunk(ctx: &PrepareCtx<'_>, &[p0, p1, k0, k1, c0, c1]: &[u32; 
         (lo, hi, spring_terms(h, exact, sw.par[k], x[lo] - x[hi], v[lo] - v[hi]))
     }
     let terms = |k: usize| terms(sw, h, exact, x, v, k);
-    #[inline(always)]
-    unsafe fn add(rhs: Shared<V3>, diag: Shared<V3>, i: usize, q: V3, t: &SpringTerms) {
-        *rhs.at(i) += q;
-        *diag.at(i) += V3::new(t.bb[0], t.bb[1], t.bb[2]);
-    }
-    let add = |i: usize, q: V3, t: &SpringTerms| add(rhs, diag, i, q, t);
+    let mut add = |i: usize, q: V3, t: &SpringTerms| {
+        rhs[i] += q;
+        diag[i] += V3::new(t.bb[0], t.bb[1], t.bb[2]);
+    };
     for &k in &sw.cross[c0 as usize..c1 as usize] {
         let (_, hi, t) = terms(k as usize);
         add(hi, -t.q, &t);
@@ -231,7 +222,7 @@ unsafe fn prepare_chunk(ctx: &PrepareCtx<'_>, &[p0, p1, k0, k1, c0, c1]: &[u32; 
         for j in 0..nb {
             let [lo, hi] = sw.ends[k + j].map(|i| i as usize);
             let t = spring_terms_at(h, exact, sw.par[k + j], d[j], v[lo] - v[hi], l[j], inv_l[j]);
-            *bb.at(k + j) = t.bb;
+            bb[k + j] = t.bb;
             add(lo, t.q, &t);
             if hi < p1 as usize {
                 add(hi, -t.q, &t);
@@ -241,12 +232,12 @@ unsafe fn prepare_chunk(ctx: &PrepareCtx<'_>, &[p0, p1, k0, k1, c0, c1]: &[u32; 
     }
     for i in p0 as usize..p1 as usize {
         if m.inv_mass[i] == 0.0 {
-            *md_out.at(i) = 0.0;
-            *rhs.at(i) = V3::zeros();
-            *diag.at(i) = V3::zeros();
+            md_out[i] = 0.0;
+            rhs[i] = V3::zeros();
+            diag[i] = V3::zeros();
         } else {
-            let d = *diag.at(i);
-            *diag.at(i) = V3::new(1.0 / d.x, 1.0 / d.y, 1.0 / d.z);
+            let d = diag[i];
+            diag[i] = V3::new(1.0 / d.x, 1.0 / d.y, 1.0 / d.z);
         }
     }
 }
@@ -259,51 +250,34 @@ pub fn implicit_matvec(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], out: &mut [
         p.len() == m.n && out.len() == m.n && sys.sweep.fits(m) && sys.bb.len() == m.sa.len(),
         "implicit_matvec: a system of another model"
     );
-    let y = Shared(out.as_mut_ptr());
-    // SAFETY: see `matvec_chunk`; the plan fits the model (checked)
-    sys.sweep.run(|c| unsafe {
-        #[cfg(target_arch = "x86_64")]
-        if super::forces::has_avx() {
-            return matvec_chunk_avx(m, sys, p, y, c);
-        }
-        matvec_chunk(m, sys, p, y, c)
-    });
+    let jobs = sys.sweep.particle_rows(out);
+    sys.sweep.run(jobs, |c, y| matvec_chunk(m, sys, p, y, c));
 }
 
-/// [`matvec_chunk`] compiled for AVX (the same operations, so the same values).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
-unsafe fn matvec_chunk_avx(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], y: Shared<V3>, c: &[u32; 6]) {
-    matvec_chunk(m, sys, p, y, c)
-}
-
-/// One chunk of [`implicit_matvec`].
-///
-/// # Safety
-/// A chunk writes the rows of its own particles only; the plan fits the model.
+/// One chunk of [`implicit_matvec`]: writes the rows of its own particles only.
 #[inline(always)]
-unsafe fn matvec_chunk(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], y: Shared<V3>, &[p0, p1, _, _, c0, c1]: &[u32; 6]) {
+fn matvec_chunk(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], mut y: Rows<'_, V3>, &[p0, p1, _, _, c0, c1]: &[u32; 6]) {
     let (sw, bb) = (&sys.sweep, &sys.bb);
     for i in p0 as usize..p1 as usize {
-        *y.at(i) = p[i] * sys.mass_diag[i];
+        y[i] = p[i] * sys.mass_diag[i];
     }
     for &k in &sw.cross[c0 as usize..c1 as usize] {
         let [lo, hi] = sw.ends[k as usize];
-        *y.at(hi as usize) -= sym_apply(&bb[k as usize], p[lo as usize] - p[hi as usize]);
+        y[hi as usize] -= sym_apply(&bb[k as usize], p[lo as usize] - p[hi as usize]);
     }
     for i in p0 as usize..p1 as usize {
         // the springs with lower end i; (Ap)_i in a register, as no other spring adds to it now
-        let mut yi = *y.at(i);
+        let mut yi = y[i];
         for k in sw.lo_first[i] as usize..sw.lo_first[i + 1] as usize {
             let hi = sw.ends[k][1];
             let t = sym_apply(&bb[k], p[i] - p[hi as usize]);
             yi += t;
             if hi < p1 {
-                *y.at(hi as usize) -= t;
+                y[hi as usize] -= t;
             }
         }
         // Baraff & Witkin's filter: pinned rows are zero
-        *y.at(i) = if m.inv_mass[i] == 0.0 { V3::zeros() } else { yi };
+        y[i] = if m.inv_mass[i] == 0.0 { V3::zeros() } else { yi };
     }
 }
 
@@ -313,21 +287,17 @@ fn dot(a: &[V3], b: &[V3]) -> f64 {
 
 /// x += αp, r −= αAp, z = P⁻¹r; returns (r·z, r·r), summed in fixed blocks.
 fn cg_update(x: &mut [V3], w: &mut CgWork, inv_diag: &[V3], alpha: f64) -> [f64; 2] {
-    let (xp, rp, zp) = (Shared(x.as_mut_ptr()), Shared(w.r.as_mut_ptr()), Shared(w.z.as_mut_ptr()));
     let (p, ap) = (&w.p, &w.ap);
-    // SAFETY: each block writes its own rows of x, r and z
-    by_blocks(x.len(), |rg| {
+    let rows = x.chunks_mut(BLOCK).zip(w.r.chunks_mut(BLOCK)).zip(w.z.chunks_mut(BLOCK));
+    by_block_rows(rows.collect(), |b, ((x, r), z)| {
         let (mut rz, mut rr) = (0.0, 0.0);
-        for i in rg {
-            unsafe {
-                *xp.at(i) += p[i] * alpha;
-                let r = *rp.at(i) - ap[i] * alpha;
-                let z = r.component_mul(&inv_diag[i]);
-                *rp.at(i) = r;
-                *zp.at(i) = z;
-                rz += r.dot(&z);
-                rr += r.dot(&r);
-            }
+        for (k, ((x, r), z)) in x.iter_mut().zip(r.iter_mut()).zip(z.iter_mut()).enumerate() {
+            let i = b * BLOCK + k;
+            *x += p[i] * alpha;
+            *r -= ap[i] * alpha;
+            *z = r.component_mul(&inv_diag[i]);
+            rz += r.dot(z);
+            rr += r.dot(r);
         }
         [rz, rr]
     })
@@ -336,28 +306,27 @@ fn cg_update(x: &mut [V3], w: &mut CgWork, inv_diag: &[V3], alpha: f64) -> [f64;
 /// Entries per block of a [`by_blocks`] pass.
 const BLOCK: usize = 1024;
 
-/// Runs `f` on the fixed blocks of BLOCK indices of 0..n (on the helper team when n ≥ PAR_N) and sums
+/// Runs `f` on the fixed blocks of BLOCK indices of 0..n (on the rayon pool when n ≥ PAR_N) and sums
 /// the blocks' pairs in block order: the sums do not depend on how many threads ran them.
 fn by_blocks<const N: usize>(n: usize, f: impl Fn(std::ops::Range<usize>) -> [f64; N] + Sync) -> [f64; N] {
-    let nb = n.div_ceil(BLOCK);
-    let block = |b: usize| f(b * BLOCK..((b + 1) * BLOCK).min(n));
+    let blocks: Vec<usize> = (0..n.div_ceil(BLOCK)).collect();
+    by_block_rows(blocks, |b, _| f(b * BLOCK..((b + 1) * BLOCK).min(n)))
+}
+
+/// Runs `f(b, rows)` on every block b with its rows (what it may write), on the rayon pool when there
+/// are at least PAR_N / BLOCK blocks, and sums the blocks' results in block order.
+fn by_block_rows<R: Send, const N: usize>(rows: Vec<R>, f: impl Fn(usize, R) -> [f64; N] + Sync) -> [f64; N] {
+    let part: Vec<[f64; N]> = if rows.len() * BLOCK < PAR_N {
+        rows.into_iter().enumerate().map(|(b, r)| f(b, r)).collect()
+    } else {
+        rows.into_par_iter().enumerate().map(|(b, r)| f(b, r)).collect()
+    };
     let mut sum = [0.0; N];
-    let mut add = |v: [f64; N]| {
+    for v in part {
         for (s, v) in sum.iter_mut().zip(v) {
             *s += v;
         }
-    };
-    if n < PAR_N {
-        (0..nb).for_each(|b| add(block(b)));
-        return sum;
     }
-    let mut part = vec![[0.0; N]; nb];
-    super::team::for_each_piece(&mut part, 2, |off, piece| {
-        for (k, o) in piece.iter_mut().enumerate() {
-            *o = block(off + k);
-        }
-    });
-    part.into_iter().for_each(add);
     sum
 }
 
@@ -422,17 +391,16 @@ pub fn pcg_solve(
     }
     // r, z and the three dot products in one pass (each dot in its own blocks, as `dot` sums them)
     let [bb, mut rr, mut rz] = {
-        let (rp, zp, ap) = (Shared(w.r.as_mut_ptr()), Shared(w.z.as_mut_ptr()), &w.ap);
-        // SAFETY: each block writes its own rows of r and z, which have length n (resized above)
-        by_blocks(n, |rg| {
+        let ap = &w.ap;
+        let rows = w.r.chunks_mut(BLOCK).zip(w.z.chunks_mut(BLOCK));
+        by_block_rows(rows.collect(), |blk, (rs, zs)| {
             let mut d = [0.0; 3];
-            for i in rg {
+            for (k, (ro, zo)) in rs.iter_mut().zip(zs.iter_mut()).enumerate() {
+                let i = blk * BLOCK + k;
                 let r = b[i] - ap[i];
                 let z = r.component_mul(&inv_diag[i]);
-                unsafe {
-                    *rp.at(i) = r;
-                    *zp.at(i) = z;
-                }
+                *ro = r;
+                *zo = z;
                 d[0] += b[i].dot(&b[i]);
                 d[1] += r.dot(&r);
                 d[2] += r.dot(&z);
@@ -448,11 +416,10 @@ pub fn pcg_solve(
         }
         let beta = if rz_prev > 0.0 { rz / rz_prev } else { 0.0 };
         {
-            let (p, z) = (Shared(w.p.as_mut_ptr()), &w.z);
-            // SAFETY: each block writes its own rows of p
-            by_blocks(n, |rg| {
-                for i in rg {
-                    unsafe { *p.at(i) = z[i] + *p.at(i) * beta };
+            let z = &w.z;
+            by_block_rows(w.p.chunks_mut(BLOCK).collect(), |blk, ps| {
+                for (k, p) in ps.iter_mut().enumerate() {
+                    *p = z[blk * BLOCK + k] + *p * beta;
                 }
                 [0.0; 0]
             });
@@ -530,15 +497,11 @@ pub fn implicit_integrate(m: &CpuModel, h: f64, x: &[V3], v: &[V3], dv: &[V3], x
         x.len() == n && v.len() == n && dv.len() == n && x_out.len() == n && v_out.len() == n,
         "implicit_integrate: vectors of another model"
     );
-    let (xo, vo) = (Shared(x_out.as_mut_ptr()), Shared(v_out.as_mut_ptr()));
-    // SAFETY: each block writes its own rows of x_out and v_out, which have length n (checked)
-    by_blocks(n, |rg| {
-        for i in rg {
-            let (xn, vn) = if m.inv_mass[i] == 0.0 { (x[i], V3::zeros()) } else { (x[i] + (v[i] + dv[i]) * h, v[i] + dv[i]) };
-            unsafe {
-                *xo.at(i) = xn;
-                *vo.at(i) = vn;
-            }
+    let rows = x_out.chunks_mut(BLOCK).zip(v_out.chunks_mut(BLOCK));
+    by_block_rows(rows.collect(), |blk, (xo, vo)| {
+        for (k, (xo, vo)) in xo.iter_mut().zip(vo.iter_mut()).enumerate() {
+            let i = blk * BLOCK + k;
+            (*xo, *vo) = if m.inv_mass[i] == 0.0 { (x[i], V3::zeros()) } else { (x[i] + (v[i] + dv[i]) * h, v[i] + dv[i]) };
         }
         [0.0; 0]
     });

@@ -30,7 +30,7 @@ use super::forces::EPS_LEN;
 use super::implicit::{for_each_particle, pcg_solve, pcg_solve_with, CgWork};
 use super::multigrid::Multigrid;
 use super::sparse::SpdFactor;
-use super::sweep::{Shared, SpringSweep};
+use super::sweep::{Rows, SpringSweep};
 use super::{CpuModel, V3};
 use crate::error::{Error, Result};
 use crate::method::{GlobalSolve, Method, Preconditioner};
@@ -116,15 +116,9 @@ pub fn lg_residual(m: &CpuModel, p: &LgParams, y: &[V3], d: &[V3], x: &[V3], r: 
 pub fn lg_local_residual(m: &CpuModel, p: &LgParams, sw: &SpringSweep, y: &[V3], x: &[V3], r: &mut [V3]) {
     assert!(sw.fits(m) && y.len() == m.n && x.len() == m.n && r.len() == m.n, "lg_local_residual: vectors or plan of another model");
     let fext = m.gravity + m.wind * m.drag + m.central_center * m.central_strength;
-    let ctx = LocalResidual { m, p, sw, y, x, out: Shared(r.as_mut_ptr()), fext };
-    // SAFETY: see `local_residual_chunk`; every index is in bounds (checked)
-    sw.run(|c| unsafe {
-        #[cfg(target_arch = "x86_64")]
-        if super::forces::has_avx() {
-            return local_residual_chunk_avx(&ctx, c);
-        }
-        local_residual_chunk(&ctx, c)
-    });
+    let ctx = LocalResidual { m, p, sw, y, x, fext };
+    let jobs = sw.particle_rows(r);
+    sw.run(jobs, |c, out| local_residual_chunk(&ctx, c, out));
 }
 
 /// What a chunk of [`lg_local_residual`] reads and writes.
@@ -134,28 +128,17 @@ struct LocalResidual<'a> {
     sw: &'a SpringSweep,
     y: &'a [V3],
     x: &'a [V3],
-    out: Shared<V3>,
     fext: V3,
 }
 
-/// [`local_residual_chunk`] compiled for AVX (the same operations, so the same values).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
-unsafe fn local_residual_chunk_avx(ctx: &LocalResidual<'_>, c: &[u32; 6]) {
-    local_residual_chunk(ctx, c)
-}
-
-/// One chunk of [`lg_local_residual`].
-///
-/// # Safety
-/// A chunk writes the rows of its own particles only; every index is in bounds.
+/// One chunk of [`lg_local_residual`]: writes the rows of its own particles only.
 #[inline(always)]
-unsafe fn local_residual_chunk(ctx: &LocalResidual<'_>, &[p0, p1, _, _, c0, c1]: &[u32; 6]) {
-    let LocalResidual { m, p, sw, y, x, out, fext } = *ctx;
+fn local_residual_chunk(ctx: &LocalResidual<'_>, &[p0, p1, _, _, c0, c1]: &[u32; 6], mut out: Rows<'_, V3>) {
+    let LocalResidual { m, p, sw, y, x, fext } = *ctx;
     let h2 = p.h * p.h;
     for i in p0 as usize..p1 as usize {
         let mi = m.mass[i];
-        *out.at(i) = y[i] * (mi * p.inertia) + fext * (mi * h2) - x[i] * (mi * p.mass_diag);
+        out[i] = y[i] * (mi * p.inertia) + fext * (mi * h2) - x[i] * (mi * p.mass_diag);
     }
     // h² kₛ (dₛ − (x_lo − x_hi)), with dₛ oriented lo → hi (the guard's (L, 0, 0) is a → b)
     let term = |k: usize| {
@@ -174,19 +157,19 @@ unsafe fn local_residual_chunk(ctx: &LocalResidual<'_>, &[p0, p1, _, _, c0, c1]:
     };
     for &k in &sw.cross[c0 as usize..c1 as usize] {
         let (_, hi, t) = term(k as usize);
-        *out.at(hi) -= t;
+        out[hi] -= t;
     }
     for i in p0 as usize..p1 as usize {
         // the springs with lower end i; rᵢ in a register, as no other spring adds to it now
-        let mut ri = *out.at(i);
+        let mut ri = out[i];
         for k in sw.lo_first[i] as usize..sw.lo_first[i + 1] as usize {
             let (_, hi, t) = term(k);
             ri += t;
             if hi < p1 as usize {
-                *out.at(hi) -= t;
+                out[hi] -= t;
             }
         }
-        *out.at(i) = if m.inv_mass[i] == 0.0 { V3::zeros() } else { ri };
+        out[i] = if m.inv_mass[i] == 0.0 { V3::zeros() } else { ri };
     }
 }
 

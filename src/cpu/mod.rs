@@ -13,7 +13,6 @@ pub mod ordering;
 pub mod power;
 pub mod sparse;
 pub mod sweep;
-pub(crate) mod team;
 
 use crate::error::{Error, Result};
 use crate::method::{plan, Method, StepPlan, StepSettings};
@@ -55,9 +54,6 @@ pub struct CpuModel {
     pub central_center: V3,
     /// Central field strength s (1/s²), 0 for none.
     pub central_strength: f64,
-    /// The evaluation order of [`forces::accelerations`], built from the springs (with their k, L and
-    /// k_d) and the incidence lists: rebuild it with [`forces::ForcePlan::new`] after changing those.
-    pub force_plan: forces::ForcePlan,
     /// The cursor spring the explicit methods and LEU add to the gather (see [`crate::sim::Cursor`]);
     /// `None` leaves every result bit for bit as without it. Set through
     /// [`CpuSimulator::set_cursor`], which keeps it `None` for the implicit methods.
@@ -72,7 +68,7 @@ impl CpuModel {
         model.validate()?;
         let f = &model.forces;
         let (cc, cs) = f.central.unwrap_or(([0.0; 3], 0.0));
-        let mut cm = CpuModel {
+        Ok(CpuModel {
             n: model.n_particles(),
             mass: model.masses.clone(),
             inv_mass: model.masses.iter().zip(&model.pinned).map(|(m, &p)| if p { 0.0 } else { 1.0 / m }).collect(),
@@ -87,19 +83,16 @@ impl CpuModel {
             wind: V3::from(f.wind),
             central_center: V3::from(cc),
             central_strength: cs,
-            force_plan: forces::ForcePlan::default(),
             cursor: None,
             colliders: model.colliders.iter().map(|c| c.normalized()).collect(),
-        };
-        cm.force_plan = forces::ForcePlan::for_model(&cm);
-        Ok(cm)
+        })
     }
 }
 
 /// Working memory of the CPU steps, allocated once.
 #[derive(Clone, Debug, Default)]
 pub struct Scratch {
-    /// The force slots of [`forces::accelerations`] (sized there on first use).
+    /// The spring forces of [`forces::accelerations`] (sized there on first use).
     pub(crate) spring_f: Vec<V3>,
     pub(crate) xt: Vec<V3>,
     pub(crate) vt: Vec<V3>,
@@ -113,8 +106,7 @@ impl Scratch {
     fn new(n: usize, springs: usize) -> Self {
         let z = vec![V3::zeros(); n];
         Scratch {
-            // about one slot per incidence entry (two per spring)
-            spring_f: Vec::with_capacity(2 * springs + springs / 8 + 8),
+            spring_f: Vec::with_capacity(springs),
             xt: z.clone(),
             vt: z.clone(),
             xt2: z.clone(),
