@@ -14,6 +14,7 @@ pub mod converge;
 pub mod cpu;
 pub mod error;
 pub mod gpu;
+pub mod linalg;
 pub mod method;
 pub mod model;
 pub mod reference;

@@ -27,41 +27,17 @@
 //! A has a condition number near 3e5 on a 256×256 curtain.
 
 use super::forces::EPS_LEN;
-use super::implicit::{for_each_particle, pcg_solve, pcg_solve_with, CgWork};
-use super::multigrid::Multigrid;
-use super::sparse::SpdFactor;
 use super::sweep::{Rows, SpringSweep};
 use super::{CpuModel, V3};
 use crate::error::{Error, Result};
+pub use crate::linalg::global::{free_rows, GlobalCholesky};
+use crate::linalg::multigrid::Multigrid;
+use crate::linalg::{
+    cg::{pcg_solve, pcg_solve_with, CgWork},
+    for_each_particle,
+};
 use crate::method::{GlobalSolve, Method, Preconditioner};
-
-/// The constants of one step of size h.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LgParams {
-    /// The step h (s).
-    pub h: f64,
-    /// Liu §4.1's drag factor α = 1/(1 + h d₀): y = q + h α v.
-    pub alpha: f64,
-    /// The inertia weight 1 + h d₀ (M̃ = (1 + h d₀) M).
-    pub inertia: f64,
-    /// The mass part of A's diagonal per unit mass: 1 + h d₀ + h² s.
-    pub mass_diag: f64,
-}
-
-impl LgParams {
-    /// The constants of `m` at step `h`.
-    pub fn new(m: &CpuModel, h: f64) -> Self {
-        let inertia = 1.0 + h * m.drag;
-        LgParams { h, alpha: 1.0 / inertia, inertia, mass_diag: inertia + h * h * m.central_strength }
-    }
-}
-
-/// The spring of incidence entry `e` (`2·spring + side`) and the sign of its term in J d: +1 when the
-/// particle is the spring's `a`, −1 when it is `b`.
-#[inline]
-pub fn entry_spring(e: u32) -> (usize, f64) {
-    ((e >> 1) as usize, if e & 1 == 0 { 1.0 } else { -1.0 })
-}
+pub use crate::reference::local_global::{entry_spring, LgParams};
 
 /// The damped inertia y = q + h α v (Liu §4.1); pinned particles: y = q.
 pub fn lg_inertia(m: &CpuModel, p: &LgParams, q: &[V3], v: &[V3], y: &mut [V3]) {
@@ -410,112 +386,6 @@ pub fn chebyshev_solve_with(
         (res / rr).sqrt()
     } else {
         0.0
-    }
-}
-
-/// The global matrix A = M(1 + h d₀ + h² s) + h² L of the free particles (Liu eq. 14; pinned particles
-/// eliminated), factored once by faer's sparse Cholesky in f64: m×m, solved for x, y and z as three
-/// right-hand-side columns ((m×m) ⊗ I₃ needs no 3m×3m factor).
-#[derive(Debug)]
-pub struct GlobalCholesky {
-    /// The row of each particle, `u32::MAX` when pinned.
-    row: Vec<u32>,
-    /// The particle of each row.
-    free: Vec<u32>,
-    /// The springs whose ends are both free (their entry follows the diagonal ones).
-    coupled: Vec<u32>,
-    factor: SpdFactor,
-    values: Vec<f64>,
-    /// The step h the factor is for.
-    h: f64,
-}
-
-/// The elimination of pinned particles: the row of each particle in the free system (`u32::MAX` when
-/// pinned) and the particle of each row.
-pub fn free_rows(m: &CpuModel) -> (Vec<u32>, Vec<u32>) {
-    let mut row = vec![u32::MAX; m.n];
-    let mut free = Vec::new();
-    for i in 0..m.n {
-        if m.inv_mass[i] != 0.0 {
-            row[i] = free.len() as u32;
-            free.push(i as u32);
-        }
-    }
-    (row, free)
-}
-
-impl GlobalCholesky {
-    /// The symbolic analysis of the pattern and the numeric factorisation at `p.h`.
-    pub fn new(m: &CpuModel, p: &LgParams) -> Result<Self> {
-        let (row, free) = free_rows(m);
-        let mut pairs: Vec<(usize, usize)> = (0..free.len()).map(|r| (r, r)).collect();
-        let mut coupled = Vec::new();
-        for s in 0..m.sa.len() {
-            let (ra, rb) = (row[m.sa[s] as usize], row[m.sb[s] as usize]);
-            if ra != u32::MAX && rb != u32::MAX && ra != rb {
-                coupled.push(s as u32);
-                pairs.push((ra.max(rb) as usize, ra.min(rb) as usize));
-            }
-        }
-        let factor = SpdFactor::new(free.len(), &pairs, 3, "the global matrix M + h²L")?;
-        let mut c = GlobalCholesky { row, free, coupled, factor, values: vec![0.0; pairs.len()], h: f64::NAN };
-        c.refactor(m, p)?;
-        Ok(c)
-    }
-
-    /// The numeric factorisation for new values (h, masses or stiffnesses) on the same pattern.
-    pub fn refactor(&mut self, m: &CpuModel, p: &LgParams) -> Result<()> {
-        let h2 = p.h * p.h;
-        let nf = self.free.len();
-        for (r, &i) in self.free.iter().enumerate() {
-            let i = i as usize;
-            let ksum: f64 = m.incidence.of(i).iter().map(|&e| m.k[entry_spring(e).0]).sum();
-            self.values[r] = m.mass[i] * p.mass_diag + h2 * ksum;
-        }
-        for (c, &s) in self.coupled.iter().enumerate() {
-            self.values[nf + c] = -h2 * m.k[s as usize];
-        }
-        self.h = f64::NAN;
-        self.factor.factor(&self.values, "the global matrix M + h²L")?;
-        self.h = p.h;
-        Ok(())
-    }
-
-    /// The step the factor is for (NaN when the last factorisation failed).
-    pub fn h(&self) -> f64 {
-        self.h
-    }
-
-    /// Free particles (the matrix's dimension m).
-    pub fn dim(&self) -> usize {
-        self.free.len()
-    }
-
-    /// Whether the factor is supernodal (see [`SpdFactor::is_supernodal`]).
-    pub fn is_supernodal(&self) -> bool {
-        self.factor.is_supernodal()
-    }
-
-    /// Nonzeros of the Cholesky factor.
-    pub fn factor_nnz(&self) -> usize {
-        self.factor.factor_nnz()
-    }
-
-    /// The global step on corrections: δ = A⁻¹ r over the free particles (three columns), 0 on pinned ones.
-    pub fn solve(&mut self, r: &[V3], delta: &mut [V3]) -> Result<()> {
-        for (d, &k) in delta.iter_mut().zip(&self.row) {
-            if k == u32::MAX {
-                *d = V3::zeros();
-            }
-        }
-        let free = &self.free;
-        self.factor.solve3_with(
-            |k| {
-                let ri = r[free[k] as usize];
-                [ri.x, ri.y, ri.z]
-            },
-            |k, x| delta[free[k] as usize] = V3::from(x),
-        )
     }
 }
 

@@ -70,9 +70,9 @@ impl SpringSweep {
     }
 
     /// The plan for `m` with one chunk per rayon worker from the per-particle passes threshold
-    /// (`implicit::PAR_N`) up; one chunk below it, where the fork costs more than it saves.
+    /// (`linalg::PAR_N`) up; one chunk below it, where the fork costs more than it saves.
     pub fn for_model(m: &CpuModel) -> Self {
-        let par_n = super::implicit::PAR_N;
+        let par_n = crate::linalg::PAR_N;
         Self::new(m, if m.n >= par_n { rayon::current_num_threads() } else { 1 })
     }
 

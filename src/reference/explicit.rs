@@ -8,7 +8,7 @@
 //! accelerations in a separate pass, applies the very same arithmetic.
 
 use super::forces::{accel, StepParams};
-use crate::cpu::{CpuModel, V3};
+use super::model::{CpuModel, V3};
 
 /// A particle's (x, v).
 pub type State = (V3, V3);

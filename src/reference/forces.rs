@@ -6,7 +6,7 @@
 //! `accel(i)`: the forces of the particle's springs summed over its CSR incidence list in list order,
 //! times 1/m, plus the external fields and the cursor spring.
 
-use crate::cpu::{CpuModel, V3};
+use super::model::{CpuModel, V3};
 
 /// Springs shorter than this have no direction: their force and Jacobian are taken as zero
 /// (the GPU uses the same guard).

@@ -5,3 +5,5 @@
 
 pub mod explicit;
 pub mod forces;
+pub mod local_global;
+pub mod model;
