@@ -27,11 +27,11 @@
 //! a singular or indefinite system is an error, never a NaN.
 
 use super::forces::{external_accel, EPS_LEN};
-use super::leu::{sym_apply, Sym3};
 use super::sweep::Rows;
 pub use super::sweep::SpringSweep;
 use super::{CpuModel, V3};
 use crate::error::{Error, Result};
+use crate::reference::implicit::{sym_apply, Sym3};
 
 use crate::linalg::cg::{by_block_rows, dot, BLOCK};
 pub use crate::linalg::cg::{pcg_solve, pcg_solve_with, CgReport, CgWork};
@@ -237,6 +237,7 @@ pub fn implicit_matvec(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], out: &mut [
 
 /// One chunk of [`implicit_matvec`]: writes the rows of its own particles only.
 #[inline(always)]
+#[allow(clippy::needless_range_loop)] // k indexes the sweep's ends and the blocks together
 fn matvec_chunk(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], mut y: Rows<'_, V3>, &[p0, p1, _, _, c0, c1]: &[u32; 6]) {
     let (sw, bb) = (&sys.sweep, &sys.bb);
     for i in p0 as usize..p1 as usize {
@@ -273,7 +274,7 @@ pub fn implicit_integrate(m: &CpuModel, h: f64, x: &[V3], v: &[V3], dv: &[V3], x
     by_block_rows(rows.collect(), |blk, (xo, vo)| {
         for (k, (xo, vo)) in xo.iter_mut().zip(vo.iter_mut()).enumerate() {
             let i = blk * BLOCK + k;
-            (*xo, *vo) = if m.inv_mass[i] == 0.0 { (x[i], V3::zeros()) } else { (x[i] + (v[i] + dv[i]) * h, v[i] + dv[i]) };
+            (*xo, *vo) = crate::reference::implicit::implicit_integrate(i, m, h, x, v, dv);
         }
         [0.0; 0]
     });
@@ -464,6 +465,7 @@ pub struct ImplicitOptions {
 }
 
 /// One linearized implicit Euler step of size h from (x, v) into (x_out, v_out).
+#[allow(clippy::too_many_arguments)] // the implicit kernels' inputs, in binding order
 pub fn implicit_step(
     m: &CpuModel,
     h: f64,

@@ -37,51 +37,22 @@ use crate::linalg::{
     for_each_particle,
 };
 use crate::method::{GlobalSolve, Method, Preconditioner};
+use crate::reference::local_global as kernel;
 pub use crate::reference::local_global::{entry_spring, LgParams};
 
-/// The damped inertia y = q + h α v (Liu §4.1); pinned particles: y = q.
+/// The damped inertia y = q + h α v (Liu §4.1); pinned particles: y = q (`lg_inertia` per particle).
 pub fn lg_inertia(m: &CpuModel, p: &LgParams, q: &[V3], v: &[V3], y: &mut [V3]) {
-    for i in 0..m.n {
-        y[i] = if m.inv_mass[i] == 0.0 { q[i] } else { q[i] + v[i] * (p.h * p.alpha) };
-    }
+    for_each_particle(&mut y[..m.n], |i| kernel::lg_inertia(i, m, p, q, v));
 }
 
-/// The local step, one spring at a time (Liu eq. 10 and the lemma of §4): dₛ = rₛ (x_a − x_b)/‖x_a − x_b‖.
-/// Coincident endpoints (‖x_a − x_b‖ ≤ [`EPS_LEN`]) leave every direction equally good; the guard takes
-/// dₛ = rₛ·(1, 0, 0), so nothing divides by zero and the result stays deterministic.
+/// The local step over every spring ([`kernel::lg_local`], Liu eq. 10).
 pub fn lg_local(m: &CpuModel, x: &[V3], d: &mut [V3]) {
-    for_each_particle(d, |s| {
-        let p = x[m.sa[s] as usize] - x[m.sb[s] as usize];
-        let l = p.norm();
-        if l > EPS_LEN {
-            p * (m.rest[s] / l)
-        } else {
-            V3::new(m.rest[s], 0.0, 0.0)
-        }
-    });
+    for_each_particle(d, |s| kernel::lg_local(s, m, x));
 }
 
-/// The global step's residual at xₖ (Liu eq. 14, ∂g/∂x = 0): rᵢ = M̃ᵢyᵢ + h² [(J d)ᵢ + mᵢ(g + d₀ w + s c)]
-/// − mᵢ(1 + h d₀ + h² s) xᵢ − h² Σₑ kₑ (xᵢ − xⱼ) for a free particle i, the sum over all its springs
-/// (pinned neighbours at their pinned positions: their columns moved to the right-hand side); 0 for a
-/// pinned particle. One gather over the CSR incidence lists.
+/// The global step's residual at xₖ for every particle ([`kernel::lg_residual`], Liu eq. 14).
 pub fn lg_residual(m: &CpuModel, p: &LgParams, y: &[V3], d: &[V3], x: &[V3], r: &mut [V3]) {
-    let h2 = p.h * p.h;
-    let fext = m.gravity + m.wind * m.drag + m.central_center * m.central_strength;
-    for_each_particle(r, |i| {
-        if m.inv_mass[i] == 0.0 {
-            return V3::zeros();
-        }
-        let mi = m.mass[i];
-        let xi = x[i];
-        let mut acc = V3::zeros();
-        for &e in m.incidence.of(i) {
-            let (s, sign) = entry_spring(e);
-            let j = if sign > 0.0 { m.sb[s] } else { m.sa[s] } as usize;
-            acc += (d[s] * sign - (xi - x[j])) * m.k[s];
-        }
-        y[i] * (mi * p.inertia) + (acc + fext * mi) * h2 - xi * (mi * p.mass_diag)
-    });
+    for_each_particle(r, |i| kernel::lg_residual(i, m, p, y, d, x));
 }
 
 /// [`lg_local`] followed by [`lg_residual`], fused into one sweep over the springs ([`SpringSweep`]; the
@@ -171,6 +142,7 @@ pub fn lg_apply(m: &CpuModel, p: &LgParams, u: &[V3], out: &mut [V3]) {
 }
 
 /// The Jacobi preconditioner: 1/Aᵢᵢ on each axis, 0 for pinned particles (the constraint filter).
+#[allow(clippy::needless_range_loop)] // i indexes the particles' arrays
 pub fn lg_inv_diag(m: &CpuModel, p: &LgParams, out: &mut [V3]) {
     let h2 = p.h * p.h;
     for i in 0..m.n {
@@ -300,6 +272,7 @@ pub struct ChebyshevWork {
 /// D⁻¹(r − A δₖ), δ_{k+1} = ω_{k+1}(δ̂ − δ_{k−1}) + δ_{k−1}. `rho` is the radius to build the weights for
 /// ([`chebyshev_rho_used`]). Returns the relative residual ‖r − Aδ‖/‖r‖ of the result. Pinned entries
 /// stay 0 (their inverse diagonal is 0).
+#[allow(clippy::too_many_arguments)] // the solve's operator, preconditioner, bounds and work
 pub fn chebyshev_solve(
     m: &CpuModel,
     p: &LgParams,

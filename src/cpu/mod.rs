@@ -1,5 +1,7 @@
-//! The f64 CPU reference: one twin per GPU kernel, same names, same argument order. Users without a
-//! GPU run on it; the tests hold the GPU to it.
+//! The CPU engine: every method in f64 on the kernels of [`crate::reference`], run in parallel on rayon
+//! (the global pool, or a pool of its own: [`CpuSimulator::with_threads`]), with the sparse solvers of
+//! [`crate::linalg`]. Users without a GPU run on it; the tests hold the GPU to it. No `unsafe`, and no
+//! thread outlives a call except the pool's, which sleep between jobs.
 
 pub mod collide;
 pub mod explicit;
@@ -34,7 +36,7 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    fn new(n: usize, springs: usize) -> Self {
+    pub(crate) fn new(n: usize, springs: usize) -> Self {
         let z = vec![V3::zeros(); n];
         Scratch {
             spring_f: Vec::with_capacity(springs),
@@ -106,6 +108,9 @@ pub struct CpuSimulator {
     last_residual: f64,
     /// The cursor spring (applied by the explicit methods only: `model.cursor` mirrors it for them).
     cursor: Option<crate::sim::Cursor>,
+    /// The thread pool the parallel passes run on ([`CpuSimulator::with_threads`]); `None`: rayon's
+    /// global pool.
+    pool: Option<std::sync::Arc<rayon::ThreadPool>>,
 }
 
 impl CpuSimulator {
@@ -145,7 +150,40 @@ impl CpuSimulator {
             newton: None,
             last_residual: 0.0,
             cursor: None,
+            pool: None,
         })
+    }
+
+    /// Runs the parallel passes on a pool of `threads` threads of its own (1: everything on the calling
+    /// thread's pool worker) instead of rayon's global pool. The pool's threads sleep between jobs and
+    /// end when the simulator is dropped.
+    pub fn with_threads(mut self, threads: usize) -> Result<Self> {
+        if threads == 0 {
+            return Err(Error::param("threads", threads, "must be at least 1"));
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("springsim-cpu-{i}"))
+            .build()
+            .map_err(|e| Error::param("threads", threads, format!("the thread pool could not be started: {e}")))?;
+        self.pool = Some(std::sync::Arc::new(pool));
+        Ok(self)
+    }
+
+    /// The threads the parallel passes run on.
+    pub fn threads(&self) -> usize {
+        self.pool.as_ref().map_or_else(rayon::current_num_threads, |p| p.current_num_threads())
+    }
+
+    /// Runs `f` on this simulator on a worker of its pool (of rayon's global pool when it has none), so
+    /// that the many short parallel passes of a frame fork from inside the pool: entering a pool from
+    /// outside blocks the caller until a sleeping worker wakes, which on a loaded machine costs more
+    /// than a pass over the curtain.
+    fn in_pool<R: Send>(&mut self, f: impl FnOnce(&mut Self) -> R + Send) -> R {
+        match self.pool.clone() {
+            Some(pool) => pool.install(|| f(self)),
+            None => rayon::scope(|_| f(self)),
+        }
     }
 
     /// The laid-out model.
@@ -293,6 +331,11 @@ impl CpuSimulator {
 
     /// One step of the current method with the current plan.
     pub fn step(&mut self) {
+        self.in_pool(|s| s.substep())
+    }
+
+    /// The body of [`CpuSimulator::step`].
+    fn substep(&mut self) {
         let p = self.step_params();
         let m = &self.model;
         let s = &mut self.scratch;
@@ -397,8 +440,10 @@ impl CpuSimulator {
     }
 }
 
-impl Simulator for CpuSimulator {
-    fn step_frame(&mut self) -> Result<FrameReport> {
+impl CpuSimulator {
+    /// One frame (the body of [`Simulator::step_frame`], run inside the pool).
+    #[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(v² ≤ lim²)` also catches NaN
+    fn frame(&mut self) -> Result<FrameReport> {
         if self.method == Method::ImplicitEuler {
             self.cg_iterations = 0;
             let steps = if self.settings.adaptive {
@@ -424,7 +469,7 @@ impl Simulator for CpuSimulator {
             });
         }
         for _ in 0..self.plan.substeps {
-            self.step();
+            self.substep();
         }
         if let Some(e) = self.solver_error.take() {
             return Err(e);
@@ -443,7 +488,12 @@ impl Simulator for CpuSimulator {
         }
         Ok(FrameReport { substeps: self.plan.substeps, leu_retries: self.leu_retries, ..Default::default() })
     }
+}
 
+impl Simulator for CpuSimulator {
+    fn step_frame(&mut self) -> Result<FrameReport> {
+        self.in_pool(|s| s.frame())
+    }
     fn plan(&self) -> StepPlan {
         self.plan
     }

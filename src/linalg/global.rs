@@ -25,6 +25,7 @@ pub struct GlobalCholesky {
 
 /// The elimination of pinned particles: the row of each particle in the free system (`u32::MAX` when
 /// pinned) and the particle of each row.
+#[allow(clippy::needless_range_loop)] // i indexes the particles and their rows
 pub fn free_rows(m: &CpuModel) -> (Vec<u32>, Vec<u32>) {
     let mut row = vec![u32::MAX; m.n];
     let mut free = Vec::new();

@@ -71,18 +71,21 @@ pub fn rk4_stage1(i: usize, m: &CpuModel, p: &StepParams, x: &[V3], v: &[V3], x0
 }
 
 /// `rk4_stage2`: acc += 2 k2, dst = base + (h/2) k2. Returns (dst, acc).
+#[allow(clippy::too_many_arguments)]
 pub fn rk4_stage2(i: usize, m: &CpuModel, p: &StepParams, x: &[V3], v: &[V3], x0: &[V3], v0: &[V3], acc: State) -> (State, State) {
     let a = accel(m, p.alpha, i, x, v);
     (euler_update(x0[i], v0[i], v[i], a, 0.5 * p.h), rk4_accumulate(acc, v[i], a))
 }
 
 /// `rk4_stage3`: acc += 2 k3, dst = base + h k3. Returns (dst, acc).
+#[allow(clippy::too_many_arguments)]
 pub fn rk4_stage3(i: usize, m: &CpuModel, p: &StepParams, x: &[V3], v: &[V3], x0: &[V3], v0: &[V3], acc: State) -> (State, State) {
     let a = accel(m, p.alpha, i, x, v);
     (euler_update(x0[i], v0[i], v[i], a, p.h), rk4_accumulate(acc, v[i], a))
 }
 
 /// `rk4_stage4`: dst = base + (h/6)(k1 + 2 k2 + 2 k3 + k4).
+#[allow(clippy::too_many_arguments)]
 pub fn rk4_stage4(i: usize, m: &CpuModel, p: &StepParams, x: &[V3], v: &[V3], x0: &[V3], v0: &[V3], acc: State) -> State {
     let a = accel(m, p.alpha, i, x, v);
     rk4_finish(x0[i], v0[i], acc, v[i], a, p.h)

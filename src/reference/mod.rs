@@ -3,7 +3,9 @@
 //! index first). No `unsafe`, no SIMD, no threads: the CPU engine ([`crate::cpu`]) runs these in
 //! parallel, and the tests hold the GPU to them.
 
+pub mod collide;
 pub mod explicit;
 pub mod forces;
+pub mod implicit;
 pub mod local_global;
 pub mod model;
