@@ -1,6 +1,6 @@
 //! The CPU engine: every method in f64 on the kernels of [`crate::reference`], run in parallel on rayon
 //! (the global pool, or a pool of its own: [`CpuSimulator::with_threads`]), with the sparse solvers of
-//! [`crate::linalg`]. Users without a GPU run on it; the tests hold the GPU to it. No `unsafe`, and no
+//! [`crate::linalg`]. Users without a GPU run on it; the tests hold the GPU to it. Safe Rust only, and no
 //! thread outlives a call except the pool's, which sleep between jobs.
 
 pub mod collide;
