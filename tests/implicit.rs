@@ -549,7 +549,7 @@ fn spring_sweep_chunks_change_nothing_and_match_a_gather() {
         (sys, ap)
     };
     let (one, ap1) = run(1);
-    // the system's batches (compiled for AVX where the CPU has it) give each spring's own terms, bit for bit
+    // the system's batches give each spring's own terms, bit for bit
     for k in 0..cm.sa.len() {
         let t = implicit::implicit_spring_terms(&cm, h, false, one.sweep.spring(k), &x, &v);
         assert_eq!(one.bb[k], t.bb, "sorted spring {k}: the batched block differs from the spring's own");

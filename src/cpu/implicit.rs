@@ -27,25 +27,15 @@
 //! a singular or indefinite system is an error, never a NaN.
 
 use super::forces::{external_accel, EPS_LEN};
-use super::leu::{sym_apply, Sym3};
-use super::sweep::Shared;
+use super::sweep::Rows;
 pub use super::sweep::SpringSweep;
 use super::{CpuModel, V3};
 use crate::error::{Error, Result};
+use crate::reference::implicit::{sym_apply, Sym3};
 
-/// Per-particle passes run on the helper team ([`super::team`]) above this many particles (the same
-/// threshold as the force gather).
-pub(crate) const PAR_N: usize = 4096;
-
-/// `out[i] = f(i)` for every i, on the calling thread and the helper team for large n. Each entry is
-/// computed alone, so the result does not depend on the split.
-pub(crate) fn for_each_particle<T: Send>(out: &mut [T], f: impl Fn(usize) -> T + Sync) {
-    super::team::for_each_piece(out, PAR_N, |off, piece| {
-        for (k, o) in piece.iter_mut().enumerate() {
-            *o = f(off + k);
-        }
-    });
-}
+use crate::linalg::cg::{by_block_rows, dot, BLOCK};
+pub use crate::linalg::cg::{pcg_solve, pcg_solve_with, CgReport, CgWork};
+pub(crate) use crate::linalg::for_each_particle;
 
 /// The widest index distance between the ends of a spring that the block-tridiagonal solve accepts:
 /// particles are grouped in runs of that many, so blocks are at most 3·4 = 12 wide.
@@ -78,15 +68,6 @@ pub struct ImplicitSystem {
     pub inv_diag: Vec<V3>,
     /// The order and the chunks of the per-spring passes (built once per model).
     pub sweep: SpringSweep,
-}
-
-/// What a solve did.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct CgReport {
-    /// Iterations used.
-    pub iterations: usize,
-    /// Final relative residual ‖b − AΔv‖ / ‖b‖ (0 when b = 0).
-    pub residual: f64,
 }
 
 /// The terms of spring `s` at (x, v) for step h: B_s from K_s (Kauppila §2.2 and §4.1) and q_s from
@@ -140,18 +121,17 @@ pub fn implicit_prepare(m: &CpuModel, h: f64, exact: bool, x: &[V3], v: &[V3], s
     sys.mass_diag.resize(m.n, 0.0);
     sys.inv_diag.resize(m.n, V3::zeros());
     sys.rhs.resize(m.n, V3::zeros());
-    let (bb, md_out, rhs, diag) =
-        (Shared(sys.bb.as_mut_ptr()), Shared(sys.mass_diag.as_mut_ptr()), Shared(sys.rhs.as_mut_ptr()), Shared(sys.inv_diag.as_mut_ptr()));
     let sw = &sys.sweep;
-    let ctx = PrepareCtx { m, h, exact, x, v, sw, bb, md_out, rhs, diag };
-    // SAFETY: see `prepare_chunk`
-    sw.run(|c| unsafe {
-        #[cfg(target_arch = "x86_64")]
-        if super::forces::has_avx() {
-            return prepare_chunk_avx(&ctx, c);
-        }
-        prepare_chunk(&ctx, c)
-    });
+    let jobs: Vec<_> = sw
+        .spring_rows(&mut sys.bb)
+        .into_iter()
+        .zip(sw.particle_rows(&mut sys.mass_diag))
+        .zip(sw.particle_rows(&mut sys.rhs))
+        .zip(sw.particle_rows(&mut sys.inv_diag))
+        .map(|(((bb, md_out), rhs), diag)| PrepareRows { bb, md_out, rhs, diag })
+        .collect();
+    let ctx = PrepareCtx { m, h, exact, x, v, sw };
+    sw.run(jobs, |c, rows| prepare_chunk(&ctx, c, rows));
 }
 
 /// What a chunk of [`implicit_prepare`] reads and writes.
@@ -162,35 +142,29 @@ struct PrepareCtx<'a> {
     x: &'a [V3],
     v: &'a [V3],
     sw: &'a SpringSweep,
-    bb: Shared<Sym3>,
-    md_out: Shared<f64>,
-    rhs: Shared<V3>,
-    diag: Shared<V3>,
 }
 
-/// [`prepare_chunk`] compiled for AVX (four-lane square roots and divisions in the batches; the same
-/// operations, so the same values).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
-unsafe fn prepare_chunk_avx(ctx: &PrepareCtx<'_>, c: &[u32; 6]) {
-    prepare_chunk(ctx, c)
+/// What a chunk of [`implicit_prepare`] writes: the blocks of its own springs [k0, k1) and the rows of
+/// its own particles [p0, p1).
+struct PrepareRows<'a> {
+    bb: Rows<'a, Sym3>,
+    md_out: Rows<'a, f64>,
+    rhs: Rows<'a, V3>,
+    diag: Rows<'a, V3>,
 }
 
 /// One chunk of [`implicit_prepare`].
-///
-/// # Safety
-/// A chunk writes the rows of its own particles [p0, p1) and the blocks of its own springs [k0, k1);
-/// chunks are disjoint, and every index is in bounds (the plan fits the model).
 #[inline(always)]
-unsafe fn prepare_chunk(ctx: &PrepareCtx<'_>, &[p0, p1, k0, k1, c0, c1]: &[u32; 6]) {
-    let PrepareCtx { m, h, exact, x, v, sw, bb, md_out, rhs, diag } = *ctx;
+fn prepare_chunk(ctx: &PrepareCtx<'_>, &[p0, p1, k0, k1, c0, c1]: &[u32; 6], rows: PrepareRows<'_>) {
+    let PrepareCtx { m, h, exact, x, v, sw } = *ctx;
+    let PrepareRows { mut bb, mut md_out, mut rhs, mut diag } = rows;
     for i in p0 as usize..p1 as usize {
         let mi = m.mass[i];
         let md = mi * (1.0 + h * m.drag + h * h * m.central_strength);
-        *md_out.at(i) = md;
+        md_out[i] = md;
         // h f₀ + h² J_x v₀ at i, before the springs: the external force and the field's −s m_i v_i
-        *rhs.at(i) = (external_accel(m, x[i], v[i]) * mi - v[i] * (m.central_strength * mi * h)) * h;
-        *diag.at(i) = V3::new(md, md, md);
+        rhs[i] = (external_accel(m, x[i], v[i]) * mi - v[i] * (m.central_strength * mi * h)) * h;
+        diag[i] = V3::new(md, md, md);
     }
     // the terms with a = lo, b = hi: +q_s at lo, −q_s at hi (each end inside the chunk), B_s's
     // diagonal at both
@@ -200,12 +174,10 @@ unsafe fn prepare_chunk(ctx: &PrepareCtx<'_>, &[p0, p1, k0, k1, c0, c1]: &[u32; 
         (lo, hi, spring_terms(h, exact, sw.par[k], x[lo] - x[hi], v[lo] - v[hi]))
     }
     let terms = |k: usize| terms(sw, h, exact, x, v, k);
-    #[inline(always)]
-    unsafe fn add(rhs: Shared<V3>, diag: Shared<V3>, i: usize, q: V3, t: &SpringTerms) {
-        *rhs.at(i) += q;
-        *diag.at(i) += V3::new(t.bb[0], t.bb[1], t.bb[2]);
-    }
-    let add = |i: usize, q: V3, t: &SpringTerms| add(rhs, diag, i, q, t);
+    let mut add = |i: usize, q: V3, t: &SpringTerms| {
+        rhs[i] += q;
+        diag[i] += V3::new(t.bb[0], t.bb[1], t.bb[2]);
+    };
     for &k in &sw.cross[c0 as usize..c1 as usize] {
         let (_, hi, t) = terms(k as usize);
         add(hi, -t.q, &t);
@@ -231,7 +203,7 @@ unsafe fn prepare_chunk(ctx: &PrepareCtx<'_>, &[p0, p1, k0, k1, c0, c1]: &[u32; 
         for j in 0..nb {
             let [lo, hi] = sw.ends[k + j].map(|i| i as usize);
             let t = spring_terms_at(h, exact, sw.par[k + j], d[j], v[lo] - v[hi], l[j], inv_l[j]);
-            *bb.at(k + j) = t.bb;
+            bb[k + j] = t.bb;
             add(lo, t.q, &t);
             if hi < p1 as usize {
                 add(hi, -t.q, &t);
@@ -241,12 +213,12 @@ unsafe fn prepare_chunk(ctx: &PrepareCtx<'_>, &[p0, p1, k0, k1, c0, c1]: &[u32; 
     }
     for i in p0 as usize..p1 as usize {
         if m.inv_mass[i] == 0.0 {
-            *md_out.at(i) = 0.0;
-            *rhs.at(i) = V3::zeros();
-            *diag.at(i) = V3::zeros();
+            md_out[i] = 0.0;
+            rhs[i] = V3::zeros();
+            diag[i] = V3::zeros();
         } else {
-            let d = *diag.at(i);
-            *diag.at(i) = V3::new(1.0 / d.x, 1.0 / d.y, 1.0 / d.z);
+            let d = diag[i];
+            diag[i] = V3::new(1.0 / d.x, 1.0 / d.y, 1.0 / d.z);
         }
     }
 }
@@ -259,268 +231,36 @@ pub fn implicit_matvec(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], out: &mut [
         p.len() == m.n && out.len() == m.n && sys.sweep.fits(m) && sys.bb.len() == m.sa.len(),
         "implicit_matvec: a system of another model"
     );
-    let y = Shared(out.as_mut_ptr());
-    // SAFETY: see `matvec_chunk`; the plan fits the model (checked)
-    sys.sweep.run(|c| unsafe {
-        #[cfg(target_arch = "x86_64")]
-        if super::forces::has_avx() {
-            return matvec_chunk_avx(m, sys, p, y, c);
-        }
-        matvec_chunk(m, sys, p, y, c)
-    });
+    let jobs = sys.sweep.particle_rows(out);
+    sys.sweep.run(jobs, |c, y| matvec_chunk(m, sys, p, y, c));
 }
 
-/// [`matvec_chunk`] compiled for AVX (the same operations, so the same values).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
-unsafe fn matvec_chunk_avx(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], y: Shared<V3>, c: &[u32; 6]) {
-    matvec_chunk(m, sys, p, y, c)
-}
-
-/// One chunk of [`implicit_matvec`].
-///
-/// # Safety
-/// A chunk writes the rows of its own particles only; the plan fits the model.
+/// One chunk of [`implicit_matvec`]: writes the rows of its own particles only.
 #[inline(always)]
-unsafe fn matvec_chunk(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], y: Shared<V3>, &[p0, p1, _, _, c0, c1]: &[u32; 6]) {
+#[allow(clippy::needless_range_loop)] // k indexes the sweep's ends and the blocks together
+fn matvec_chunk(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], mut y: Rows<'_, V3>, &[p0, p1, _, _, c0, c1]: &[u32; 6]) {
     let (sw, bb) = (&sys.sweep, &sys.bb);
     for i in p0 as usize..p1 as usize {
-        *y.at(i) = p[i] * sys.mass_diag[i];
+        y[i] = p[i] * sys.mass_diag[i];
     }
     for &k in &sw.cross[c0 as usize..c1 as usize] {
         let [lo, hi] = sw.ends[k as usize];
-        *y.at(hi as usize) -= sym_apply(&bb[k as usize], p[lo as usize] - p[hi as usize]);
+        y[hi as usize] -= sym_apply(&bb[k as usize], p[lo as usize] - p[hi as usize]);
     }
     for i in p0 as usize..p1 as usize {
         // the springs with lower end i; (Ap)_i in a register, as no other spring adds to it now
-        let mut yi = *y.at(i);
+        let mut yi = y[i];
         for k in sw.lo_first[i] as usize..sw.lo_first[i + 1] as usize {
             let hi = sw.ends[k][1];
             let t = sym_apply(&bb[k], p[i] - p[hi as usize]);
             yi += t;
             if hi < p1 {
-                *y.at(hi as usize) -= t;
+                y[hi as usize] -= t;
             }
         }
         // Baraff & Witkin's filter: pinned rows are zero
-        *y.at(i) = if m.inv_mass[i] == 0.0 { V3::zeros() } else { yi };
+        y[i] = if m.inv_mass[i] == 0.0 { V3::zeros() } else { yi };
     }
-}
-
-fn dot(a: &[V3], b: &[V3]) -> f64 {
-    by_blocks(a.len(), |rg| [rg.fold(0.0, |s, i| s + a[i].dot(&b[i])), 0.0])[0]
-}
-
-/// x += αp, r −= αAp, z = P⁻¹r; returns (r·z, r·r), summed in fixed blocks.
-fn cg_update(x: &mut [V3], w: &mut CgWork, inv_diag: &[V3], alpha: f64) -> [f64; 2] {
-    let (xp, rp, zp) = (Shared(x.as_mut_ptr()), Shared(w.r.as_mut_ptr()), Shared(w.z.as_mut_ptr()));
-    let (p, ap) = (&w.p, &w.ap);
-    // SAFETY: each block writes its own rows of x, r and z
-    by_blocks(x.len(), |rg| {
-        let (mut rz, mut rr) = (0.0, 0.0);
-        for i in rg {
-            unsafe {
-                *xp.at(i) += p[i] * alpha;
-                let r = *rp.at(i) - ap[i] * alpha;
-                let z = r.component_mul(&inv_diag[i]);
-                *rp.at(i) = r;
-                *zp.at(i) = z;
-                rz += r.dot(&z);
-                rr += r.dot(&r);
-            }
-        }
-        [rz, rr]
-    })
-}
-
-/// Entries per block of a [`by_blocks`] pass.
-const BLOCK: usize = 1024;
-
-/// Runs `f` on the fixed blocks of BLOCK indices of 0..n (on the helper team when n ≥ PAR_N) and sums
-/// the blocks' pairs in block order: the sums do not depend on how many threads ran them.
-fn by_blocks<const N: usize>(n: usize, f: impl Fn(std::ops::Range<usize>) -> [f64; N] + Sync) -> [f64; N] {
-    let nb = n.div_ceil(BLOCK);
-    let block = |b: usize| f(b * BLOCK..((b + 1) * BLOCK).min(n));
-    let mut sum = [0.0; N];
-    let mut add = |v: [f64; N]| {
-        for (s, v) in sum.iter_mut().zip(v) {
-            *s += v;
-        }
-    };
-    if n < PAR_N {
-        (0..nb).for_each(|b| add(block(b)));
-        return sum;
-    }
-    let mut part = vec![[0.0; N]; nb];
-    super::team::for_each_piece(&mut part, 2, |off, piece| {
-        for (k, o) in piece.iter_mut().enumerate() {
-            *o = block(off + k);
-        }
-    });
-    part.into_iter().for_each(add);
-    sum
-}
-
-/// Working vectors of [`pcg_solve`].
-#[derive(Clone, Debug, Default)]
-pub struct CgWork {
-    r: Vec<V3>,
-    z: Vec<V3>,
-    p: Vec<V3>,
-    ap: Vec<V3>,
-}
-
-impl CgWork {
-    /// Sizes the vectors for n entries, with p = 0 (β = 0 at the first iteration reads it).
-    fn reset(&mut self, n: usize) {
-        self.r.resize(n, V3::zeros());
-        self.z.resize(n, V3::zeros());
-        self.p.clear();
-        self.p.resize(n, V3::zeros());
-        self.ap.resize(n, V3::zeros());
-    }
-}
-
-/// The breakdown test of CG: pᵀAp ≤ 0 or not finite at iteration k is an error saying `why`.
-fn check_curvature(k: usize, pap: f64, why: &str) -> Result<()> {
-    if pap > 0.0 && pap.is_finite() {
-        Ok(())
-    } else {
-        Err(Error::Solver(format!("CG breakdown at iteration {k}: pᵀAp = {pap:e} ({why})")))
-    }
-}
-
-/// Jacobi-preconditioned conjugate gradients (Kauppila §3.2.2 with §4.2's preconditioner; Shewchuk's
-/// PCG) from the x passed in (zero, or the last step's Δv as a warm start), the twin of `shaders/pcg.wgsl`
-/// step for step:
-///
-/// r = b − Ax, z = P⁻¹r; for k < max_iter: stop if ‖r‖ ≤ ε‖b‖; β = (r·z)/(r·z)_prev (0 at k = 0);
-/// p = z + βp; α = (r·z)/(p·Ap); x += αp; r −= αAp; z = P⁻¹r.
-///
-/// `apply` is the matrix-vector product (the implicit step's, or the Liu global step's); `inv_diag` the
-/// inverse diagonal, 0 on filtered (pinned) entries. A breakdown (p·Ap ≤ 0 or not finite: A is not
-/// positive definite) is an error.
-pub fn pcg_solve(
-    mut apply: impl FnMut(&[V3], &mut [V3]),
-    inv_diag: &[V3],
-    b: &[V3],
-    x: &mut [V3],
-    tol: f64,
-    max_iter: usize,
-    w: &mut CgWork,
-) -> Result<CgReport> {
-    let n = b.len();
-    if x.len() != n || inv_diag.len() != n {
-        return Err(Error::param("x.len()", x.len(), format!("x and the preconditioner must have the right-hand side's length {n}")));
-    }
-    w.reset(n);
-    // r = b − A x₀ (x₀ = 0 unless warm-started)
-    if x.iter().all(|a| *a == V3::zeros()) {
-        w.ap.iter_mut().for_each(|a| *a = V3::zeros());
-    } else {
-        apply(x, &mut w.ap);
-    }
-    // r, z and the three dot products in one pass (each dot in its own blocks, as `dot` sums them)
-    let [bb, mut rr, mut rz] = {
-        let (rp, zp, ap) = (Shared(w.r.as_mut_ptr()), Shared(w.z.as_mut_ptr()), &w.ap);
-        // SAFETY: each block writes its own rows of r and z, which have length n (resized above)
-        by_blocks(n, |rg| {
-            let mut d = [0.0; 3];
-            for i in rg {
-                let r = b[i] - ap[i];
-                let z = r.component_mul(&inv_diag[i]);
-                unsafe {
-                    *rp.at(i) = r;
-                    *zp.at(i) = z;
-                }
-                d[0] += b[i].dot(&b[i]);
-                d[1] += r.dot(&r);
-                d[2] += r.dot(&z);
-            }
-            d
-        })
-    };
-    let mut rz_prev = 0.0;
-    let resid = |rr: f64| if bb > 0.0 { (rr / bb).sqrt() } else { 0.0 };
-    for k in 0..max_iter {
-        if rr <= tol * tol * bb {
-            return Ok(CgReport { iterations: k, residual: resid(rr) });
-        }
-        let beta = if rz_prev > 0.0 { rz / rz_prev } else { 0.0 };
-        {
-            let (p, z) = (Shared(w.p.as_mut_ptr()), &w.z);
-            // SAFETY: each block writes its own rows of p
-            by_blocks(n, |rg| {
-                for i in rg {
-                    unsafe { *p.at(i) = z[i] + *p.at(i) * beta };
-                }
-                [0.0; 0]
-            });
-        }
-        apply(&w.p, &mut w.ap);
-        let pap = dot(&w.p, &w.ap);
-        check_curvature(k, pap, "the system is not positive definite; the exact Jacobian of a compressed spring does this")?;
-        let alpha = rz / pap;
-        rz_prev = rz;
-        [rz, rr] = cg_update(x, w, inv_diag, alpha);
-    }
-    Ok(CgReport { iterations: max_iter, residual: resid(rr) })
-}
-
-/// Preconditioned conjugate gradients with any symmetric positive definite preconditioner
-/// `precondition(r, z)` (z = B r), the twin of `shaders/pcg.wgsl` run with an external preconditioner
-/// (`shaders/multigrid.wgsl`), step for step: the same iteration as [`pcg_solve`], with z = B r in place
-/// of the Jacobi product and r·z summed after it. Used by Liu's `cg` global step with the multigrid
-/// V-cycle ([`super::multigrid::Multigrid::apply`]).
-#[allow(clippy::too_many_arguments)]
-pub fn pcg_solve_with(
-    mut apply: impl FnMut(&[V3], &mut [V3]),
-    mut precondition: impl FnMut(&[V3], &mut [V3]),
-    b: &[V3],
-    x: &mut [V3],
-    tol: f64,
-    max_iter: usize,
-    w: &mut CgWork,
-) -> Result<CgReport> {
-    let n = b.len();
-    if x.len() != n {
-        return Err(Error::param("x.len()", x.len(), format!("x must have the right-hand side's length {n}")));
-    }
-    w.reset(n);
-    if x.iter().all(|a| *a == V3::zeros()) {
-        w.r.copy_from_slice(b);
-    } else {
-        apply(x, &mut w.ap);
-        for ((r, bi), ap) in w.r.iter_mut().zip(b).zip(&w.ap) {
-            *r = bi - ap;
-        }
-    }
-    precondition(&w.r, &mut w.z);
-    let (bb, mut rr, mut rz) = (dot(b, b), dot(&w.r, &w.r), dot(&w.r, &w.z));
-    let mut rz_prev = 0.0;
-    let resid = |rr: f64| if bb > 0.0 { (rr / bb).sqrt() } else { 0.0 };
-    for k in 0..max_iter {
-        if rr <= tol * tol * bb {
-            return Ok(CgReport { iterations: k, residual: resid(rr) });
-        }
-        let beta = if rz_prev > 0.0 { rz / rz_prev } else { 0.0 };
-        for (p, z) in w.p.iter_mut().zip(&w.z) {
-            *p = z + *p * beta;
-        }
-        apply(&w.p, &mut w.ap);
-        let pap = dot(&w.p, &w.ap);
-        check_curvature(k, pap, "the system or the preconditioner is not positive definite")?;
-        let alpha = rz / pap;
-        rz_prev = rz;
-        for (((xi, ri), p), ap) in x.iter_mut().zip(w.r.iter_mut()).zip(&w.p).zip(&w.ap) {
-            *xi += p * alpha;
-            *ri -= ap * alpha;
-        }
-        precondition(&w.r, &mut w.z);
-        rz = dot(&w.r, &w.z);
-        rr = dot(&w.r, &w.r);
-    }
-    Ok(CgReport { iterations: max_iter, residual: resid(rr) })
 }
 
 /// x' = x₀ + h(v₀ + Δv), v' = v₀ + Δv; pinned particles keep x and v = 0 (twin of `implicit_integrate`).
@@ -530,15 +270,11 @@ pub fn implicit_integrate(m: &CpuModel, h: f64, x: &[V3], v: &[V3], dv: &[V3], x
         x.len() == n && v.len() == n && dv.len() == n && x_out.len() == n && v_out.len() == n,
         "implicit_integrate: vectors of another model"
     );
-    let (xo, vo) = (Shared(x_out.as_mut_ptr()), Shared(v_out.as_mut_ptr()));
-    // SAFETY: each block writes its own rows of x_out and v_out, which have length n (checked)
-    by_blocks(n, |rg| {
-        for i in rg {
-            let (xn, vn) = if m.inv_mass[i] == 0.0 { (x[i], V3::zeros()) } else { (x[i] + (v[i] + dv[i]) * h, v[i] + dv[i]) };
-            unsafe {
-                *xo.at(i) = xn;
-                *vo.at(i) = vn;
-            }
+    let rows = x_out.chunks_mut(BLOCK).zip(v_out.chunks_mut(BLOCK));
+    by_block_rows(rows.collect(), |blk, (xo, vo)| {
+        for (k, (xo, vo)) in xo.iter_mut().zip(vo.iter_mut()).enumerate() {
+            let i = blk * BLOCK + k;
+            (*xo, *vo) = crate::reference::implicit::implicit_integrate(i, m, h, x, v, dv);
         }
         [0.0; 0]
     });
@@ -729,6 +465,7 @@ pub struct ImplicitOptions {
 }
 
 /// One linearized implicit Euler step of size h from (x, v) into (x_out, v_out).
+#[allow(clippy::too_many_arguments)] // the implicit kernels' inputs, in binding order
 pub fn implicit_step(
     m: &CpuModel,
     h: f64,

@@ -11,14 +11,7 @@
 use super::forces::{accelerations, StepParams, EPS_LEN};
 use super::{CpuModel, Scratch, V3};
 
-/// A symmetric 3×3 block stored as (xx, yy, zz, xy, xz, yz).
-pub type Sym3 = [f64; 6];
-
-/// Applies a symmetric block to u.
-#[inline(always)]
-pub fn sym_apply(b: &Sym3, u: V3) -> V3 {
-    V3::new(b[0] * u.x + b[3] * u.y + b[4] * u.z, b[3] * u.x + b[1] * u.y + b[5] * u.z, b[4] * u.x + b[5] * u.y + b[2] * u.z)
-}
+pub use crate::reference::implicit::{sym_apply, Sym3};
 
 /// The blocks (K_s, D_s) of spring `s` at positions x.
 pub fn spring_blocks(m: &CpuModel, alpha: f64, s: usize, x: &[V3]) -> (Sym3, Sym3) {
@@ -74,6 +67,7 @@ pub fn leu_linearize(m: &CpuModel, p: &StepParams, x: &[V3], v: &[V3], lin: &mut
 }
 
 /// The linearized acceleration of eq. 34 at (x, v).
+#[allow(clippy::too_many_arguments)] // the kernel's bindings, in order
 pub fn leu_accel(m: &CpuModel, lin: &Linearization, i: usize, x: &[V3], v: &[V3]) -> V3 {
     let w = m.inv_mass[i];
     if w == 0.0 {
@@ -102,6 +96,7 @@ pub fn leu_accel(m: &CpuModel, lin: &Linearization, i: usize, x: &[V3], v: &[V3]
 
 /// Step 2.1-2.3: one Euler step with the linearized force. Returns true when a speed exceeds
 /// `speed_limit` (Shinya's divergence check).
+#[allow(clippy::neg_cmp_op_on_partial_ord, clippy::too_many_arguments)] // `!(s² ≤ lim²)` also catches NaN; the kernel's bindings
 pub fn leu_step(
     m: &CpuModel,
     p: &StepParams,
@@ -127,6 +122,7 @@ pub fn leu_step(
 
 /// The retry after a divergence: discard the step, re-evaluate K and D at (x, v), and take the step
 /// again from (x, v). With a fresh linearization the force at (x, v) is the exact one.
+#[allow(clippy::too_many_arguments)] // the kernel's bindings, in order
 pub fn leu_fixup(
     m: &CpuModel,
     p: &StepParams,

@@ -27,85 +27,32 @@
 //! A has a condition number near 3e5 on a 256×256 curtain.
 
 use super::forces::EPS_LEN;
-use super::implicit::{for_each_particle, pcg_solve, pcg_solve_with, CgWork};
-use super::multigrid::Multigrid;
-use super::sparse::SpdFactor;
-use super::sweep::{Shared, SpringSweep};
+use super::sweep::{Rows, SpringSweep};
 use super::{CpuModel, V3};
 use crate::error::{Error, Result};
+pub use crate::linalg::global::{free_rows, GlobalCholesky};
+use crate::linalg::multigrid::Multigrid;
+use crate::linalg::{
+    cg::{pcg_solve, pcg_solve_with, CgWork},
+    for_each_particle,
+};
 use crate::method::{GlobalSolve, Method, Preconditioner};
+use crate::reference::local_global as kernel;
+pub use crate::reference::local_global::{entry_spring, LgParams};
 
-/// The constants of one step of size h.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LgParams {
-    /// The step h (s).
-    pub h: f64,
-    /// Liu §4.1's drag factor α = 1/(1 + h d₀): y = q + h α v.
-    pub alpha: f64,
-    /// The inertia weight 1 + h d₀ (M̃ = (1 + h d₀) M).
-    pub inertia: f64,
-    /// The mass part of A's diagonal per unit mass: 1 + h d₀ + h² s.
-    pub mass_diag: f64,
-}
-
-impl LgParams {
-    /// The constants of `m` at step `h`.
-    pub fn new(m: &CpuModel, h: f64) -> Self {
-        let inertia = 1.0 + h * m.drag;
-        LgParams { h, alpha: 1.0 / inertia, inertia, mass_diag: inertia + h * h * m.central_strength }
-    }
-}
-
-/// The spring of incidence entry `e` (`2·spring + side`) and the sign of its term in J d: +1 when the
-/// particle is the spring's `a`, −1 when it is `b`.
-#[inline]
-pub fn entry_spring(e: u32) -> (usize, f64) {
-    ((e >> 1) as usize, if e & 1 == 0 { 1.0 } else { -1.0 })
-}
-
-/// The damped inertia y = q + h α v (Liu §4.1); pinned particles: y = q.
+/// The damped inertia y = q + h α v (Liu §4.1); pinned particles: y = q (`lg_inertia` per particle).
 pub fn lg_inertia(m: &CpuModel, p: &LgParams, q: &[V3], v: &[V3], y: &mut [V3]) {
-    for i in 0..m.n {
-        y[i] = if m.inv_mass[i] == 0.0 { q[i] } else { q[i] + v[i] * (p.h * p.alpha) };
-    }
+    for_each_particle(&mut y[..m.n], |i| kernel::lg_inertia(i, m, p, q, v));
 }
 
-/// The local step, one spring at a time (Liu eq. 10 and the lemma of §4): dₛ = rₛ (x_a − x_b)/‖x_a − x_b‖.
-/// Coincident endpoints (‖x_a − x_b‖ ≤ [`EPS_LEN`]) leave every direction equally good; the guard takes
-/// dₛ = rₛ·(1, 0, 0), so nothing divides by zero and the result stays deterministic.
+/// The local step over every spring ([`kernel::lg_local`], Liu eq. 10).
 pub fn lg_local(m: &CpuModel, x: &[V3], d: &mut [V3]) {
-    for_each_particle(d, |s| {
-        let p = x[m.sa[s] as usize] - x[m.sb[s] as usize];
-        let l = p.norm();
-        if l > EPS_LEN {
-            p * (m.rest[s] / l)
-        } else {
-            V3::new(m.rest[s], 0.0, 0.0)
-        }
-    });
+    for_each_particle(d, |s| kernel::lg_local(s, m, x));
 }
 
-/// The global step's residual at xₖ (Liu eq. 14, ∂g/∂x = 0): rᵢ = M̃ᵢyᵢ + h² [(J d)ᵢ + mᵢ(g + d₀ w + s c)]
-/// − mᵢ(1 + h d₀ + h² s) xᵢ − h² Σₑ kₑ (xᵢ − xⱼ) for a free particle i, the sum over all its springs
-/// (pinned neighbours at their pinned positions: their columns moved to the right-hand side); 0 for a
-/// pinned particle. One gather over the CSR incidence lists.
+/// The global step's residual at xₖ for every particle ([`kernel::lg_residual`], Liu eq. 14).
 pub fn lg_residual(m: &CpuModel, p: &LgParams, y: &[V3], d: &[V3], x: &[V3], r: &mut [V3]) {
-    let h2 = p.h * p.h;
-    let fext = m.gravity + m.wind * m.drag + m.central_center * m.central_strength;
-    for_each_particle(r, |i| {
-        if m.inv_mass[i] == 0.0 {
-            return V3::zeros();
-        }
-        let mi = m.mass[i];
-        let xi = x[i];
-        let mut acc = V3::zeros();
-        for &e in m.incidence.of(i) {
-            let (s, sign) = entry_spring(e);
-            let j = if sign > 0.0 { m.sb[s] } else { m.sa[s] } as usize;
-            acc += (d[s] * sign - (xi - x[j])) * m.k[s];
-        }
-        y[i] * (mi * p.inertia) + (acc + fext * mi) * h2 - xi * (mi * p.mass_diag)
-    });
+    for_each_particle(r, |i| kernel::lg_residual(i, m, p, y, d, x));
 }
 
 /// [`lg_local`] followed by [`lg_residual`], fused into one sweep over the springs ([`SpringSweep`]; the
@@ -116,15 +63,9 @@ pub fn lg_residual(m: &CpuModel, p: &LgParams, y: &[V3], d: &[V3], x: &[V3], r: 
 pub fn lg_local_residual(m: &CpuModel, p: &LgParams, sw: &SpringSweep, y: &[V3], x: &[V3], r: &mut [V3]) {
     assert!(sw.fits(m) && y.len() == m.n && x.len() == m.n && r.len() == m.n, "lg_local_residual: vectors or plan of another model");
     let fext = m.gravity + m.wind * m.drag + m.central_center * m.central_strength;
-    let ctx = LocalResidual { m, p, sw, y, x, out: Shared(r.as_mut_ptr()), fext };
-    // SAFETY: see `local_residual_chunk`; every index is in bounds (checked)
-    sw.run(|c| unsafe {
-        #[cfg(target_arch = "x86_64")]
-        if super::forces::has_avx() {
-            return local_residual_chunk_avx(&ctx, c);
-        }
-        local_residual_chunk(&ctx, c)
-    });
+    let ctx = LocalResidual { m, p, sw, y, x, fext };
+    let jobs = sw.particle_rows(r);
+    sw.run(jobs, |c, out| local_residual_chunk(&ctx, c, out));
 }
 
 /// What a chunk of [`lg_local_residual`] reads and writes.
@@ -134,28 +75,17 @@ struct LocalResidual<'a> {
     sw: &'a SpringSweep,
     y: &'a [V3],
     x: &'a [V3],
-    out: Shared<V3>,
     fext: V3,
 }
 
-/// [`local_residual_chunk`] compiled for AVX (the same operations, so the same values).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
-unsafe fn local_residual_chunk_avx(ctx: &LocalResidual<'_>, c: &[u32; 6]) {
-    local_residual_chunk(ctx, c)
-}
-
-/// One chunk of [`lg_local_residual`].
-///
-/// # Safety
-/// A chunk writes the rows of its own particles only; every index is in bounds.
+/// One chunk of [`lg_local_residual`]: writes the rows of its own particles only.
 #[inline(always)]
-unsafe fn local_residual_chunk(ctx: &LocalResidual<'_>, &[p0, p1, _, _, c0, c1]: &[u32; 6]) {
-    let LocalResidual { m, p, sw, y, x, out, fext } = *ctx;
+fn local_residual_chunk(ctx: &LocalResidual<'_>, &[p0, p1, _, _, c0, c1]: &[u32; 6], mut out: Rows<'_, V3>) {
+    let LocalResidual { m, p, sw, y, x, fext } = *ctx;
     let h2 = p.h * p.h;
     for i in p0 as usize..p1 as usize {
         let mi = m.mass[i];
-        *out.at(i) = y[i] * (mi * p.inertia) + fext * (mi * h2) - x[i] * (mi * p.mass_diag);
+        out[i] = y[i] * (mi * p.inertia) + fext * (mi * h2) - x[i] * (mi * p.mass_diag);
     }
     // h² kₛ (dₛ − (x_lo − x_hi)), with dₛ oriented lo → hi (the guard's (L, 0, 0) is a → b)
     let term = |k: usize| {
@@ -174,19 +104,19 @@ unsafe fn local_residual_chunk(ctx: &LocalResidual<'_>, &[p0, p1, _, _, c0, c1]:
     };
     for &k in &sw.cross[c0 as usize..c1 as usize] {
         let (_, hi, t) = term(k as usize);
-        *out.at(hi) -= t;
+        out[hi] -= t;
     }
     for i in p0 as usize..p1 as usize {
         // the springs with lower end i; rᵢ in a register, as no other spring adds to it now
-        let mut ri = *out.at(i);
+        let mut ri = out[i];
         for k in sw.lo_first[i] as usize..sw.lo_first[i + 1] as usize {
             let (_, hi, t) = term(k);
             ri += t;
             if hi < p1 as usize {
-                *out.at(hi) -= t;
+                out[hi] -= t;
             }
         }
-        *out.at(i) = if m.inv_mass[i] == 0.0 { V3::zeros() } else { ri };
+        out[i] = if m.inv_mass[i] == 0.0 { V3::zeros() } else { ri };
     }
 }
 
@@ -212,6 +142,7 @@ pub fn lg_apply(m: &CpuModel, p: &LgParams, u: &[V3], out: &mut [V3]) {
 }
 
 /// The Jacobi preconditioner: 1/Aᵢᵢ on each axis, 0 for pinned particles (the constraint filter).
+#[allow(clippy::needless_range_loop)] // i indexes the particles' arrays
 pub fn lg_inv_diag(m: &CpuModel, p: &LgParams, out: &mut [V3]) {
     let h2 = p.h * p.h;
     for i in 0..m.n {
@@ -341,6 +272,7 @@ pub struct ChebyshevWork {
 /// D⁻¹(r − A δₖ), δ_{k+1} = ω_{k+1}(δ̂ − δ_{k−1}) + δ_{k−1}. `rho` is the radius to build the weights for
 /// ([`chebyshev_rho_used`]). Returns the relative residual ‖r − Aδ‖/‖r‖ of the result. Pinned entries
 /// stay 0 (their inverse diagonal is 0).
+#[allow(clippy::too_many_arguments)] // the solve's operator, preconditioner, bounds and work
 pub fn chebyshev_solve(
     m: &CpuModel,
     p: &LgParams,
@@ -427,112 +359,6 @@ pub fn chebyshev_solve_with(
         (res / rr).sqrt()
     } else {
         0.0
-    }
-}
-
-/// The global matrix A = M(1 + h d₀ + h² s) + h² L of the free particles (Liu eq. 14; pinned particles
-/// eliminated), factored once by faer's sparse Cholesky in f64: m×m, solved for x, y and z as three
-/// right-hand-side columns ((m×m) ⊗ I₃ needs no 3m×3m factor).
-#[derive(Debug)]
-pub struct GlobalCholesky {
-    /// The row of each particle, `u32::MAX` when pinned.
-    row: Vec<u32>,
-    /// The particle of each row.
-    free: Vec<u32>,
-    /// The springs whose ends are both free (their entry follows the diagonal ones).
-    coupled: Vec<u32>,
-    factor: SpdFactor,
-    values: Vec<f64>,
-    /// The step h the factor is for.
-    h: f64,
-}
-
-/// The elimination of pinned particles: the row of each particle in the free system (`u32::MAX` when
-/// pinned) and the particle of each row.
-pub fn free_rows(m: &CpuModel) -> (Vec<u32>, Vec<u32>) {
-    let mut row = vec![u32::MAX; m.n];
-    let mut free = Vec::new();
-    for i in 0..m.n {
-        if m.inv_mass[i] != 0.0 {
-            row[i] = free.len() as u32;
-            free.push(i as u32);
-        }
-    }
-    (row, free)
-}
-
-impl GlobalCholesky {
-    /// The symbolic analysis of the pattern and the numeric factorisation at `p.h`.
-    pub fn new(m: &CpuModel, p: &LgParams) -> Result<Self> {
-        let (row, free) = free_rows(m);
-        let mut pairs: Vec<(usize, usize)> = (0..free.len()).map(|r| (r, r)).collect();
-        let mut coupled = Vec::new();
-        for s in 0..m.sa.len() {
-            let (ra, rb) = (row[m.sa[s] as usize], row[m.sb[s] as usize]);
-            if ra != u32::MAX && rb != u32::MAX && ra != rb {
-                coupled.push(s as u32);
-                pairs.push((ra.max(rb) as usize, ra.min(rb) as usize));
-            }
-        }
-        let factor = SpdFactor::new(free.len(), &pairs, 3, "the global matrix M + h²L")?;
-        let mut c = GlobalCholesky { row, free, coupled, factor, values: vec![0.0; pairs.len()], h: f64::NAN };
-        c.refactor(m, p)?;
-        Ok(c)
-    }
-
-    /// The numeric factorisation for new values (h, masses or stiffnesses) on the same pattern.
-    pub fn refactor(&mut self, m: &CpuModel, p: &LgParams) -> Result<()> {
-        let h2 = p.h * p.h;
-        let nf = self.free.len();
-        for (r, &i) in self.free.iter().enumerate() {
-            let i = i as usize;
-            let ksum: f64 = m.incidence.of(i).iter().map(|&e| m.k[entry_spring(e).0]).sum();
-            self.values[r] = m.mass[i] * p.mass_diag + h2 * ksum;
-        }
-        for (c, &s) in self.coupled.iter().enumerate() {
-            self.values[nf + c] = -h2 * m.k[s as usize];
-        }
-        self.h = f64::NAN;
-        self.factor.factor(&self.values, "the global matrix M + h²L")?;
-        self.h = p.h;
-        Ok(())
-    }
-
-    /// The step the factor is for (NaN when the last factorisation failed).
-    pub fn h(&self) -> f64 {
-        self.h
-    }
-
-    /// Free particles (the matrix's dimension m).
-    pub fn dim(&self) -> usize {
-        self.free.len()
-    }
-
-    /// Whether the factor is supernodal (see [`SpdFactor::is_supernodal`]).
-    pub fn is_supernodal(&self) -> bool {
-        self.factor.is_supernodal()
-    }
-
-    /// Nonzeros of the Cholesky factor.
-    pub fn factor_nnz(&self) -> usize {
-        self.factor.factor_nnz()
-    }
-
-    /// The global step on corrections: δ = A⁻¹ r over the free particles (three columns), 0 on pinned ones.
-    pub fn solve(&mut self, r: &[V3], delta: &mut [V3]) -> Result<()> {
-        for (d, &k) in delta.iter_mut().zip(&self.row) {
-            if k == u32::MAX {
-                *d = V3::zeros();
-            }
-        }
-        let free = &self.free;
-        self.factor.solve3_with(
-            |k| {
-                let ri = r[free[k] as usize];
-                [ri.x, ri.y, ri.z]
-            },
-            |k, x| delta[free[k] as usize] = V3::from(x),
-        )
     }
 }
 

@@ -1,5 +1,7 @@
-//! The f64 CPU reference: one twin per GPU kernel, same names, same argument order. Users without a
-//! GPU run on it; the tests hold the GPU to it.
+//! The CPU engine: every method in f64 on the kernels of [`crate::reference`], run in parallel on rayon
+//! (the global pool, or a pool of its own: [`CpuSimulator::with_threads`]), with the sparse solvers of
+//! [`crate::linalg`]. Users without a GPU run on it; the tests hold the GPU to it. Safe Rust only, and no
+//! thread outlives a call except the pool's, which sleep between jobs.
 
 pub mod collide;
 pub mod explicit;
@@ -7,99 +9,23 @@ pub mod forces;
 pub mod implicit;
 pub mod leu;
 pub mod local_global;
-pub mod multigrid;
 pub mod newton;
-pub mod ordering;
 pub mod power;
-pub mod sparse;
 pub mod sweep;
-pub(crate) mod team;
 
 use crate::error::{Error, Result};
 use crate::method::{plan, Method, StepPlan, StepSettings};
-use crate::model::{Incidence, Model};
+use crate::model::Model;
+pub use crate::reference::model::{CpuModel, V3};
+
+pub use crate::linalg::{multigrid, ordering, sparse};
 use crate::sim::{FrameReport, Simulator};
 use forces::StepParams;
-
-/// The CPU's vector type.
-pub type V3 = nalgebra::Vector3<f64>;
-
-/// A model laid out for the CPU kernels (structure of arrays).
-#[derive(Clone, Debug)]
-pub struct CpuModel {
-    /// Number of particles.
-    pub n: usize,
-    /// Masses.
-    pub mass: Vec<f64>,
-    /// 1/m, 0 for pinned particles.
-    pub inv_mass: Vec<f64>,
-    /// Spring endpoints a.
-    pub sa: Vec<u32>,
-    /// Spring endpoints b.
-    pub sb: Vec<u32>,
-    /// Rest lengths.
-    pub rest: Vec<f64>,
-    /// Stiffnesses.
-    pub k: Vec<f64>,
-    /// Spring damping.
-    pub kd: Vec<f64>,
-    /// CSR incidence lists.
-    pub incidence: Incidence,
-    /// Gravity.
-    pub gravity: V3,
-    /// Drag d₀.
-    pub drag: f64,
-    /// Wind.
-    pub wind: V3,
-    /// Central field centre.
-    pub central_center: V3,
-    /// Central field strength s (1/s²), 0 for none.
-    pub central_strength: f64,
-    /// The evaluation order of [`forces::accelerations`], built from the springs (with their k, L and
-    /// k_d) and the incidence lists: rebuild it with [`forces::ForcePlan::new`] after changing those.
-    pub force_plan: forces::ForcePlan,
-    /// The cursor spring the explicit methods and LEU add to the gather (see [`crate::sim::Cursor`]);
-    /// `None` leaves every result bit for bit as without it. Set through
-    /// [`CpuSimulator::set_cursor`], which keeps it `None` for the implicit methods.
-    pub cursor: Option<crate::sim::Cursor>,
-    /// The model's colliders with unit normals ([`collide::collide`] applies them after every step).
-    pub colliders: Vec<crate::model::Collider>,
-}
-
-impl CpuModel {
-    /// Lays out a validated model.
-    pub fn new(model: &Model) -> Result<Self> {
-        model.validate()?;
-        let f = &model.forces;
-        let (cc, cs) = f.central.unwrap_or(([0.0; 3], 0.0));
-        let mut cm = CpuModel {
-            n: model.n_particles(),
-            mass: model.masses.clone(),
-            inv_mass: model.masses.iter().zip(&model.pinned).map(|(m, &p)| if p { 0.0 } else { 1.0 / m }).collect(),
-            sa: model.springs.iter().map(|s| s.a).collect(),
-            sb: model.springs.iter().map(|s| s.b).collect(),
-            rest: model.springs.iter().map(|s| s.rest).collect(),
-            k: model.springs.iter().map(|s| s.k).collect(),
-            kd: model.springs.iter().map(|s| s.kd).collect(),
-            incidence: model.incidence(),
-            gravity: V3::from(f.gravity),
-            drag: f.drag,
-            wind: V3::from(f.wind),
-            central_center: V3::from(cc),
-            central_strength: cs,
-            force_plan: forces::ForcePlan::default(),
-            cursor: None,
-            colliders: model.colliders.iter().map(|c| c.normalized()).collect(),
-        };
-        cm.force_plan = forces::ForcePlan::for_model(&cm);
-        Ok(cm)
-    }
-}
 
 /// Working memory of the CPU steps, allocated once.
 #[derive(Clone, Debug, Default)]
 pub struct Scratch {
-    /// The force slots of [`forces::accelerations`] (sized there on first use).
+    /// The spring forces of [`forces::accelerations`] (sized there on first use).
     pub(crate) spring_f: Vec<V3>,
     pub(crate) xt: Vec<V3>,
     pub(crate) vt: Vec<V3>,
@@ -110,11 +36,10 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    fn new(n: usize, springs: usize) -> Self {
+    pub(crate) fn new(n: usize, springs: usize) -> Self {
         let z = vec![V3::zeros(); n];
         Scratch {
-            // about one slot per incidence entry (two per spring)
-            spring_f: Vec::with_capacity(2 * springs + springs / 8 + 8),
+            spring_f: Vec::with_capacity(springs),
             xt: z.clone(),
             vt: z.clone(),
             xt2: z.clone(),
@@ -183,6 +108,9 @@ pub struct CpuSimulator {
     last_residual: f64,
     /// The cursor spring (applied by the explicit methods only: `model.cursor` mirrors it for them).
     cursor: Option<crate::sim::Cursor>,
+    /// The thread pool the parallel passes run on ([`CpuSimulator::with_threads`]); `None`: rayon's
+    /// global pool.
+    pool: Option<std::sync::Arc<rayon::ThreadPool>>,
 }
 
 impl CpuSimulator {
@@ -222,7 +150,40 @@ impl CpuSimulator {
             newton: None,
             last_residual: 0.0,
             cursor: None,
+            pool: None,
         })
+    }
+
+    /// Runs the parallel passes on a pool of `threads` threads of its own (1: everything on the calling
+    /// thread's pool worker) instead of rayon's global pool. The pool's threads sleep between jobs and
+    /// end when the simulator is dropped.
+    pub fn with_threads(mut self, threads: usize) -> Result<Self> {
+        if threads == 0 {
+            return Err(Error::param("threads", threads, "must be at least 1"));
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("springsim-cpu-{i}"))
+            .build()
+            .map_err(|e| Error::param("threads", threads, format!("the thread pool could not be started: {e}")))?;
+        self.pool = Some(std::sync::Arc::new(pool));
+        Ok(self)
+    }
+
+    /// The threads the parallel passes run on.
+    pub fn threads(&self) -> usize {
+        self.pool.as_ref().map_or_else(rayon::current_num_threads, |p| p.current_num_threads())
+    }
+
+    /// Runs `f` on this simulator on a worker of its pool (of rayon's global pool when it has none), so
+    /// that the many short parallel passes of a frame fork from inside the pool: entering a pool from
+    /// outside blocks the caller until a sleeping worker wakes, which on a loaded machine costs more
+    /// than a pass over the curtain.
+    fn in_pool<R: Send>(&mut self, f: impl FnOnce(&mut Self) -> R + Send) -> R {
+        match self.pool.clone() {
+            Some(pool) => pool.install(|| f(self)),
+            None => rayon::scope(|_| f(self)),
+        }
     }
 
     /// The laid-out model.
@@ -370,6 +331,11 @@ impl CpuSimulator {
 
     /// One step of the current method with the current plan.
     pub fn step(&mut self) {
+        self.in_pool(|s| s.substep())
+    }
+
+    /// The body of [`CpuSimulator::step`].
+    fn substep(&mut self) {
         let p = self.step_params();
         let m = &self.model;
         let s = &mut self.scratch;
@@ -474,8 +440,10 @@ impl CpuSimulator {
     }
 }
 
-impl Simulator for CpuSimulator {
-    fn step_frame(&mut self) -> Result<FrameReport> {
+impl CpuSimulator {
+    /// One frame (the body of [`Simulator::step_frame`], run inside the pool).
+    #[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(v² ≤ lim²)` also catches NaN
+    fn frame(&mut self) -> Result<FrameReport> {
         if self.method == Method::ImplicitEuler {
             self.cg_iterations = 0;
             let steps = if self.settings.adaptive {
@@ -501,7 +469,7 @@ impl Simulator for CpuSimulator {
             });
         }
         for _ in 0..self.plan.substeps {
-            self.step();
+            self.substep();
         }
         if let Some(e) = self.solver_error.take() {
             return Err(e);
@@ -520,7 +488,12 @@ impl Simulator for CpuSimulator {
         }
         Ok(FrameReport { substeps: self.plan.substeps, leu_retries: self.leu_retries, ..Default::default() })
     }
+}
 
+impl Simulator for CpuSimulator {
+    fn step_frame(&mut self) -> Result<FrameReport> {
+        self.in_pool(|s| s.frame())
+    }
     fn plan(&self) -> StepPlan {
         self.plan
     }

@@ -195,6 +195,8 @@ impl Newton {
     /// step it grows fourfold, after a full step it shrinks fourfold (to 0 below 1e-9·m̄), as in
     /// Levenberg-Marquardt. Near a minimum H is positive definite and the iteration is Newton's.
     /// Returns whether H was corrected (λ > 0).
+    #[allow(clippy::needless_range_loop)] // i indexes several arrays
+    #[allow(clippy::neg_cmp_op_on_partial_ord)] // the negated test also catches NaN
     pub fn iterate(&mut self, m: &CpuModel, x: &mut [V3]) -> Result<bool> {
         let mut tries = 0;
         loop {

@@ -7,7 +7,7 @@
 
 use super::forces::{kc_apply, EPS_LEN};
 use super::implicit::for_each_particle;
-use super::sweep::{Shared, SpringSweep};
+use super::sweep::SpringSweep;
 use super::{CpuModel, V3};
 
 /// The deterministic start vector shared with the GPU: a hash of the index, in [−0.5, 0.5).
@@ -89,32 +89,33 @@ impl SweptS {
     /// (K_c is the same from either end: it depends on n̂n̂ᵀ only).
     fn apply(&self, m: &CpuModel, x: &[V3], y: &mut [V3]) {
         assert!(x.len() == m.n && y.len() == m.n && self.sweep.fits(m), "power: vectors of another model");
-        let (sw, rw, out) = (&self.sweep, &self.root_w, Shared(y.as_mut_ptr()));
+        let (sw, rw) = (&self.sweep, &self.root_w);
         let term = |k: usize, lo: usize, hi: usize| {
             let (n, c, ks) = self.dirs[k];
             kc_apply(ks, c, n, x[lo] * rw[lo] - x[hi] * rw[hi])
         };
-        // SAFETY: a chunk writes the rows of its own particles only; the plan fits the model (checked)
-        sw.run(|&[p0, p1, _, _, c0, c1]| unsafe {
+        // a chunk writes the rows of its own particles only
+        let jobs = sw.particle_rows(y);
+        sw.run(jobs, |&[p0, p1, _, _, c0, c1], mut out| {
             let (p0, p1) = (p0 as usize, p1 as usize);
             for i in p0..p1 {
-                *out.at(i) = V3::zeros();
+                out[i] = V3::zeros();
             }
             for &k in &sw.cross[c0 as usize..c1 as usize] {
                 let [lo, hi] = sw.ends[k as usize].map(|i| i as usize);
-                *out.at(hi) -= term(k as usize, lo, hi) * rw[hi];
+                out[hi] -= term(k as usize, lo, hi) * rw[hi];
             }
             for i in p0..p1 {
-                let mut yi = *out.at(i);
+                let mut yi = out[i];
                 for k in sw.lo_first[i] as usize..sw.lo_first[i + 1] as usize {
                     let hi = sw.ends[k][1] as usize;
                     let t = term(k, i, hi);
                     yi += t * rw[i];
                     if hi < p1 {
-                        *out.at(hi) -= t * rw[hi];
+                        out[hi] -= t * rw[hi];
                     }
                 }
-                *out.at(i) = if rw[i] == 0.0 { V3::zeros() } else { yi + x[i] * m.central_strength };
+                out[i] = if rw[i] == 0.0 { V3::zeros() } else { yi + x[i] * m.central_strength };
             }
         });
     }

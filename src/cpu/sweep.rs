@@ -69,11 +69,11 @@ impl SpringSweep {
         sw
     }
 
-    /// The plan for `m` with one chunk per worker of the helper team from the per-particle passes
-    /// threshold (`implicit::PAR_N`) up; one chunk below it, where the fork costs more than it saves.
+    /// The plan for `m` with one chunk per rayon worker from the per-particle passes threshold
+    /// (`linalg::PAR_N`) up; one chunk below it, where the fork costs more than it saves.
     pub fn for_model(m: &CpuModel) -> Self {
-        let par_n = super::implicit::PAR_N;
-        Self::new(m, if m.n >= par_n { super::team::shared().len() + 1 } else { 1 })
+        let par_n = crate::linalg::PAR_N;
+        Self::new(m, if m.n >= par_n { rayon::current_num_threads() } else { 1 })
     }
 
     /// Whether this plan is for `m` (its particle and spring counts).
@@ -86,42 +86,60 @@ impl SpringSweep {
         self.spring[k] as usize
     }
 
-    /// Runs `f(chunk)` for every chunk, on the helper team when there are several.
-    pub(crate) fn run(&self, f: impl Fn(&[u32; 6]) + Sync) {
-        match self.chunks.len() {
-            0 => {}
-            1 => f(&self.chunks[0]),
-            _ => {
-                let f = &f;
-                let jobs: Vec<Box<dyn Fn() + Sync + '_>> =
-                    self.chunks.iter().map(|c| Box::new(move || f(c)) as Box<dyn Fn() + Sync + '_>).collect();
-                let refs: Vec<&(dyn Fn() + Sync)> = jobs.iter().map(|j| j.as_ref()).collect();
-                super::team::run_all(&refs);
-            }
+    /// Cuts a per-particle array into the chunks' rows (chunk c gets particles [p0, p1)).
+    pub(crate) fn particle_rows<'a, T>(&self, all: &'a mut [T]) -> Vec<Rows<'a, T>> {
+        split(all, self.chunks.iter().map(|c| (c[0] as usize, c[1] as usize)))
+    }
+
+    /// Cuts a per-sorted-spring array into the chunks' own springs (chunk c gets [k0, k1)).
+    pub(crate) fn spring_rows<'a, T>(&self, all: &'a mut [T]) -> Vec<Rows<'a, T>> {
+        split(all, self.chunks.iter().map(|c| (c[2] as usize, c[3] as usize)))
+    }
+
+    /// Runs `f(chunk, job)` for every chunk with its job (what it may write, e.g. its [`Rows`]), on the
+    /// rayon pool when there are several chunks.
+    pub(crate) fn run<J: Send>(&self, jobs: Vec<J>, f: impl Fn(&[u32; 6], J) + Sync) {
+        assert_eq!(jobs.len(), self.chunks.len(), "one job per chunk");
+        if self.chunks.len() == 1 {
+            jobs.into_iter().for_each(|j| f(&self.chunks[0], j));
+        } else {
+            use rayon::prelude::*;
+            jobs.into_par_iter().zip(self.chunks.par_iter()).for_each(|(j, c)| f(c, j));
         }
     }
 }
 
-/// An array written through a pointer by passes whose pieces (a sweep's chunks, a `by_blocks` pass's
-/// blocks, a per-particle pass's pieces) each write their own indices: per-particle rows, per-spring
-/// blocks, per-particle scalars.
-pub(crate) struct Shared<T>(pub(crate) *mut T);
-// SAFETY: only used by passes whose pieces write disjoint indices
-unsafe impl<T> Send for Shared<T> {}
-unsafe impl<T> Sync for Shared<T> {}
+/// A chunk's rows of an array, indexed by their index in the whole array.
+pub(crate) struct Rows<'a, T> {
+    first: usize,
+    rows: &'a mut [T],
+}
 
-impl<T> Clone for Shared<T> {
-    fn clone(&self) -> Self {
-        *self
+impl<T> std::ops::Index<usize> for Rows<'_, T> {
+    type Output = T;
+    #[inline(always)]
+    fn index(&self, i: usize) -> &T {
+        &self.rows[i - self.first]
     }
 }
-impl<T> Copy for Shared<T> {}
 
-impl<T> Shared<T> {
-    /// # Safety
-    /// i is in bounds, and no other piece touches index i.
+impl<T> std::ops::IndexMut<usize> for Rows<'_, T> {
     #[inline(always)]
-    pub(crate) unsafe fn at(self, i: usize) -> *mut T {
-        self.0.add(i)
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        &mut self.rows[i - self.first]
     }
+}
+
+/// Cuts `all` into the consecutive ranges `[r0, r1)` (which must tile a prefix of it, in order).
+fn split<T>(mut all: &mut [T], ranges: impl Iterator<Item = (usize, usize)>) -> Vec<Rows<'_, T>> {
+    let mut at = 0;
+    let mut out = Vec::new();
+    for (r0, r1) in ranges {
+        assert_eq!(r0, at, "the chunks tile the array");
+        let (head, tail) = std::mem::take(&mut all).split_at_mut(r1 - r0);
+        out.push(Rows { first: r0, rows: head });
+        all = tail;
+        at = r1;
+    }
+    out
 }

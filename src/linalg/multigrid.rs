@@ -33,10 +33,10 @@
 //!
 //! On the last level z = A⁻¹ b by the inverse. The GPU runs the same four kernels per level.
 
-use super::implicit::for_each_particle;
-use super::local_global::{entry_spring, LgParams};
-use super::{CpuModel, V3};
+use super::for_each_particle;
 use crate::error::{Error, Result};
+use crate::reference::local_global::{entry_spring, LgParams};
+use crate::reference::model::{CpuModel, V3};
 
 /// The strength threshold θ of the aggregation.
 pub const THETA: f64 = 0.08;
@@ -158,7 +158,7 @@ impl Csr {
 }
 
 /// The global matrix A = M(1 + h d₀ + h² s) + h² L of `m` at `p.h` in particle order (Liu eq. 14, the
-/// operator of [`super::local_global::lg_apply`]): for a free i, a_ii = mᵢ(1 + h d₀ + h² s) + h² Σₑ kₑ
+/// operator of `lg_apply` in `crate::cpu::local_global`): for a free i, a_ii = mᵢ(1 + h d₀ + h² s) + h² Σₑ kₑ
 /// and a_ij = −h² Σ k over the springs joining i to a free j; pinned rows and columns are empty.
 pub fn global_matrix(m: &CpuModel, p: &LgParams) -> Csr {
     let h2 = p.h * p.h;

@@ -1,0 +1,26 @@
+//! Sparse linear algebra in f64 under both engines: the faer sparse Cholesky with a fixed pattern
+//! ([`sparse`]), its fill-reducing orderings ([`ordering`]), the smoothed-aggregation multigrid hierarchy
+//! and its V-cycle ([`multigrid`]), conjugate gradients ([`cg`]) and the factored global matrix of Liu's
+//! local/global step ([`global`]). Imports the reference (model layout, kernel parameters), never the
+//! engines.
+
+pub mod cg;
+pub mod global;
+pub mod multigrid;
+pub mod ordering;
+pub mod sparse;
+
+use rayon::prelude::*;
+
+/// Per-particle passes run on the rayon pool from this many entries up.
+pub const PAR_N: usize = 4096;
+
+/// `out[i] = f(i)` for every i, on the rayon pool for large n. Each entry is computed alone, so the
+/// result does not depend on the split.
+pub fn for_each_particle<T: Send>(out: &mut [T], f: impl Fn(usize) -> T + Sync) {
+    if out.len() < PAR_N {
+        out.iter_mut().enumerate().for_each(|(i, o)| *o = f(i));
+    } else {
+        out.par_iter_mut().with_min_len(PAR_N / 4).enumerate().for_each(|(i, o)| *o = f(i));
+    }
+}

@@ -1,0 +1,74 @@
+//! The model laid out for the f64 kernels (structure of arrays), as the kernels' `P`, `nbr` and `csr`
+//! bindings give it to the GPU. Re-exported as `crate::cpu::CpuModel` and `crate::cpu::V3`.
+
+use crate::error::Result;
+use crate::model::{Incidence, Model};
+
+/// The CPU's vector type.
+pub type V3 = nalgebra::Vector3<f64>;
+
+/// A model laid out for the CPU kernels (structure of arrays).
+#[derive(Clone, Debug)]
+pub struct CpuModel {
+    /// Number of particles.
+    pub n: usize,
+    /// Masses.
+    pub mass: Vec<f64>,
+    /// 1/m, 0 for pinned particles.
+    pub inv_mass: Vec<f64>,
+    /// Spring endpoints a.
+    pub sa: Vec<u32>,
+    /// Spring endpoints b.
+    pub sb: Vec<u32>,
+    /// Rest lengths.
+    pub rest: Vec<f64>,
+    /// Stiffnesses.
+    pub k: Vec<f64>,
+    /// Spring damping.
+    pub kd: Vec<f64>,
+    /// CSR incidence lists.
+    pub incidence: Incidence,
+    /// Gravity.
+    pub gravity: V3,
+    /// Drag d₀.
+    pub drag: f64,
+    /// Wind.
+    pub wind: V3,
+    /// Central field centre.
+    pub central_center: V3,
+    /// Central field strength s (1/s²), 0 for none.
+    pub central_strength: f64,
+    /// The cursor spring the explicit methods and LEU add to the gather (see [`crate::sim::Cursor`]);
+    /// `None` leaves every result bit for bit as without it. Set through
+    /// [`CpuSimulator::set_cursor`], which keeps it `None` for the implicit methods.
+    pub cursor: Option<crate::sim::Cursor>,
+    /// The model's colliders with unit normals (the `collide` kernel applies them after every step).
+    pub colliders: Vec<crate::model::Collider>,
+}
+
+impl CpuModel {
+    /// Lays out a validated model.
+    pub fn new(model: &Model) -> Result<Self> {
+        model.validate()?;
+        let f = &model.forces;
+        let (cc, cs) = f.central.unwrap_or(([0.0; 3], 0.0));
+        Ok(CpuModel {
+            n: model.n_particles(),
+            mass: model.masses.clone(),
+            inv_mass: model.masses.iter().zip(&model.pinned).map(|(m, &p)| if p { 0.0 } else { 1.0 / m }).collect(),
+            sa: model.springs.iter().map(|s| s.a).collect(),
+            sb: model.springs.iter().map(|s| s.b).collect(),
+            rest: model.springs.iter().map(|s| s.rest).collect(),
+            k: model.springs.iter().map(|s| s.k).collect(),
+            kd: model.springs.iter().map(|s| s.kd).collect(),
+            incidence: model.incidence(),
+            gravity: V3::from(f.gravity),
+            drag: f.drag,
+            wind: V3::from(f.wind),
+            central_center: V3::from(cc),
+            central_strength: cs,
+            cursor: None,
+            colliders: model.colliders.iter().map(|c| c.normalized()).collect(),
+        })
+    }
+}

@@ -1,0 +1,101 @@
+//! The reference kernels (`springsim::reference`, one function per WGSL entry point, per particle, as the
+//! GPU gathers) against the CPU engine (`springsim::cpu`, which evaluates each spring once and runs on
+//! rayon): the implicit Euler system, its operator, its integration and strain check, and the colliders.
+
+use springsim::cpu::implicit::{implicit_integrate, implicit_matvec, implicit_prepare, ImplicitSystem};
+use springsim::cpu::{collide, forces::max_strain, CpuModel, V3};
+use springsim::model::{curtain, Collider};
+use springsim::reference::implicit as kernel;
+
+/// A deterministic value in [-0.5, 0.5).
+fn hash(i: usize) -> f64 {
+    let h = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    ((h ^ (h >> 29)) >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+}
+
+/// A jittered, moving state of an n×n curtain (pinned particles at rest).
+fn state(cm: &CpuModel, positions: &[[f64; 3]], amp: f64) -> (Vec<V3>, Vec<V3>) {
+    let x =
+        positions.iter().enumerate().map(|(i, p)| V3::from(*p) + V3::new(hash(6 * i), hash(6 * i + 1), hash(6 * i + 2)) * amp).collect();
+    let v = (0..cm.n)
+        .map(|i| if cm.inv_mass[i] == 0.0 { V3::zeros() } else { V3::new(hash(6 * i + 3), hash(6 * i + 4), hash(6 * i + 5)) })
+        .collect();
+    (x, v)
+}
+
+fn max_rel(a: &[V3], b: &[V3]) -> f64 {
+    let scale = b.iter().map(|v| v.norm()).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+    a.iter().zip(b).map(|(a, b)| (a - b).norm()).fold(0.0, f64::max) / scale
+}
+
+#[test]
+fn implicit_kernels_match_the_engine() {
+    for n in [9, 41] {
+        let model = curtain(n, None).unwrap();
+        let cm = CpuModel::new(&model).unwrap();
+        // strong jitter: some springs compressed (c < 0 before the clamp)
+        let (x, v) = state(&cm, &model.positions, 0.3 / n as f64);
+        let h = 2e-3;
+        for exact in [false, true] {
+            let mut sys = ImplicitSystem::default();
+            implicit_prepare(&cm, h, exact, &x, &v, &mut sys);
+            let mut blocks = vec![[0.0; 6]; cm.incidence.entries.len()];
+            let mut rhs = vec![V3::zeros(); cm.n];
+            let mut inv_diag = vec![V3::zeros(); cm.n];
+            for i in 0..cm.n {
+                let (e0, e1) = (cm.incidence.offsets[i] as usize, cm.incidence.offsets[i + 1] as usize);
+                let row = kernel::implicit_prepare(i, &cm, h, exact, &x, &v, &mut blocks[e0..e1]);
+                (rhs[i], inv_diag[i]) = (row.rhs, row.inv_diag);
+            }
+            // the same sums in another order: equal to rounding
+            let (er, ed) = (max_rel(&rhs, &sys.rhs), max_rel(&inv_diag, &sys.inv_diag));
+            assert!(er < 1e-12 && ed < 1e-12, "{n}×{n}, exact {exact}: rhs differs by {er:e}, the diagonal by {ed:e}");
+            for i in 0..cm.n {
+                if cm.inv_mass[i] == 0.0 {
+                    assert_eq!((rhs[i], inv_diag[i]), (V3::zeros(), V3::zeros()), "pinned {i}");
+                }
+            }
+            // the operator
+            let p: Vec<V3> = (0..cm.n)
+                .map(|i| if cm.inv_mass[i] == 0.0 { V3::zeros() } else { V3::new(hash(3 * i + 7), hash(3 * i + 8), hash(3 * i + 9)) })
+                .collect();
+            let mut ap = vec![V3::zeros(); cm.n];
+            implicit_matvec(&cm, &sys, &p, &mut ap);
+            let ap_ref: Vec<V3> = (0..cm.n)
+                .map(|i| {
+                    let (e0, e1) = (cm.incidence.offsets[i] as usize, cm.incidence.offsets[i + 1] as usize);
+                    kernel::operator_apply(i, &cm, h, &blocks[e0..e1], &p)
+                })
+                .collect();
+            let e = max_rel(&ap_ref, &ap);
+            assert!(e < 1e-12, "{n}×{n}, exact {exact}: A·p differs by {e:e}");
+        }
+        // integration: bit for bit
+        let dv: Vec<V3> = (0..cm.n).map(|i| V3::new(hash(i + 11), hash(i + 12), hash(i + 13)) * 1e-2).collect();
+        let (mut xo, mut vo) = (vec![V3::zeros(); cm.n], vec![V3::zeros(); cm.n]);
+        implicit_integrate(&cm, h, &x, &v, &dv, &mut xo, &mut vo);
+        for i in 0..cm.n {
+            assert_eq!(kernel::implicit_integrate(i, &cm, h, &x, &v, &dv), (xo[i], vo[i]), "particle {i}");
+        }
+        // the strain check: some particle is flagged exactly when the largest strain is over the limit
+        let worst = max_strain(&cm, &x);
+        for limit in [worst * 0.5, worst * 0.999, worst * 1.001, worst * 2.0] {
+            let flagged = (0..cm.n).any(|i| kernel::implicit_strain(i, &cm, limit, &x));
+            assert_eq!(flagged, worst > limit, "{n}×{n}: limit {limit:e}, largest strain {worst:e}");
+        }
+    }
+}
+
+#[test]
+fn collide_kernel_matches_the_engine() {
+    let mut model = curtain(41, None).unwrap();
+    model.colliders = vec![Collider::ground(-0.1, 0.4), Collider::HalfSpace { normal: [1.0, 0.2, 0.0], offset: -0.2, friction: 0.0 }];
+    let cm = CpuModel::new(&model).unwrap();
+    let (mut x, mut v) = state(&cm, &model.positions, 0.5);
+    let want: Vec<(V3, V3)> = (0..cm.n).map(|i| springsim::reference::collide::collide(i, &cm, &x, &v)).collect();
+    assert!(want.iter().zip(&x).filter(|(w, x)| w.0 != **x).count() > 10, "the state reaches into the colliders");
+    collide::collide(&cm, &mut x, &mut v);
+    for i in 0..cm.n {
+        assert_eq!((x[i], v[i]), want[i], "particle {i}");
+    }
+}
