@@ -23,7 +23,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     for frame in 0..10 {
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("host frame") });
-        sim.encode_frame(&mut encoder);
+        sim.encode_frame(&mut encoder)?;
         // ... the host records its render pass here, reading sim.positions_buffer() ...
         queue.submit([encoder.finish()]);
         if frame % 5 == 4 {

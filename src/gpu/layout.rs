@@ -216,7 +216,7 @@ pub const SHARED_WGSL: [(&str, &str); 3] = [
     ("shared/reduce.wgsl", include_str!("../../shaders/shared/reduce.wgsl")),
 ];
 
-/// The kernel WGSL files.
+/// The kernel WGSL files, by name ([`kernel_wgsl`] looks one up).
 ///
 /// The PCG (`shaders/pcg.wgsl`) is a solver without an operator: each linear system composes its
 /// operator file in front of it (`implicit.wgsl` for implicit Euler, `local_global.wgsl` for Liu's global step).
@@ -230,17 +230,13 @@ pub const KERNEL_WGSL: [(&str, &str); 7] = [
     ("multigrid.wgsl", include_str!("../../shaders/multigrid.wgsl")),
 ];
 
-/// The index of the multigrid preconditioner's module in [`KERNEL_WGSL`].
-pub const MULTIGRID_WGSL: usize = 6;
-
-/// The index of the colliders' module in [`KERNEL_WGSL`].
-pub const COLLIDE_WGSL: usize = 4;
-
-/// The index of the implicit Euler module (its operator and the PCG) in [`KERNEL_WGSL`].
-pub const IMPLICIT_WGSL: usize = 3;
-
-/// The index of Liu's local/global module (its kernels, the global operator and the PCG) in [`KERNEL_WGSL`].
-pub const LOCAL_GLOBAL_WGSL: usize = 5;
+/// The source of the kernel file `name` in [`KERNEL_WGSL`] (e.g. `"implicit.wgsl"`).
+pub fn kernel_wgsl(name: &str) -> crate::error::Result<&'static str> {
+    KERNEL_WGSL.iter().find(|(file, _)| *file == name).map(|(_, src)| *src).ok_or_else(|| {
+        let known: Vec<&str> = KERNEL_WGSL.iter().map(|(file, _)| *file).collect();
+        crate::error::Error::Gpu(format!("no kernel file {name} (known: {})", known.join(", ")))
+    })
+}
 
 /// A kernel file's full module source: the workgroup size, the shared structs, then the kernel file,
 /// then the force gather (which refers to the kernel's bindings `nbr`, `csr` and `src`) when the
