@@ -5,8 +5,8 @@ use naga::proc::Layouter;
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use naga::{Module, ShaderStage, TypeInner};
 use springsim::gpu::layout::{
-    compose, CgPass, CollideInfo, GpuCollider, GpuNbr, GpuParams, ImplicitParams, LeuPass, LgConsts, LgPass, MgPass,
-    kernel_wgsl, KERNEL_WGSL, SHARED_WGSL, WORKGROUP_SIZE,
+    compose, kernel_wgsl, CgPass, CollideInfo, GpuCollider, GpuNbr, GpuParams, ImplicitParams, LeuPass, LgConsts, LgPass, MgPass,
+    KERNEL_WGSL, SHARED_WGSL, WORKGROUP_SIZE,
 };
 use std::mem::{offset_of, size_of};
 

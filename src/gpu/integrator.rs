@@ -93,7 +93,14 @@ impl Integrator {
     }
 
     /// Records one step from state[p] into state[1−p].
-    pub fn encode_step(&mut self, pass: &mut wgpu::ComputePass, p: usize, st: &GpuState, plan: &StepPlan, settings: &StepSettings) -> Result<()> {
+    pub fn encode_step(
+        &mut self,
+        pass: &mut wgpu::ComputePass,
+        p: usize,
+        st: &GpuState,
+        plan: &StepPlan,
+        settings: &StepSettings,
+    ) -> Result<()> {
         match self {
             Integrator::Explicit(i) => i.encode_step(pass, p, st.n),
             Integrator::Leu(i) => i.encode_step(pass, p, st.n, plan.relinearize_every),

@@ -145,11 +145,11 @@ pub struct LgConsts {
     pub entries_base: u32,
     /// Index in `csr` of the spring table (4 words per spring).
     pub springs_base: u32,
-    /// Index in `lgv` of d.
+    /// Index in `lg_work` of d.
     pub d_base: u32,
-    /// Index in `lgv` of the ‖r‖² partials.
+    /// Index in `lg_work` of the ‖r‖² partials.
     pub partials_base: u32,
-    /// Index in `lgv` of the report.
+    /// Index in `lg_work` of the report.
     pub stats_base: u32,
 }
 
@@ -170,7 +170,7 @@ pub struct LgPass {
 
 /// `MgPass` in `shaders/multigrid.wgsl`: one multigrid dispatch (level, kernel), one per dynamic offset.
 /// Matrix fields are word offsets into the hierarchy's `mat` buffer; vector fields are indices in the
-/// joint space of the PCG's `cgv` (below `cg_n`) and the coarse levels' `mgv`.
+/// joint space of the PCG's `cg_vectors` (below `cg_n`) and the coarse levels' `mgv`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct MgPass {
@@ -192,7 +192,7 @@ pub struct MgPass {
     pub t: u32,
     /// `mg_restrict`: the next level's b; `mg_up`: the next level's x.
     pub other: u32,
-    /// Vectors below this index are in `cgv` (7 n: the PCG's).
+    /// Vectors below this index are in `cg_vectors` (7 n: the PCG's).
     pub cg_n: u32,
     /// `mg_post` on level 0: the partials slot of r·z (0 or 1); 2: none.
     pub slot: u32,
@@ -204,7 +204,7 @@ pub struct MgPass {
     pub _pad: [u32; 3],
 }
 
-/// Vectors of the GPU PCG, `n` `vec4<f32>` each, in the `cgv` buffer: r, z, p0, p1, Ap, x, P⁻¹.
+/// Vectors of the GPU PCG, `n` `vec4<f32>` each, in the `cg_vectors` buffer: r, z, p0, p1, Ap, x, P⁻¹.
 pub const CG_VECTORS: usize = 7;
 /// Words of the PCG's `cg_state` buffer.
 pub const CG_STATE_WORDS: usize = 8;

@@ -37,7 +37,12 @@ impl LeuKernels {
             uniform(8),
         ];
         let k = build(device, options, "leu.wgsl", &[&entries], &["leu_linearize", "leu_step", "leu_fixup"])?;
-        Ok(LeuKernels { layout: k.layout(0)?, linearize: k.pipeline("leu_linearize")?, step: k.pipeline("leu_step")?, fixup: k.pipeline("leu_fixup")? })
+        Ok(LeuKernels {
+            layout: k.layout(0)?,
+            linearize: k.pipeline("leu_linearize")?,
+            step: k.pipeline("leu_step")?,
+            fixup: k.pipeline("leu_fixup")?,
+        })
     }
 }
 

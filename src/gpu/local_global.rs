@@ -4,7 +4,7 @@
 //! global solver's runtime) is in [`super::local_global_integrator`].
 //!
 //! Groups: 0 the operator's buffers (Params, LgConsts, nbr, the CSR offsets with Liu's tables, the state
-//! at the start of the step, the iterate, `lgv`), per state parity; 1 the PCG's; 2 the per-dispatch
+//! at the start of the step, the iterate, `lg_work`), per state parity; 1 the PCG's; 2 the per-dispatch
 //! [`LgPass`] at a dynamic offset into one buffer ([`LgPassTable`]).
 
 use super::alloc::Allocator;
@@ -18,7 +18,7 @@ use crate::error::Result;
 
 /// The local/global kernels, the PCG compiled with them, and their layouts.
 pub struct LocalGlobalKernels {
-    /// Group 0: (P, LgConsts, nbr, csr + tables, src, dst, lgv).
+    /// Group 0: (P, LgConsts, nbr, csr + tables, src, dst, lg_work).
     pub layout: wgpu::BindGroupLayout,
     /// Group 2: `LgPass` with a dynamic offset.
     pub pass_layout: wgpu::BindGroupLayout,

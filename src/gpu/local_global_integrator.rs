@@ -33,7 +33,7 @@ pub struct LocalGlobalBuffers {
     /// rest bits, k bits): `csr` of `shaders/local_global.wgsl` (bases in [`LgConsts`]).
     pub tables: wgpu::Buffer,
     /// The Chebyshev iterates (3n), d (one per spring), the ‖r‖² partials (2 slots of `groups`) and the
-    /// report (one `vec4`): `lgv` of `shaders/local_global.wgsl`.
+    /// report (one `vec4`): `lg_work` of `shaders/local_global.wgsl`.
     pub work: wgpu::Buffer,
     /// `LgConsts` (uniform).
     pub consts: wgpu::Buffer,
@@ -357,7 +357,11 @@ impl LocalGlobalIntegrator {
         let staging = match rt.global {
             GlobalSolve::Cholesky if n > 0 => {
                 let mut alloc = Allocator::new(device);
-                Some(alloc.buffer("springsim.lg_residual_staging", vector_bytes, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST)?)
+                Some(alloc.buffer(
+                    "springsim.lg_residual_staging",
+                    vector_bytes,
+                    wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                )?)
             }
             _ => None,
         };
@@ -411,7 +415,8 @@ impl LocalGlobalIntegrator {
                 }
             }
             if let Some(c) = colliders {
-                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("springsim.collide"), timestamp_writes: None });
+                let mut pass =
+                    enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("springsim.collide"), timestamp_writes: None });
                 c.encode(&mut pass, 1 - p, n);
             }
             p ^= 1;

@@ -18,7 +18,7 @@ use crate::error::Result;
 
 /// The multigrid kernels and their layouts.
 pub struct MultigridKernels {
-    /// Group 0: (mat, cgv, mgv, partials, cg_state).
+    /// Group 0: (mat, cg_vectors, mgv, partials, cg_state).
     pub layout: wgpu::BindGroupLayout,
     /// Group 1: `MgPass` at a dynamic offset.
     pub pass_layout: wgpu::BindGroupLayout,
@@ -206,10 +206,19 @@ impl MultigridData {
             bytes[o..o + std::mem::size_of::<MgPass>()].copy_from_slice(bytemuck::bytes_of(e));
         }
         let before = alloc.bytes();
-        let mat = alloc.buffer_init("springsim.mg_mat", bytemuck::cast_slice(&words), wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST)?;
+        let mat = alloc.buffer_init(
+            "springsim.mg_mat",
+            bytemuck::cast_slice(&words),
+            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        )?;
         let mgv = alloc.storage("springsim.mgv", mgv_len as u64 * 16, wgpu::BufferUsages::empty())?;
         let passes = alloc.buffer_init("springsim.mg_pass", &bytes, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST)?;
-        let group = bind(device, &pipes.layout, "springsim.multigrid", &[&mat, &pcg_buffers.vectors, &mgv, &pcg_buffers.partials, &pcg_buffers.status]);
+        let group = bind(
+            device,
+            &pipes.layout,
+            "springsim.multigrid",
+            &[&mat, &pcg_buffers.vectors, &mgv, &pcg_buffers.partials, &pcg_buffers.status],
+        );
         let pass_group = bind_dynamic(device, &pipes.pass_layout, "springsim.mg_pass", &passes, std::mem::size_of::<MgPass>());
         Ok(MultigridData { mat, mgv, passes, group, pass_group, plan, sizes: mg.sizes(), bytes: alloc.bytes() - before })
     }

@@ -16,7 +16,7 @@ pub type Precondition<'a> = &'a dyn Fn(&mut wgpu::ComputePass, usize);
 
 /// The PCG kernels of one composed module (an operator followed by `pcg.wgsl`).
 pub struct PcgKernels {
-    /// Group 1: (CgPass, cgv, partials, cg_state).
+    /// Group 1: (CgPass, cg_vectors, partials, cg_state).
     pub layout: wgpu::BindGroupLayout,
     /// `pcg_begin`.
     pub begin: wgpu::ComputePipeline,
@@ -55,7 +55,7 @@ impl PcgKernels {
 
     /// Records one solve into `pass`: `pcg_begin`, `iterations` × (`pcg_matvec`, `pcg_update`), and
     /// `pcg_finish`, with the operator's group 0 bound. The right-hand side and the inverse diagonal must
-    /// already be in `cgv` (the operator's prepare kernel, recorded before). A fixed budget: iterations
+    /// already be in `cg_vectors` (the operator's prepare kernel, recorded before). A fixed budget: iterations
     /// after convergence are no-ops on the GPU; nothing is read back.
     ///
     /// `precondition(pass, slot)`, when given, records an external preconditioner after `pcg_begin`
@@ -99,7 +99,7 @@ impl PcgKernels {
 
 /// The PCG's buffers, owned by the integrator that solves with it.
 pub struct PcgBuffers {
-    /// The vectors r, z, p0, p1, Ap, x, P⁻¹ (n `vec4` each; `cgv` in `shaders/pcg.wgsl`).
+    /// The vectors r, z, p0, p1, Ap, x, P⁻¹ (n `vec4` each; `cg_vectors` in `shaders/pcg.wgsl`).
     pub vectors: wgpu::Buffer,
     /// Per-workgroup partial sums, three slots.
     pub partials: wgpu::Buffer,

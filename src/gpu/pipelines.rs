@@ -85,8 +85,11 @@ pub fn build(
         .map(|entries| device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&label), entries }))
         .collect();
     let refs: Vec<Option<&wgpu::BindGroupLayout>> = layouts.iter().map(Some).collect();
-    let pl =
-        device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor { label: Some(&label), bind_group_layouts: &refs, immediate_size: 0 });
+    let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(&label),
+        bind_group_layouts: &refs,
+        immediate_size: 0,
+    });
     let pipelines = entry_points
         .iter()
         .map(|&ep| {

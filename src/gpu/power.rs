@@ -48,7 +48,12 @@ impl PowerKernels {
         let partials = alloc.storage("springsim.power_partials", groups(m.n) as u64 * 16, none)?;
         let scalars = alloc.storage("springsim.power_scalars", 16, none)?;
         let bind_groups = [0, 1].map(|q| {
-            bind(device, &self.layout, "springsim.power", &[&st.params, &st.nbr, &st.csr, &st.state[0], &y[q], &y[1 - q], &partials, &scalars])
+            bind(
+                device,
+                &self.layout,
+                "springsim.power",
+                &[&st.params, &st.nbr, &st.csr, &st.state[0], &y[q], &y[1 - q], &partials, &scalars],
+            )
         });
         let mut y0 = Vec::with_capacity(m.n);
         let mut norm2 = 0.0f64;
@@ -67,7 +72,8 @@ impl PowerKernels {
         queue.write_buffer(&scalars, 0, bytemuck::cast_slice(&[norm2 as f32, 0.0, 0.0, 0.0]));
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.power") });
         {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("springsim.power"), timestamp_writes: None });
+            let mut pass =
+                encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("springsim.power"), timestamp_writes: None });
             for it in 0..iters {
                 pass.set_pipeline(&self.matvec);
                 pass.set_bind_group(0, &bind_groups[it % 2], &[]);

@@ -109,7 +109,13 @@ pub(crate) fn read_buffer(device: &wgpu::Device, buffer: &wgpu::Buffer, bytes: u
 
 /// Reads `count` `vec4<f32>`s of `buffer` from `vec4` index `at` through a staging buffer of their own
 /// (submits one copy and waits).
-pub(crate) fn read_vec4s(device: &wgpu::Device, queue: &wgpu::Queue, buffer: &wgpu::Buffer, at: usize, count: usize) -> Result<Vec<[f32; 4]>> {
+pub(crate) fn read_vec4s(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    buffer: &wgpu::Buffer,
+    at: usize,
+    count: usize,
+) -> Result<Vec<[f32; 4]>> {
     if count == 0 {
         return Ok(Vec::new());
     }
@@ -124,7 +130,14 @@ pub(crate) fn read_vec4s(device: &wgpu::Device, queue: &wgpu::Queue, buffer: &wg
 }
 
 /// Reads `words` u32s of `buffer` from byte `offset` through the state's small staging buffer.
-pub(crate) fn read_words(device: &wgpu::Device, queue: &wgpu::Queue, st: &GpuState, buffer: &wgpu::Buffer, offset: u64, words: usize) -> Result<Vec<u32>> {
+pub(crate) fn read_words(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    st: &GpuState,
+    buffer: &wgpu::Buffer,
+    offset: u64,
+    words: usize,
+) -> Result<Vec<u32>> {
     let bytes = (words * 4) as u64;
     let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.read_words") });
     enc.copy_buffer_to_buffer(buffer, offset, &st.readback, 0, bytes);
