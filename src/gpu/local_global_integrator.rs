@@ -143,6 +143,8 @@ pub struct LocalGlobalIntegrator {
     pcg_groups: [wgpu::BindGroup; 2],
     /// The prepared global solver ([`LocalGlobalIntegrator::prepare`]).
     runtime: Option<LgRuntime>,
+    /// `cholesky`: the staging buffer r is read back through (n `vec4`), made by the first host frame.
+    residual_staging: Option<wgpu::Buffer>,
 }
 
 impl LocalGlobalIntegrator {
@@ -161,12 +163,13 @@ impl LocalGlobalIntegrator {
             )
         });
         let pcg_groups = kernels.pcg.bind_groups(device, &b.pcg);
-        Ok(LocalGlobalIntegrator { kernels, buffers, operator_groups, pcg_groups, runtime: None })
+        Ok(LocalGlobalIntegrator { kernels, buffers, operator_groups, pcg_groups, runtime: None, residual_staging: None })
     }
 
-    /// Bytes of the method's buffers, the per-dispatch table and the multigrid hierarchy included.
+    /// Bytes of the method's buffers, the per-dispatch table, the multigrid hierarchy and the Cholesky
+    /// path's staging buffer included.
     pub fn bytes(&self) -> u64 {
-        self.buffers.bytes + self.runtime.as_ref().map_or(0, |rt| rt.bytes)
+        self.buffers.bytes + self.runtime.as_ref().map_or(0, |rt| rt.bytes) + self.residual_staging.as_ref().map_or(0, |b| b.size())
     }
 
     /// Writes `LgConsts` for the step h and the PCG's uniforms (before a frame, never within).
@@ -326,6 +329,17 @@ impl LocalGlobalIntegrator {
         profile: bool,
     ) -> Result<LgSplit> {
         let mut rt = self.runtime.take().ok_or_else(|| Error::Solver("local/global solver not prepared".into()))?;
+        if rt.global == GlobalSolve::Cholesky && st.n > 0 && self.residual_staging.is_none() {
+            let mut alloc = Allocator::new(device);
+            let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
+            match alloc.buffer("springsim.lg_residual_staging", (st.n * 16) as u64, usage) {
+                Ok(buffer) => self.residual_staging = Some(buffer),
+                Err(e) => {
+                    self.runtime = Some(rt);
+                    return Err(e);
+                }
+            }
+        }
         let result = self.host_frame_with(&mut rt, device, queue, st, colliders, settings, steps, profile);
         if let Ok(split) = &result {
             rt.split = *split;
@@ -353,18 +367,8 @@ impl LocalGlobalIntegrator {
         let vector_bytes = (n * 16) as u64;
         let mut split = LgSplit { frames: 1, ..Default::default() };
         let ops = lg_ops(rt.global, settings.lg_iterations, settings.global_iterations);
-        // r and δ travel through a staging buffer of their own (the state's is small)
-        let staging = match rt.global {
-            GlobalSolve::Cholesky if n > 0 => {
-                let mut alloc = Allocator::new(device);
-                Some(alloc.buffer(
-                    "springsim.lg_residual_staging",
-                    vector_bytes,
-                    wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                )?)
-            }
-            _ => None,
-        };
+        // r travels through a staging buffer of its own (the state's is small)
+        let staging = self.residual_staging.as_ref().filter(|_| rt.global == GlobalSolve::Cholesky);
         let mut enc = new_encoder();
         self.begin_frame(&mut enc);
         let mut p = 0usize;
@@ -385,14 +389,14 @@ impl LocalGlobalIntegrator {
                     }
                     LgOp::HostSolve => {
                         let t = std::time::Instant::now();
-                        if let Some(staging) = &staging {
+                        if let Some(staging) = staging {
                             // r is the first vector of the PCG's (r, z, p0, p1, Ap, x, P⁻¹)
                             enc.copy_buffer_to_buffer(&self.buffers.pcg.vectors, 0, staging, 0, vector_bytes);
                         }
                         queue.submit([std::mem::replace(&mut enc, new_encoder()).finish()]);
                         wait()?;
                         split.global_ms += t.elapsed().as_secs_f64() * 1e3;
-                        let Some(staging) = &staging else { continue };
+                        let Some(staging) = staging else { continue };
                         let t = std::time::Instant::now();
                         let bytes = read_buffer(device, staging, vector_bytes)?;
                         split.readback_ms += t.elapsed().as_secs_f64() * 1e3;
