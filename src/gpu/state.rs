@@ -36,11 +36,11 @@ pub struct GpuState {
 /// Packs positions (w = 1/m, 0 when pinned) and velocities into the state layout.
 pub fn pack_state(m: &CpuModel, x: &[[f64; 3]], v: &[[f64; 3]]) -> Vec<[f32; 4]> {
     let mut out = Vec::with_capacity(2 * m.n);
-    for i in 0..m.n {
-        out.push([x[i][0] as f32, x[i][1] as f32, x[i][2] as f32, m.inv_mass[i] as f32]);
+    for (xi, &w) in x.iter().zip(&m.inv_mass).take(m.n) {
+        out.push([xi[0] as f32, xi[1] as f32, xi[2] as f32, w as f32]);
     }
-    for i in 0..m.n {
-        let vi = if m.inv_mass[i] == 0.0 { [0.0; 3] } else { v[i] };
+    for (vi, &w) in v.iter().zip(&m.inv_mass).take(m.n) {
+        let vi = if w == 0.0 { [0.0; 3] } else { *vi };
         out.push([vi[0] as f32, vi[1] as f32, vi[2] as f32, 0.0]);
     }
     out
