@@ -427,9 +427,8 @@ fn render_frame(
     capture: Option<&Offscreen>,
 ) -> Result<()> {
     let mut encoder = gpu.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("host.frame") });
-    // springsim records its steps of this frame; it submits nothing. (When `encode_frame` returns
-    // `springsim::Result<()>`, this line becomes `sim.encode_frame(&mut encoder)?;`.)
-    sim.encode_frame(&mut encoder);
+    // springsim records its steps of this frame; it submits nothing.
+    sim.encode_frame(&mut encoder)?;
     renderer.draw(&mut encoder, target, sim);
     if let Some(offscreen) = capture {
         if !std::ptr::eq(target, &offscreen.view) {

@@ -15,7 +15,7 @@
 // 0 when pinned) with y at [n, 2n) during the step and the new velocities there after lg_velocity.
 // `csr` holds the CSR offsets (n + 1) and then Liu's tables: the incidence entries 2·spring + side
 // (the CPU's `Incidence::entries`) and the springs (a, b, rest bits, k bits), at the bases in `L`.
-// `lgv` holds the Chebyshev iterates (3 slots of n), d (one per spring), the partial sums of ‖r‖² (two
+// `lg_work` holds the Chebyshev iterates (3 slots of n), d (one per spring), the partial sums of ‖r‖² (two
 // slots of G workgroups) and the report (‖r₀‖, ‖r_final‖, ratio, 0).
 
 // Rust twin: gpu::layout::LgConsts.
@@ -30,9 +30,9 @@ struct LgConsts {
     groups: u32,         // workgroups of a per-particle dispatch
     entries_base: u32,   // index in csr of the incidence entries
     springs_base: u32,   // index in csr of the spring table (4 words per spring)
-    d_base: u32,         // index in lgv of d
-    partials_base: u32,  // index in lgv of the ‖r‖² partials (2 slots of `groups`)
-    stats_base: u32,     // index in lgv of the report
+    d_base: u32,         // index in lg_work of d
+    partials_base: u32,  // index in lg_work of the ‖r‖² partials (2 slots of `groups`)
+    stats_base: u32,     // index in lg_work of the report
 }
 
 // Rust twin: gpu::layout::LgPass. One per dispatch that needs it, at a dynamic offset.
@@ -49,7 +49,7 @@ struct LgPass {
 @group(0) @binding(3) var<storage, read> csr: array<u32>;
 @group(0) @binding(4) var<storage, read> src: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read_write> dst: array<vec4<f32>>;
-@group(0) @binding(6) var<storage, read_write> lgv: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> lg_work: array<vec4<f32>>;
 @group(2) @binding(0) var<uniform> K: LgPass;
 
 // The spring of incidence entry e and the sign of its term in J d (twin: cpu::local_global::entry_spring).
@@ -91,7 +91,7 @@ fn lg_local(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (l > EPS_LEN) {
         d = p * (rest / l);
     }
-    lgv[L.d_base + s] = vec4<f32>(d, 0.0);
+    lg_work[L.d_base + s] = vec4<f32>(d, 0.0);
 }
 
 // The global step's residual at x (Liu eq. 14, ∂g/∂x = 0), per particle: for a free i
@@ -111,8 +111,8 @@ fn lg_residual(
     var rr = 0.0;
     if (i < n) {
         let xi4 = dst[i];
-        lgv[i] = vec4<f32>(0.0);
-        lgv[2u * n + i] = vec4<f32>(0.0);
+        lg_work[i] = vec4<f32>(0.0);
+        lg_work[2u * n + i] = vec4<f32>(0.0);
         if (xi4.w == 0.0) {
             pcg_set_rhs(i, vec3<f32>(0.0), vec3<f32>(0.0));
         } else {
@@ -125,7 +125,7 @@ fn lg_residual(
             for (var e = csr[i]; e < e_end; e++) {
                 let nb = nbr[e];
                 let se = lg_entry(e);
-                var d = lgv[L.d_base + se.x].xyz;
+                var d = lg_work[L.d_base + se.x].xyz;
                 if (se.y != 0u) {
                     d = -d;
                 }
@@ -142,7 +142,7 @@ fn lg_residual(
     if (K.slot < 2u) {
         let t = wg_reduce(lid, vec4<f32>(rr, 0.0, 0.0, 0.0));
         if (lid == 0u) {
-            lgv[L.partials_base + K.slot * L.groups + wid.x] = t;
+            lg_work[L.partials_base + K.slot * L.groups + wid.x] = t;
         }
     }
 }
@@ -164,7 +164,7 @@ fn lg_apply(i: u32, u_i: vec3<f32>, slot: u32) -> vec3<f32> {
         if (slot == 3u) {
             u_j = pcg_dir(nb.j);
         } else {
-            u_j = lgv[slot * L.n + nb.j].xyz;
+            u_j = lg_work[slot * L.n + nb.j].xyz;
         }
         acc += (u_i - u_j) * nb.k;
     }
@@ -185,12 +185,12 @@ fn lg_chebyshev(@builtin(global_invocation_id) gid: vec3<u32>) {
     let n = L.n;
     if (i >= n) { return; }
     let cur = K.k % 3u;
-    let dk = lgv[cur * n + i].xyz;
-    let prev = lgv[((K.k + 2u) % 3u) * n + i].xyz;
+    let dk = lg_work[cur * n + i].xyz;
+    let prev = lg_work[((K.k + 2u) % 3u) * n + i].xyz;
     let ad = lg_apply(i, dk, cur);
-    let r = cgv[seg(SEG_R, i)].xyz;
-    let hat = dk + (r - ad) * cgv[seg(SEG_D, i)].xyz;
-    lgv[((K.k + 1u) % 3u) * n + i] = vec4<f32>((hat - prev) * K.omega + prev, 0.0);
+    let r = cg_vectors[seg(SEG_R, i)].xyz;
+    let hat = dk + (r - ad) * cg_vectors[seg(SEG_D, i)].xyz;
+    lg_work[((K.k + 1u) % 3u) * n + i] = vec4<f32>((hat - prev) * K.omega + prev, 0.0);
 }
 
 // Chebyshev on the multigrid-preconditioned iteration (twin: cpu::local_global::chebyshev_solve_with),
@@ -200,8 +200,8 @@ fn lg_cheb_residual(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if (i >= L.n) { return; }
     let cur = K.k % 3u;
-    let ad = lg_apply(i, lgv[cur * L.n + i].xyz, cur);
-    cgv[seg(SEG_P, i)] = vec4<f32>(cgv[seg(SEG_R, i)].xyz - ad, 0.0);
+    let ad = lg_apply(i, lg_work[cur * L.n + i].xyz, cur);
+    cg_vectors[seg(SEG_P, i)] = vec4<f32>(cg_vectors[seg(SEG_R, i)].xyz - ad, 0.0);
 }
 
 // Second half, after the V-cycle left z = B s in the PCG's z: δ̂ = δ_k + z, δ_{k+1} = ω_{k+1}(δ̂ − δ_{k−1})
@@ -211,10 +211,10 @@ fn lg_cheb_combine(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     let n = L.n;
     if (i >= n) { return; }
-    let dk = lgv[(K.k % 3u) * n + i].xyz;
-    let prev = lgv[((K.k + 2u) % 3u) * n + i].xyz;
-    let hat = dk + cgv[seg(SEG_Z, i)].xyz;
-    lgv[((K.k + 1u) % 3u) * n + i] = vec4<f32>((hat - prev) * K.omega + prev, 0.0);
+    let dk = lg_work[(K.k % 3u) * n + i].xyz;
+    let prev = lg_work[((K.k + 2u) % 3u) * n + i].xyz;
+    let hat = dk + cg_vectors[seg(SEG_Z, i)].xyz;
+    lg_work[((K.k + 1u) % 3u) * n + i] = vec4<f32>((hat - prev) * K.omega + prev, 0.0);
 }
 
 // x_{k+1} = x_k + δ, δ from Chebyshev slot K.slot or (3) the PCG's solution, which the Cholesky path
@@ -229,7 +229,7 @@ fn lg_advance(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (K.slot == 3u) {
         delta = pcg_solution(i);
     } else {
-        delta = lgv[K.slot * L.n + i].xyz;
+        delta = lg_work[K.slot * L.n + i].xyz;
     }
     dst[i] = vec4<f32>(x.xyz + delta, x.w);
 }
@@ -255,7 +255,7 @@ fn lg_velocity(@builtin(global_invocation_id) gid: vec3<u32>) {
 fn lg_report(@builtin(local_invocation_index) lid: u32) {
     var s = vec4<f32>(0.0);
     for (var g = lid; g < L.groups; g += WG) {
-        s += vec4<f32>(lgv[L.partials_base + g].x, lgv[L.partials_base + L.groups + g].x, 0.0, 0.0);
+        s += vec4<f32>(lg_work[L.partials_base + g].x, lg_work[L.partials_base + L.groups + g].x, 0.0, 0.0);
     }
     let t = wg_reduce(lid, s);
     if (lid == 0u) {
@@ -265,6 +265,6 @@ fn lg_report(@builtin(local_invocation_index) lid: u32) {
         if (r0 > 0.0) {
             ratio = r1 / r0;
         }
-        lgv[L.stats_base] = vec4<f32>(r0, r1, ratio, 0.0);
+        lg_work[L.stats_base] = vec4<f32>(r0, r1, ratio, 0.0);
     }
 }

@@ -19,7 +19,7 @@
 //
 // Matrices live in `mat` as words: CSR offsets (rows + 1, relative to the column array), columns, and
 // values as f32 bits (the last level's inverse too). Vectors are addressed in one index space:
-// below MgPass.cg_n in the PCG's `cgv`, the coarser levels' vectors above it in `mgv`.
+// below MgPass.cg_n in the PCG's `cg_vectors`, the coarser levels' vectors above it in `mgv`.
 
 // Rust twin: gpu::layout::MgPass. One per dispatch, at a dynamic offset.
 struct MgPass {
@@ -32,7 +32,7 @@ struct MgPass {
     x: u32,       // this level's x
     t: u32,       // this level's t
     other: u32,   // mg_restrict: b of the next level (written); mg_up: x of the next level (read)
-    cg_n: u32,    // vectors below this index are in cgv
+    cg_n: u32,    // vectors below this index are in cg_vectors
     slot: u32,    // mg_post on level 0: the partials slot of r·z; 2: none
     groups: u32,  // the PCG's workgroups (partials per slot)
     gate: u32,    // 1: a no-op once the PCG has stopped (preconditioning the PCG); 0: always (Chebyshev)
@@ -42,7 +42,7 @@ struct MgPass {
 }
 
 @group(0) @binding(0) var<storage, read> mat: array<u32>;
-@group(0) @binding(1) var<storage, read_write> cgv: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read_write> cg_vectors: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> mgv: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> partials: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> cg_state: array<atomic<u32>, 8>;
@@ -52,14 +52,14 @@ var<workgroup> wg_status: u32;
 
 fn vload(k: u32) -> vec3<f32> {
     if (k < M.cg_n) {
-        return cgv[k].xyz;
+        return cg_vectors[k].xyz;
     }
     return mgv[k - M.cg_n].xyz;
 }
 
 fn vstore(k: u32, v: vec3<f32>) {
     if (k < M.cg_n) {
-        cgv[k] = vec4<f32>(v, 0.0);
+        cg_vectors[k] = vec4<f32>(v, 0.0);
     } else {
         mgv[k - M.cg_n] = vec4<f32>(v, 0.0);
     }

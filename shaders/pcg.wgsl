@@ -32,7 +32,7 @@ struct CgPass {
 
 @group(1) @binding(0) var<uniform> C: CgPass;
 // vectors, n vec4 each: r, z, p0, p1, Ap, x (the solution), inverse diagonal
-@group(1) @binding(1) var<storage, read_write> cgv: array<vec4<f32>>;
+@group(1) @binding(1) var<storage, read_write> cg_vectors: array<vec4<f32>>;
 // partials: slot 0 at [0, G), slot 1 at [G, 2G): (r·z, r·r, b·b, 0); p·Ap at [2G, 3G)
 @group(1) @binding(2) var<storage, read_write> partials: array<vec4<f32>>;
 // [0] status (0 running, 1 converged, 2 breakdown), [1] iterations of this solve, [2] final relative
@@ -57,21 +57,21 @@ fn seg(s: u32, i: u32) -> u32 {
 
 // For the operator: writes b_i and the inverse diagonal (0 where filtered).
 fn pcg_set_rhs(i: u32, b: vec3<f32>, inv_diag: vec3<f32>) {
-    cgv[seg(SEG_R, i)] = vec4<f32>(b, 0.0);
-    cgv[seg(SEG_D, i)] = vec4<f32>(inv_diag, 0.0);
+    cg_vectors[seg(SEG_R, i)] = vec4<f32>(b, 0.0);
+    cg_vectors[seg(SEG_D, i)] = vec4<f32>(inv_diag, 0.0);
 }
 
 // For the operator: the solution x_i.
 fn pcg_solution(i: u32) -> vec3<f32> {
-    return cgv[seg(SEG_X, i)].xyz;
+    return cg_vectors[seg(SEG_X, i)].xyz;
 }
 
 // For the operator, inside pcg_matvec: the search direction p_j = z_j + β p_old_j of particle j.
 fn pcg_dir(j: u32) -> vec3<f32> {
     if (pcg_dir_is_x) {
-        return cgv[seg(SEG_X, j)].xyz;
+        return cg_vectors[seg(SEG_X, j)].xyz;
     }
-    return cgv[seg(SEG_Z, j)].xyz + pcg_beta * cgv[seg(SEG_P + C.parity, j)].xyz;
+    return cg_vectors[seg(SEG_Z, j)].xyz + pcg_beta * cg_vectors[seg(SEG_P + C.parity, j)].xyz;
 }
 
 // The sum of the G partials at [base, base + G), computed by every workgroup alike.
@@ -104,20 +104,20 @@ fn pcg_begin(
     let i = gid.x;
     var c = vec4<f32>(0.0);
     if (i < C.n) {
-        let b = cgv[seg(SEG_R, i)].xyz;
+        let b = cg_vectors[seg(SEG_R, i)].xyz;
         var r = b;
         if (C.warm != 0u) {
             pcg_dir_is_x = true;
-            r = b - operator_apply(i, cgv[seg(SEG_X, i)].xyz);
+            r = b - operator_apply(i, cg_vectors[seg(SEG_X, i)].xyz);
             pcg_dir_is_x = false;
         } else {
-            cgv[seg(SEG_X, i)] = vec4<f32>(0.0);
+            cg_vectors[seg(SEG_X, i)] = vec4<f32>(0.0);
         }
-        let z = r * cgv[seg(SEG_D, i)].xyz;
-        cgv[seg(SEG_R, i)] = vec4<f32>(r, 0.0);
-        cgv[seg(SEG_Z, i)] = vec4<f32>(z, 0.0);
-        cgv[seg(SEG_P, i)] = vec4<f32>(0.0);
-        cgv[seg(SEG_P + 1u, i)] = vec4<f32>(0.0);
+        let z = r * cg_vectors[seg(SEG_D, i)].xyz;
+        cg_vectors[seg(SEG_R, i)] = vec4<f32>(r, 0.0);
+        cg_vectors[seg(SEG_Z, i)] = vec4<f32>(z, 0.0);
+        cg_vectors[seg(SEG_P, i)] = vec4<f32>(0.0);
+        cg_vectors[seg(SEG_P + 1u, i)] = vec4<f32>(0.0);
         c = vec4<f32>(dot(r, z), dot(r, r), dot(b, b), 0.0);
     }
     let t = wg_reduce(lid, c);
@@ -164,8 +164,8 @@ fn pcg_matvec(
     if (i < C.n) {
         let p = pcg_dir(i);
         let ap = operator_apply(i, p);
-        cgv[seg(SEG_P + 1u - q, i)] = vec4<f32>(p, 0.0);
-        cgv[seg(SEG_AP, i)] = vec4<f32>(ap, 0.0);
+        cg_vectors[seg(SEG_P + 1u - q, i)] = vec4<f32>(p, 0.0);
+        cg_vectors[seg(SEG_AP, i)] = vec4<f32>(ap, 0.0);
         c = vec4<f32>(dot(p, ap), 0.0, 0.0, 0.0);
     }
     let t = wg_reduce(lid, c);
@@ -198,12 +198,12 @@ fn pcg_update(
     let i = gid.x;
     var c = vec4<f32>(0.0);
     if (i < C.n) {
-        let p = cgv[seg(SEG_P + 1u - q, i)].xyz;
-        cgv[seg(SEG_X, i)] += vec4<f32>(alpha * p, 0.0);
-        let r = cgv[seg(SEG_R, i)].xyz - alpha * cgv[seg(SEG_AP, i)].xyz;
-        let z = r * cgv[seg(SEG_D, i)].xyz;
-        cgv[seg(SEG_R, i)] = vec4<f32>(r, 0.0);
-        cgv[seg(SEG_Z, i)] = vec4<f32>(z, 0.0);
+        let p = cg_vectors[seg(SEG_P + 1u - q, i)].xyz;
+        cg_vectors[seg(SEG_X, i)] += vec4<f32>(alpha * p, 0.0);
+        let r = cg_vectors[seg(SEG_R, i)].xyz - alpha * cg_vectors[seg(SEG_AP, i)].xyz;
+        let z = r * cg_vectors[seg(SEG_D, i)].xyz;
+        cg_vectors[seg(SEG_R, i)] = vec4<f32>(r, 0.0);
+        cg_vectors[seg(SEG_Z, i)] = vec4<f32>(z, 0.0);
         c = vec4<f32>(dot(r, z), dot(r, r), 0.0, 0.0);
     }
     let t = wg_reduce(lid, c);

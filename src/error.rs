@@ -45,6 +45,19 @@ pub enum Error {
     /// The device could not be created.
     #[error("could not create a GPU device: {0}")]
     Device(String),
+    /// A GPU buffer would exceed a device limit (`max_storage_buffer_binding_size` or `max_buffer_size`);
+    /// checked before allocating.
+    #[error("GPU buffer {buffer} needs {bytes} B, over the device's {limit_name} of {limit} B")]
+    BufferTooLarge {
+        /// The buffer's label.
+        buffer: String,
+        /// The bytes it needs.
+        bytes: u64,
+        /// The limit's name in `wgpu::Limits`.
+        limit_name: &'static str,
+        /// The limit.
+        limit: u64,
+    },
     /// A GPU operation (mapping, polling) failed.
     #[error("GPU error: {0}")]
     Gpu(String),

@@ -74,7 +74,7 @@ fn encode_frame_records_without_submitting() {
     let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::SymplecticEuler, StepSettings::default()).unwrap();
     let (x0, _) = g.read_state().unwrap();
     let mut enc = ctx.device.create_command_encoder(&Default::default());
-    g.encode_frame(&mut enc);
+    g.encode_frame(&mut enc).unwrap();
     // nothing ran yet: the host owns the submit
     let (x1, _) = g.read_state().unwrap();
     assert_eq!(x0, x1);

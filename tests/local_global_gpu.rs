@@ -405,10 +405,9 @@ fn encode_frame_is_one_submit_and_set_method_keeps_state() {
         let mut b = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, s.clone()).unwrap();
         let (x0, _) = a.read_state().unwrap();
         let mut enc = ctx.device.create_command_encoder(&Default::default());
-        a.encode_frame(&mut enc);
+        a.encode_frame(&mut enc).unwrap();
         assert_eq!(a.read_state().unwrap().0, x0, "{global:?}/{precond:?}: nothing ran before the submit");
         ctx.queue.submit([enc.finish()]);
-        assert!(a.lg_take_error().is_none());
         b.step_frame().unwrap();
         let (xa, va) = a.read_state().unwrap();
         let (xb, vb) = b.read_state().unwrap();

@@ -5,8 +5,8 @@ use naga::proc::Layouter;
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use naga::{Module, ShaderStage, TypeInner};
 use springsim::gpu::layout::{
-    compose, CgPass, CollideInfo, GpuCollider, GpuNbr, GpuParams, ImplicitParams, LeuPass, LgConsts, LgPass, MgPass, COLLIDE_WGSL,
-    IMPLICIT_WGSL, KERNEL_WGSL, LOCAL_GLOBAL_WGSL, MULTIGRID_WGSL, SHARED_WGSL, WORKGROUP_SIZE,
+    compose, kernel_wgsl, CgPass, CollideInfo, GpuCollider, GpuNbr, GpuParams, ImplicitParams, LeuPass, LgConsts, LgPass, MgPass,
+    KERNEL_WGSL, SHARED_WGSL, WORKGROUP_SIZE,
 };
 use std::mem::{offset_of, size_of};
 
@@ -110,8 +110,7 @@ fn struct_layouts_match_rust() {
     }
     assert!(leu_seen, "leu.wgsl is among the kernels");
     // the implicit operator composed with the PCG: CgPass and ImplicitParams as in Rust
-    let (file, src) = KERNEL_WGSL[IMPLICIT_WGSL];
-    assert_eq!(file, "implicit.wgsl");
+    let (file, src) = ("implicit.wgsl", kernel_wgsl("implicit.wgsl").expect("implicit.wgsl is a kernel file"));
     assert!(src.contains("fn pcg_matvec") && src.contains("fn operator_apply"), "implicit.wgsl is composed with pcg.wgsl");
     let module = parse_and_validate(file, &compose(src));
     let (size, m) = struct_layout(&module, "CgPass").expect("no struct CgPass");
@@ -130,8 +129,7 @@ fn struct_layouts_match_rust() {
     assert_eq!(offset_of_member(&m, "ImplicitParams", "exact") as usize, offset_of!(ImplicitParams, exact));
     assert_eq!(offset_of_member(&m, "ImplicitParams", "strain_limit") as usize, offset_of!(ImplicitParams, strain_limit));
     // the colliders' records and count
-    let (file, src) = KERNEL_WGSL[COLLIDE_WGSL];
-    assert_eq!(file, "collide.wgsl");
+    let (file, src) = ("collide.wgsl", kernel_wgsl("collide.wgsl").expect("collide.wgsl is a kernel file"));
     let module = parse_and_validate(file, &compose(src));
     let (size, m) = struct_layout(&module, "Collider").expect("collide.wgsl: no struct Collider");
     assert_eq!(size as usize, size_of::<GpuCollider>(), "Collider size");
@@ -149,10 +147,9 @@ fn struct_layouts_match_rust() {
     assert_eq!(size_of::<CollideInfo>() % 16, 0);
     // the force gather is composed in only where the kernel binds its records
     assert!(!compose(src).contains("fn accel("), "collide.wgsl gets no force gather");
-    assert!(compose(KERNEL_WGSL[0].1).contains("fn accel("), "explicit.wgsl gets the force gather");
+    assert!(compose(kernel_wgsl("explicit.wgsl").expect("explicit.wgsl")).contains("fn accel("), "explicit.wgsl gets the force gather");
     // Liu's local/global module, composed with the PCG: CgPass, LgConsts and LgPass as in Rust
-    let (file, src) = KERNEL_WGSL[LOCAL_GLOBAL_WGSL];
-    assert_eq!(file, "local_global.wgsl");
+    let (file, src) = ("local_global.wgsl", kernel_wgsl("local_global.wgsl").expect("local_global.wgsl is a kernel file"));
     assert!(src.contains("fn pcg_matvec") && src.contains("fn operator_apply"), "local_global.wgsl is composed with pcg.wgsl");
     let module = parse_and_validate(file, &compose(src));
     let (size, _) = struct_layout(&module, "CgPass").expect("no struct CgPass");
@@ -197,8 +194,7 @@ fn struct_layouts_match_rust() {
         assert!(module.entry_points.iter().any(|e| e.name == ep), "{file}: entry point {ep}");
     }
     // the multigrid V-cycle: MgPass as in Rust, field by field
-    let (file, src) = KERNEL_WGSL[MULTIGRID_WGSL];
-    assert_eq!(file, "multigrid.wgsl");
+    let (file, src) = ("multigrid.wgsl", kernel_wgsl("multigrid.wgsl").expect("multigrid.wgsl is a kernel file"));
     let module = parse_and_validate(file, &compose(src));
     let (size, m) = struct_layout(&module, "MgPass").expect("no struct MgPass");
     assert_eq!(size as usize, size_of::<MgPass>(), "MgPass size");
@@ -254,7 +250,7 @@ fn every_entry_point_uses_the_workgroup_size() {
 /// is seen as different by naga.
 #[test]
 fn checks_detect_mismatches() {
-    let (file, src) = KERNEL_WGSL[0];
+    let (file, src) = ("explicit.wgsl", kernel_wgsl("explicit.wgsl").expect("explicit.wgsl"));
     let bad = compose(&src.replace("@workgroup_size(WG)", "@workgroup_size(32)"));
     let module = parse_and_validate(file, &bad);
     assert!(module.entry_points.iter().all(|ep| ep.workgroup_size == [32, 1, 1]));

@@ -1,26 +1,28 @@
-//! Pipelines of `shaders/collide.wgsl`: the colliders, applied after every step of every method, and
-//! the buffers of one model's colliders.
+//! The colliders on the GPU (`shaders/collide.wgsl`), applied after every step of every method: the
+//! kernel, compiled only for a model with colliders, and the buffers of one model's colliders.
 
-use super::layout::{groups, CollideInfo, GpuCollider, COLLIDER_HALF_SPACE, COLLIDE_WGSL, KERNEL_WGSL};
+use super::alloc::Allocator;
+use super::layout::{groups, CollideInfo, GpuCollider, COLLIDER_HALF_SPACE};
+use super::options::GpuOptions;
 use super::pipelines::{bind, build, storage, uniform};
 use super::state::GpuState;
+use crate::error::Result;
 use crate::model::Collider;
-use wgpu::util::DeviceExt;
 
 /// The `collide` kernel and its layout.
-pub struct CollidePipelines {
+pub struct CollideKernels {
     /// (P, state, colliders, info).
     pub layout: wgpu::BindGroupLayout,
     /// `collide`.
     pub collide: wgpu::ComputePipeline,
 }
 
-impl CollidePipelines {
+impl CollideKernels {
     /// Compiles the kernel.
-    pub fn new(device: &wgpu::Device) -> Self {
+    pub fn new(device: &wgpu::Device, options: &GpuOptions) -> Result<Self> {
         let entries = [uniform(0), storage(1, false), storage(2, true), uniform(3)];
-        let (layout, mut p) = build(device, "springsim.collide", KERNEL_WGSL[COLLIDE_WGSL].1, &entries, &["collide"]);
-        CollidePipelines { layout, collide: p.remove(0) }
+        let k = build(device, options, "collide.wgsl", &[&entries], &["collide"])?;
+        Ok(CollideKernels { layout: k.layout(0)?, collide: k.pipeline("collide")? })
     }
 }
 
@@ -37,42 +39,42 @@ pub fn pack_collider(c: &Collider) -> GpuCollider {
     }
 }
 
-/// One model's colliders on the GPU: their records, the count, and a bind group per state buffer.
+/// One model's colliders on the GPU: the kernel, their records, the count, and a bind group per state
+/// buffer.
 pub struct Colliders {
+    /// The kernel.
+    pub kernels: CollideKernels,
     /// The `Collider` records.
     pub records: wgpu::Buffer,
     /// `CollideInfo` (uniform).
     pub info: wgpu::Buffer,
     /// The bind group that collides `state[q]`, per q.
     pub groups: [wgpu::BindGroup; 2],
+    /// Bytes of the buffers.
+    pub bytes: u64,
 }
 
 impl Colliders {
-    /// Uploads `colliders` (unit normals) and builds the bind groups once; `None` when there are none
-    /// (then nothing is recorded and the steps are exactly those of a model without colliders).
-    pub fn new(device: &wgpu::Device, pipes: &CollidePipelines, st: &GpuState, colliders: &[Collider]) -> Option<Self> {
+    /// Compiles the kernel, uploads `colliders` (unit normals) and builds the bind groups once; `None`
+    /// when there are none (then nothing is compiled or recorded and the steps are exactly those of a
+    /// model without colliders).
+    pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState, colliders: &[Collider]) -> Result<Option<Self>> {
         if colliders.is_empty() {
-            return None;
+            return Ok(None);
         }
+        let kernels = CollideKernels::new(device, options)?;
+        let mut alloc = Allocator::new(device);
         let recs: Vec<GpuCollider> = colliders.iter().map(pack_collider).collect();
-        let records = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("springsim.colliders"),
-            contents: bytemuck::cast_slice(&recs),
-            usage: wgpu::BufferUsages::STORAGE,
-        });
+        let records = alloc.buffer_init("springsim.colliders", bytemuck::cast_slice(&recs), wgpu::BufferUsages::STORAGE)?;
         let ci = CollideInfo { n_colliders: recs.len() as u32, _pad: [0; 3] };
-        let info = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("springsim.collide_info"),
-            contents: bytemuck::bytes_of(&ci),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
-        let groups = [0, 1].map(|q| bind(device, &pipes.layout, "springsim.collide", &[&st.params, &st.state[q], &records, &info]));
-        Some(Colliders { records, info, groups })
+        let info = alloc.buffer_init("springsim.collide_info", bytemuck::bytes_of(&ci), wgpu::BufferUsages::UNIFORM)?;
+        let groups = [0, 1].map(|q| bind(device, &kernels.layout, "springsim.collide", &[&st.params, &st.state[q], &records, &info]));
+        Ok(Some(Colliders { kernels, records, info, groups, bytes: alloc.bytes() }))
     }
 
     /// Records the `collide` dispatch on `state[q]` (n particles).
-    pub fn encode(&self, pipes: &CollidePipelines, pass: &mut wgpu::ComputePass, q: usize, n: usize) {
-        pass.set_pipeline(&pipes.collide);
+    pub fn encode(&self, pass: &mut wgpu::ComputePass, q: usize, n: usize) {
+        pass.set_pipeline(&self.kernels.collide);
         pass.set_bind_group(0, &self.groups[q], &[]);
         pass.dispatch_workgroups(groups(n), 1, 1);
     }

@@ -1,26 +1,58 @@
-//! Pipelines of `shaders/explicit.wgsl`: explicit and symplectic Euler, midpoint, RK4.
+//! The explicit family on the GPU (`shaders/explicit.wgsl`): explicit and symplectic Euler, midpoint,
+//! RK4. Kernels and layout in [`ExplicitKernels`], buffers in [`ExplicitBuffers`] (the intermediate
+//! states and RK4's accumulator for the multi-stage methods only, and the speed-limit flags), bind
+//! groups built once in [`ExplicitIntegrator`].
 
-use super::layout::KERNEL_WGSL;
+use super::alloc::Allocator;
+use super::layout::groups;
+use super::options::GpuOptions;
 use super::pipelines::{bind, build, storage, uniform};
 use super::state::GpuState;
+use crate::error::{Error, Result};
+use crate::method::Method;
 
-/// The explicit kernels and their layout.
-pub struct ExplicitPipelines {
-    /// (P, nbr, csr, src, base, dst, acc, flags).
-    pub layout: wgpu::BindGroupLayout,
-    /// `euler_step`.
-    pub euler: wgpu::ComputePipeline,
-    /// `symplectic_step`.
-    pub symplectic: wgpu::ComputePipeline,
-    /// `midpoint_stage1`, `midpoint_stage2`.
-    pub midpoint: [wgpu::ComputePipeline; 2],
-    /// `rk4_stage1` … `rk4_stage4`.
-    pub rk4: [wgpu::ComputePipeline; 4],
+/// Where a stage reads its derivative and writes its result (the step's base is always `state[p]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Route {
+    /// state[p] → state[1−p].
+    Direct,
+    /// state[p] → tmp0.
+    ToTmp0,
+    /// tmp0 → tmp1.
+    Tmp0ToTmp1,
+    /// tmp1 → tmp0.
+    Tmp1ToTmp0,
+    /// tmp0 → state[1−p].
+    Tmp0ToOut,
 }
 
-impl ExplicitPipelines {
-    /// Compiles the kernels.
-    pub fn new(device: &wgpu::Device) -> Self {
+/// The stages of one explicit method: (entry point, route).
+fn stages(method: Method) -> Result<&'static [(&'static str, Route)]> {
+    Ok(match method {
+        Method::ExplicitEuler => &[("euler_step", Route::Direct)],
+        Method::SymplecticEuler => &[("symplectic_step", Route::Direct)],
+        Method::Midpoint => &[("midpoint_stage1", Route::ToTmp0), ("midpoint_stage2", Route::Tmp0ToOut)],
+        Method::Rk4 => &[
+            ("rk4_stage1", Route::ToTmp0),
+            ("rk4_stage2", Route::Tmp0ToTmp1),
+            ("rk4_stage3", Route::Tmp1ToTmp0),
+            ("rk4_stage4", Route::Tmp0ToOut),
+        ],
+        other => return Err(Error::param("method", other.name(), "is not an explicit method")),
+    })
+}
+
+/// The kernels of one explicit method and their layout.
+pub struct ExplicitKernels {
+    /// (P, nbr, csr, src, base, dst, acc, flags).
+    pub layout: wgpu::BindGroupLayout,
+    /// The method's stages, in order.
+    pub stages: Vec<wgpu::ComputePipeline>,
+}
+
+impl ExplicitKernels {
+    /// Compiles the entry points of `method`'s stages.
+    pub fn new(device: &wgpu::Device, options: &GpuOptions, method: Method) -> Result<Self> {
         let entries = [
             uniform(0),
             storage(1, true),
@@ -31,53 +63,92 @@ impl ExplicitPipelines {
             storage(6, false),
             storage(7, false),
         ];
-        let eps =
-            ["euler_step", "symplectic_step", "midpoint_stage1", "midpoint_stage2", "rk4_stage1", "rk4_stage2", "rk4_stage3", "rk4_stage4"];
-        let (layout, p) = build(device, "springsim.explicit", KERNEL_WGSL[0].1, &entries, &eps);
-        let mut it = p.into_iter();
-        let mut next = || it.next().expect("one pipeline per entry point");
-        ExplicitPipelines { euler: next(), symplectic: next(), midpoint: [next(), next()], rk4: [next(), next(), next(), next()], layout }
-    }
-
-    /// A bind group: derivative at `src`, step from `base`, result to `dst`.
-    pub fn bind_group(
-        &self,
-        device: &wgpu::Device,
-        st: &GpuState,
-        src: &wgpu::Buffer,
-        base: &wgpu::Buffer,
-        dst: &wgpu::Buffer,
-    ) -> wgpu::BindGroup {
-        bind(device, &self.layout, "springsim.explicit", &[&st.params, &st.nbr, &st.csr, src, base, dst, &st.acc, &st.flags])
+        let names: Vec<&'static str> = stages(method)?.iter().map(|(name, _)| *name).collect();
+        let kernels = build(device, options, "explicit.wgsl", &[&entries], &names)?;
+        let stages = names.iter().map(|name| kernels.pipeline(name)).collect::<Result<_>>()?;
+        Ok(ExplicitKernels { layout: kernels.layout(0)?, stages })
     }
 }
 
-/// The explicit bind groups of one state, per ping-pong parity p (reading `state[p]`).
-pub struct ExplicitGroups {
-    /// state[p] → state[1−p] (Euler, symplectic Euler).
-    pub direct: [wgpu::BindGroup; 2],
-    /// state[p] → tmp0 (midpoint 1, RK4 1).
-    pub to_t0: [wgpu::BindGroup; 2],
-    /// tmp0 → tmp1, base state[p] (RK4 2).
-    pub t0_to_t1: [wgpu::BindGroup; 2],
-    /// tmp1 → tmp0, base state[p] (RK4 3).
-    pub t1_to_t0: [wgpu::BindGroup; 2],
-    /// tmp0 → state[1−p], base state[p] (midpoint 2, RK4 4).
-    pub t0_to_out: [wgpu::BindGroup; 2],
+/// The explicit methods' own buffers.
+pub struct ExplicitBuffers {
+    /// The intermediate states (midpoint: tmp0; RK4: tmp0 and tmp1); empty for the one-stage methods.
+    pub tmp: Vec<wgpu::Buffer>,
+    /// RK4's accumulator; a 64-byte placeholder for the others (bound, never read).
+    pub acc: wgpu::Buffer,
+    /// [3]: a step exceeded the speed limit (`flags` in `shaders/explicit.wgsl`).
+    pub flags: wgpu::Buffer,
+    /// Bytes of the buffers above.
+    pub bytes: u64,
 }
 
-impl ExplicitGroups {
-    /// Builds every group once.
-    pub fn new(device: &wgpu::Device, p: &ExplicitPipelines, st: &GpuState) -> Self {
-        let s = &st.state;
-        let t = &st.tmp;
-        let per = |f: &dyn Fn(usize) -> wgpu::BindGroup| [f(0), f(1)];
-        ExplicitGroups {
-            direct: per(&|q| p.bind_group(device, st, &s[q], &s[q], &s[1 - q])),
-            to_t0: per(&|q| p.bind_group(device, st, &s[q], &s[q], &t[0])),
-            t0_to_t1: per(&|q| p.bind_group(device, st, &t[0], &s[q], &t[1])),
-            t1_to_t0: per(&|q| p.bind_group(device, st, &t[1], &s[q], &t[0])),
-            t0_to_out: per(&|q| p.bind_group(device, st, &t[0], &s[q], &s[1 - q])),
+impl ExplicitBuffers {
+    /// Allocates what `method` needs (checked against the device's limits).
+    pub fn new(device: &wgpu::Device, st: &GpuState, method: Method) -> Result<Self> {
+        let mut alloc = Allocator::new(device);
+        let none = wgpu::BufferUsages::empty();
+        let tmp_count = match method {
+            Method::Midpoint => 1,
+            Method::Rk4 => 2,
+            _ => 0,
+        };
+        let tmp = (0..tmp_count).map(|q| alloc.storage(&format!("springsim.tmp{q}"), st.state_bytes(), none)).collect::<Result<_>>()?;
+        let acc_bytes = if method == Method::Rk4 { st.state_bytes() } else { 0 };
+        let acc = alloc.storage("springsim.acc", acc_bytes, none)?;
+        let flags = alloc.storage("springsim.flags", 16, none)?;
+        Ok(ExplicitBuffers { tmp, acc, flags, bytes: alloc.bytes() })
+    }
+}
+
+/// One explicit method on the GPU: its kernels, buffers and bind groups.
+pub struct ExplicitIntegrator {
+    kernels: ExplicitKernels,
+    buffers: ExplicitBuffers,
+    /// Per stage, the bind group per ping-pong parity p (reading `state[p]`).
+    stage_groups: Vec<[wgpu::BindGroup; 2]>,
+}
+
+impl ExplicitIntegrator {
+    /// Compiles `method`'s kernels, allocates its buffers and builds its bind groups.
+    pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState, method: Method) -> Result<Self> {
+        let kernels = ExplicitKernels::new(device, options, method)?;
+        let buffers = ExplicitBuffers::new(device, st, method)?;
+        let b = &buffers;
+        let stage_groups = stages(method)?
+            .iter()
+            .map(|&(_, route)| {
+                [0, 1].map(|p| {
+                    let (state, out) = (&st.state[p], &st.state[1 - p]);
+                    let (src, dst) = match route {
+                        Route::Direct => (state, out),
+                        Route::ToTmp0 => (state, &b.tmp[0]),
+                        Route::Tmp0ToTmp1 => (&b.tmp[0], &b.tmp[1]),
+                        Route::Tmp1ToTmp0 => (&b.tmp[1], &b.tmp[0]),
+                        Route::Tmp0ToOut => (&b.tmp[0], out),
+                    };
+                    bind(device, &kernels.layout, "springsim.explicit", &[&st.params, &st.nbr, &st.csr, src, state, dst, &b.acc, &b.flags])
+                })
+            })
+            .collect();
+        Ok(ExplicitIntegrator { kernels, buffers, stage_groups })
+    }
+
+    /// Bytes of the method's buffers.
+    pub fn bytes(&self) -> u64 {
+        self.buffers.bytes
+    }
+
+    /// The speed-limit flags.
+    pub fn flags(&self) -> &wgpu::Buffer {
+        &self.buffers.flags
+    }
+
+    /// Records one step from state[p] into state[1−p].
+    pub fn encode_step(&self, pass: &mut wgpu::ComputePass, p: usize, n: usize) {
+        for (pipeline, bind_groups) in self.kernels.stages.iter().zip(&self.stage_groups) {
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, &bind_groups[p], &[]);
+            pass.dispatch_workgroups(groups(n), 1, 1);
         }
     }
 }

@@ -1,13 +1,19 @@
-//! Pipelines of `shaders/implicit.wgsl` (composed with `shaders/pcg.wgsl`): the linearized implicit
-//! Euler step of Baraff & Witkin, solved by the GPU PCG.
+//! Implicit Euler on the GPU (`shaders/implicit.wgsl` composed with `shaders/pcg.wgsl`): the linearized
+//! step of Baraff & Witkin solved by the GPU PCG. Kernels in [`ImplicitKernels`], buffers in
+//! [`ImplicitBuffers`] (the spring blocks, `ImplicitParams`, the PCG's), bind groups built once in
+//! [`ImplicitIntegrator`].
 
-use super::layout::{groups, IMPLICIT_WGSL, KERNEL_WGSL};
-use super::pcg::PcgPipelines;
-use super::pipelines::{bind, build_groups, storage, uniform};
-use super::state::GpuState;
+use super::alloc::{Allocator, STORAGE_RW};
+use super::layout::{groups, ImplicitParams, CG_STATE_WORDS};
+use super::options::GpuOptions;
+use super::pcg::{GpuCgState, PcgBuffers, PcgKernels, SOLUTION_VECTOR};
+use super::pipelines::{bind, build, storage, uniform};
+use super::state::{read_vec4s, read_words, xyz, GpuState};
+use crate::error::Result;
+use crate::method::StepSettings;
 
 /// The implicit kernels, the PCG compiled with them, and their layouts.
-pub struct ImplicitPipelines {
+pub struct ImplicitKernels {
     /// Group 0: (P, nbr, csr, src, dst, blocks, ImplicitParams).
     pub layout: wgpu::BindGroupLayout,
     /// `implicit_prepare`.
@@ -17,64 +23,135 @@ pub struct ImplicitPipelines {
     /// `implicit_strain`: the adaptive step's check.
     pub strain: wgpu::ComputePipeline,
     /// The PCG with `operator_apply` = the implicit system's A·p.
-    pub pcg: PcgPipelines,
+    pub pcg: PcgKernels,
 }
 
-impl ImplicitPipelines {
+impl ImplicitKernels {
     /// Compiles the kernels.
-    pub fn new(device: &wgpu::Device) -> Self {
-        let op = [uniform(0), storage(1, true), storage(2, true), storage(3, true), storage(4, false), storage(5, false), uniform(6)];
-        let pcg = PcgPipelines::layout_entries();
-        let mut eps = vec!["implicit_prepare", "implicit_integrate", "implicit_strain"];
-        eps.extend_from_slice(&PcgPipelines::ENTRY_POINTS);
-        let (mut layouts, p) = build_groups(device, "springsim.implicit", KERNEL_WGSL[IMPLICIT_WGSL].1, &[&op, &pcg], &eps);
-        let pcg_layout = layouts.pop().expect("two groups");
-        let layout = layouts.pop().expect("two groups");
-        let mut it = p.into_iter();
-        let prepare = it.next().expect("prepare");
-        let integrate = it.next().expect("integrate");
-        let strain = it.next().expect("strain");
-        ImplicitPipelines { layout, prepare, integrate, strain, pcg: PcgPipelines::from_built(pcg_layout, it.collect()) }
+    pub fn new(device: &wgpu::Device, options: &GpuOptions) -> Result<Self> {
+        let operator = [uniform(0), storage(1, true), storage(2, true), storage(3, true), storage(4, false), storage(5, false), uniform(6)];
+        let pcg = PcgKernels::layout_entries();
+        let mut names = vec!["implicit_prepare", "implicit_integrate", "implicit_strain"];
+        names.extend_from_slice(&PcgKernels::ENTRY_POINTS);
+        let k = build(device, options, "implicit.wgsl", &[&operator, &pcg], &names)?;
+        Ok(ImplicitKernels {
+            layout: k.layout(0)?,
+            prepare: k.pipeline("implicit_prepare")?,
+            integrate: k.pipeline("implicit_integrate")?,
+            strain: k.pipeline("implicit_strain")?,
+            pcg: PcgKernels::from_kernels(&k)?,
+        })
     }
+}
 
-    /// The operator groups per state parity p: state[p] → state[1−p].
-    pub fn groups(&self, device: &wgpu::Device, st: &GpuState) -> [wgpu::BindGroup; 2] {
-        [0, 1].map(|q| {
+/// Implicit Euler's own buffers.
+pub struct ImplicitBuffers {
+    /// Two `vec4` per incidence entry: the six values of the spring's block of −h J_v − h² J_x (each
+    /// endpoint its own copy).
+    pub blocks: wgpu::Buffer,
+    /// `ImplicitParams` (uniform).
+    pub params: wgpu::Buffer,
+    /// The PCG's vectors, partials, status and uniforms.
+    pub pcg: PcgBuffers,
+    /// Bytes of the buffers above.
+    pub bytes: u64,
+}
+
+impl ImplicitBuffers {
+    /// Allocates them for `entries` incidence entries (checked against the device's limits).
+    pub fn new(device: &wgpu::Device, st: &GpuState, entries: usize) -> Result<Self> {
+        let mut alloc = Allocator::new(device);
+        let block_bytes = (2 * entries * 16) as u64;
+        alloc.check("springsim.implicit_blocks", block_bytes, STORAGE_RW)?;
+        let pcg = PcgBuffers::new(&mut alloc, st.n)?;
+        let blocks = alloc.storage("springsim.implicit_blocks", block_bytes, wgpu::BufferUsages::empty())?;
+        let params = alloc.uniform("springsim.implicit_params", std::mem::size_of::<ImplicitParams>() as u64)?;
+        Ok(ImplicitBuffers { blocks, params, pcg, bytes: alloc.bytes() })
+    }
+}
+
+/// Implicit Euler on the GPU.
+pub struct ImplicitIntegrator {
+    kernels: ImplicitKernels,
+    buffers: ImplicitBuffers,
+    /// The operator's groups per state parity p: state[p] → state[1−p].
+    operator_groups: [wgpu::BindGroup; 2],
+    /// The PCG's groups per iteration parity.
+    pcg_groups: [wgpu::BindGroup; 2],
+}
+
+impl ImplicitIntegrator {
+    /// Compiles the kernels, allocates the buffers for `entries` incidence entries, builds the groups.
+    pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState, entries: usize) -> Result<Self> {
+        let buffers = ImplicitBuffers::new(device, st, entries)?;
+        let kernels = ImplicitKernels::new(device, options)?;
+        let b = &buffers;
+        let operator_groups = [0, 1].map(|p| {
             bind(
                 device,
-                &self.layout,
+                &kernels.layout,
                 "springsim.implicit",
-                &[&st.params, &st.nbr, &st.csr, &st.state[q], &st.state[1 - q], &st.imp_blocks, &st.imp_params],
+                &[&st.params, &st.nbr, &st.csr, &st.state[p], &st.state[1 - p], &b.blocks, &b.params],
             )
-        })
+        });
+        let pcg_groups = kernels.pcg.bind_groups(device, &b.pcg);
+        Ok(ImplicitIntegrator { kernels, buffers, operator_groups, pcg_groups })
+    }
+
+    /// Bytes of the method's buffers.
+    pub fn bytes(&self) -> u64 {
+        self.buffers.bytes
+    }
+
+    /// Writes `ImplicitParams` and the PCG's uniforms from the settings (before a frame, never within).
+    pub fn write_uniforms(&self, queue: &wgpu::Queue, n: usize, settings: &StepSettings) {
+        let ip = ImplicitParams { exact: settings.exact_jacobian as u32, strain_limit: settings.strain_limit as f32, _pad: [0; 2] };
+        queue.write_buffer(&self.buffers.params, 0, bytemuck::bytes_of(&ip));
+        self.buffers.pcg.write_pass(queue, n, settings.cg_tolerance, settings.cg_warm_start);
+    }
+
+    /// Records the start of a frame: clears the PCG's status words.
+    pub fn begin_frame(&self, encoder: &mut wgpu::CommandEncoder) {
+        encoder.clear_buffer(&self.buffers.pcg.status, 0, None);
     }
 
     /// Records one implicit step from state[p] into state[1−p]: the system (blocks, right-hand side,
     /// preconditioner), the PCG with a budget of `iterations`, and the integration.
-    pub fn encode_step(
-        &self,
-        pass: &mut wgpu::ComputePass,
-        op: &wgpu::BindGroup,
-        pcg_groups: &[wgpu::BindGroup; 2],
-        n: usize,
-        iterations: usize,
-    ) {
-        let g = groups(n);
-        pass.set_bind_group(0, op, &[]);
-        pass.set_bind_group(1, &pcg_groups[0], &[]);
-        pass.set_pipeline(&self.prepare);
-        pass.dispatch_workgroups(g, 1, 1);
-        self.pcg.encode_solve(pass, op, pcg_groups, n, iterations, None);
-        pass.set_bind_group(0, op, &[]);
-        pass.set_pipeline(&self.integrate);
-        pass.dispatch_workgroups(g, 1, 1);
+    pub fn encode_step(&self, pass: &mut wgpu::ComputePass, p: usize, n: usize, iterations: usize) {
+        let k = &self.kernels;
+        let operator = &self.operator_groups[p];
+        pass.set_bind_group(0, operator, &[]);
+        pass.set_bind_group(1, &self.pcg_groups[0], &[]);
+        pass.set_pipeline(&k.prepare);
+        pass.dispatch_workgroups(groups(n), 1, 1);
+        k.pcg.encode_solve(pass, operator, &self.pcg_groups, n, iterations, None);
+        pass.set_bind_group(0, operator, &[]);
+        pass.set_pipeline(&k.integrate);
+        pass.dispatch_workgroups(groups(n), 1, 1);
     }
 
-    /// Records the adaptive step's strain check of state[1−p] (after [`ImplicitPipelines::encode_step`]).
-    pub fn encode_strain(&self, pass: &mut wgpu::ComputePass, op: &wgpu::BindGroup, pcg_groups: &[wgpu::BindGroup; 2], n: usize) {
-        pass.set_bind_group(0, op, &[]);
-        pass.set_bind_group(1, &pcg_groups[0], &[]);
-        pass.set_pipeline(&self.strain);
+    /// Records the adaptive step's strain check of state[1−p] (after [`ImplicitIntegrator::encode_step`]).
+    pub fn encode_strain(&self, pass: &mut wgpu::ComputePass, p: usize, n: usize) {
+        pass.set_bind_group(0, &self.operator_groups[p], &[]);
+        pass.set_bind_group(1, &self.pcg_groups[0], &[]);
+        pass.set_pipeline(&self.kernels.strain);
         pass.dispatch_workgroups(groups(n), 1, 1);
+    }
+
+    /// The PCG's status words (one read-back).
+    pub fn cg_state(&self, device: &wgpu::Device, queue: &wgpu::Queue, st: &GpuState) -> Result<GpuCgState> {
+        Ok(GpuCgState::from_words(&read_words(device, queue, st, &self.buffers.pcg.status, 0, CG_STATE_WORDS)?))
+    }
+
+    /// Clears the PCG's vectors (no warm start from a failed solve); submits the clear.
+    pub fn clear_solution(&self, device: &wgpu::Device, queue: &wgpu::Queue) {
+        let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.cg_clear") });
+        enc.clear_buffer(&self.buffers.pcg.vectors, 0, None);
+        queue.submit([enc.finish()]);
+    }
+
+    /// Δv of the last solve (the PCG's solution), read back.
+    pub fn read_dv(&self, device: &wgpu::Device, queue: &wgpu::Queue, n: usize) -> Result<Vec<[f64; 3]>> {
+        Ok(xyz(&read_vec4s(device, queue, &self.buffers.pcg.vectors, SOLUTION_VECTOR * n, n)?))
     }
 }

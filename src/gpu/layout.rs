@@ -145,11 +145,11 @@ pub struct LgConsts {
     pub entries_base: u32,
     /// Index in `csr` of the spring table (4 words per spring).
     pub springs_base: u32,
-    /// Index in `lgv` of d.
+    /// Index in `lg_work` of d.
     pub d_base: u32,
-    /// Index in `lgv` of the ‖r‖² partials.
+    /// Index in `lg_work` of the ‖r‖² partials.
     pub partials_base: u32,
-    /// Index in `lgv` of the report.
+    /// Index in `lg_work` of the report.
     pub stats_base: u32,
 }
 
@@ -170,7 +170,7 @@ pub struct LgPass {
 
 /// `MgPass` in `shaders/multigrid.wgsl`: one multigrid dispatch (level, kernel), one per dynamic offset.
 /// Matrix fields are word offsets into the hierarchy's `mat` buffer; vector fields are indices in the
-/// joint space of the PCG's `cgv` (below `cg_n`) and the coarse levels' `mgv`.
+/// joint space of the PCG's `cg_vectors` (below `cg_n`) and the coarse levels' `mgv`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct MgPass {
@@ -192,7 +192,7 @@ pub struct MgPass {
     pub t: u32,
     /// `mg_restrict`: the next level's b; `mg_up`: the next level's x.
     pub other: u32,
-    /// Vectors below this index are in `cgv` (7 n: the PCG's).
+    /// Vectors below this index are in `cg_vectors` (7 n: the PCG's).
     pub cg_n: u32,
     /// `mg_post` on level 0: the partials slot of r·z (0 or 1); 2: none.
     pub slot: u32,
@@ -204,7 +204,7 @@ pub struct MgPass {
     pub _pad: [u32; 3],
 }
 
-/// Vectors of the GPU PCG, `n` `vec4<f32>` each, in the `cgv` buffer: r, z, p0, p1, Ap, x, P⁻¹.
+/// Vectors of the GPU PCG, `n` `vec4<f32>` each, in the `cg_vectors` buffer: r, z, p0, p1, Ap, x, P⁻¹.
 pub const CG_VECTORS: usize = 7;
 /// Words of the PCG's `cg_state` buffer.
 pub const CG_STATE_WORDS: usize = 8;
@@ -216,7 +216,7 @@ pub const SHARED_WGSL: [(&str, &str); 3] = [
     ("shared/reduce.wgsl", include_str!("../../shaders/shared/reduce.wgsl")),
 ];
 
-/// The kernel WGSL files.
+/// The kernel WGSL files, by name ([`kernel_wgsl`] looks one up).
 ///
 /// The PCG (`shaders/pcg.wgsl`) is a solver without an operator: each linear system composes its
 /// operator file in front of it (`implicit.wgsl` for implicit Euler, `local_global.wgsl` for Liu's global step).
@@ -230,17 +230,13 @@ pub const KERNEL_WGSL: [(&str, &str); 7] = [
     ("multigrid.wgsl", include_str!("../../shaders/multigrid.wgsl")),
 ];
 
-/// The index of the multigrid preconditioner's module in [`KERNEL_WGSL`].
-pub const MULTIGRID_WGSL: usize = 6;
-
-/// The index of the colliders' module in [`KERNEL_WGSL`].
-pub const COLLIDE_WGSL: usize = 4;
-
-/// The index of the implicit Euler module (its operator and the PCG) in [`KERNEL_WGSL`].
-pub const IMPLICIT_WGSL: usize = 3;
-
-/// The index of Liu's local/global module (its kernels, the global operator and the PCG) in [`KERNEL_WGSL`].
-pub const LOCAL_GLOBAL_WGSL: usize = 5;
+/// The source of the kernel file `name` in [`KERNEL_WGSL`] (e.g. `"implicit.wgsl"`).
+pub fn kernel_wgsl(name: &str) -> crate::error::Result<&'static str> {
+    KERNEL_WGSL.iter().find(|(file, _)| *file == name).map(|(_, src)| *src).ok_or_else(|| {
+        let known: Vec<&str> = KERNEL_WGSL.iter().map(|(file, _)| *file).collect();
+        crate::error::Error::Gpu(format!("no kernel file {name} (known: {})", known.join(", ")))
+    })
+}
 
 /// A kernel file's full module source: the workgroup size, the shared structs, then the kernel file,
 /// then the force gather (which refers to the kernel's bindings `nbr`, `csr` and `src`) when the

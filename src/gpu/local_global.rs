@@ -1,20 +1,24 @@
-//! Pipelines of `shaders/local_global.wgsl` (composed with `shaders/pcg.wgsl`): Liu et al. 2013's
-//! local/global steps on the GPU, the twins of [`crate::cpu::local_global`].
+//! The kernels of `shaders/local_global.wgsl` (composed with `shaders/pcg.wgsl`): Liu et al. 2013's
+//! local/global steps on the GPU, the twins of [`crate::cpu::local_global`], with the per-dispatch
+//! uniform table, the phases of a step and the time split. The integrator (buffers, bind groups, the
+//! global solver's runtime) is in [`super::local_global_integrator`].
 //!
 //! Groups: 0 the operator's buffers (Params, LgConsts, nbr, the CSR offsets with Liu's tables, the state
-//! at the start of the step, the iterate, `lgv`), per state parity; 1 the PCG's; 2 the per-dispatch
+//! at the start of the step, the iterate, `lg_work`), per state parity; 1 the PCG's; 2 the per-dispatch
 //! [`LgPass`] at a dynamic offset into one buffer ([`LgPassTable`]).
 
-use super::layout::{groups, LgPass, KERNEL_WGSL, LOCAL_GLOBAL_WGSL};
-use super::multigrid::{MultigridData, MultigridPipelines};
-use super::pcg::PcgPipelines;
-use super::pipelines::{bind, bind_dynamic, build_groups, dynamic_uniform, storage, uniform};
-use super::state::GpuState;
+use super::alloc::Allocator;
+use super::layout::{groups, LgPass};
+use super::multigrid::{MultigridData, MultigridKernels};
+use super::options::GpuOptions;
+use super::pcg::PcgKernels;
+use super::pipelines::{bind_dynamic, build, dynamic_uniform, storage, uniform};
 use crate::cpu::local_global::{chebyshev_omega, chebyshev_rho_used};
+use crate::error::Result;
 
 /// The local/global kernels, the PCG compiled with them, and their layouts.
-pub struct LocalGlobalPipelines {
-    /// Group 0: (P, LgConsts, nbr, csr + tables, src, dst, lgv).
+pub struct LocalGlobalKernels {
+    /// Group 0: (P, LgConsts, nbr, csr + tables, src, dst, lg_work).
     pub layout: wgpu::BindGroupLayout,
     /// Group 2: `LgPass` with a dynamic offset.
     pub pass_layout: wgpu::BindGroupLayout,
@@ -37,9 +41,10 @@ pub struct LocalGlobalPipelines {
     /// `lg_cheb_combine`.
     pub cheb_combine: wgpu::ComputePipeline,
     /// The PCG with `operator_apply` = the global matrix (M(1 + h d₀ + h² s) + h² L) p.
-    pub pcg: PcgPipelines,
-    /// The multigrid V-cycle that can precondition it.
-    pub multigrid: MultigridPipelines,
+    pub pcg: PcgKernels,
+    /// The multigrid V-cycle that can precondition it (compiled when the multigrid preconditioner is
+    /// first chosen, [`LocalGlobalKernels::ensure_multigrid`]).
+    pub multigrid: Option<MultigridKernels>,
 }
 
 /// The per-dispatch [`LgPass`] values of one configuration (global solver, budget, ρ), one per
@@ -61,7 +66,14 @@ impl LgPassTable {
     /// (ω from [`chebyshev_omega`] in f64 at [`chebyshev_rho_used`]), and `lg_advance` reading δ from
     /// the PCG's solution (`chebyshev` false: the PCG and the Cholesky upload) or from the last
     /// Chebyshev iterate.
-    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, pipes: &LocalGlobalPipelines, budget: usize, rho: f64, chebyshev: bool) -> Self {
+    pub fn new(
+        device: &wgpu::Device,
+        alloc: &mut Allocator,
+        kernels: &LocalGlobalKernels,
+        budget: usize,
+        rho: f64,
+        chebyshev: bool,
+    ) -> Result<Self> {
         let stride = device.limits().min_uniform_buffer_offset_alignment.max(std::mem::size_of::<LgPass>() as u32);
         let mut entries = Vec::with_capacity(budget + 3);
         let rho_used = chebyshev_rho_used(rho);
@@ -79,15 +91,9 @@ impl LgPassTable {
             let o = e * stride as usize;
             bytes[o..o + std::mem::size_of::<LgPass>()].copy_from_slice(bytemuck::bytes_of(p));
         }
-        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("springsim.lg_pass"),
-            size: bytes.len() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        queue.write_buffer(&buffer, 0, &bytes);
-        let group = bind_dynamic(device, &pipes.pass_layout, "springsim.lg_pass", &buffer, std::mem::size_of::<LgPass>());
-        LgPassTable { buffer, group, stride, budget }
+        let buffer = alloc.uniform_init("springsim.lg_pass", &bytes)?;
+        let group = bind_dynamic(device, &kernels.pass_layout, "springsim.lg_pass", &buffer, std::mem::size_of::<LgPass>());
+        Ok(LgPassTable { buffer, group, stride, budget })
     }
 
     /// The offset of Chebyshev iteration k.
@@ -127,13 +133,13 @@ pub enum LgPhase {
     Finish,
 }
 
-impl LocalGlobalPipelines {
-    /// Compiles the kernels.
-    pub fn new(device: &wgpu::Device) -> Self {
-        let op = [uniform(0), uniform(1), storage(2, true), storage(3, true), storage(4, true), storage(5, false), storage(6, false)];
-        let pcg = PcgPipelines::layout_entries();
+impl LocalGlobalKernels {
+    /// Compiles the kernels (the multigrid V-cycle's only when `multigrid`).
+    pub fn new(device: &wgpu::Device, options: &GpuOptions, multigrid: bool) -> Result<Self> {
+        let operator = [uniform(0), uniform(1), storage(2, true), storage(3, true), storage(4, true), storage(5, false), storage(6, false)];
+        let pcg = PcgKernels::layout_entries();
         let pass = [dynamic_uniform(0, std::mem::size_of::<LgPass>())];
-        let mut eps = vec![
+        let mut names = vec![
             "lg_inertia",
             "lg_local",
             "lg_residual",
@@ -144,49 +150,36 @@ impl LocalGlobalPipelines {
             "lg_cheb_residual",
             "lg_cheb_combine",
         ];
-        eps.extend_from_slice(&PcgPipelines::ENTRY_POINTS);
-        let (mut layouts, p) = build_groups(device, "springsim.local_global", KERNEL_WGSL[LOCAL_GLOBAL_WGSL].1, &[&op, &pcg, &pass], &eps);
-        let pass_layout = layouts.pop().expect("three groups");
-        let pcg_layout = layouts.pop().expect("three groups");
-        let layout = layouts.pop().expect("three groups");
-        let mut it = p.into_iter();
-        let mut next = || it.next().expect("local/global entry point");
-        let (inertia, local, residual, chebyshev, advance, velocity, report) = (next(), next(), next(), next(), next(), next(), next());
-        let (cheb_residual, cheb_combine) = (next(), next());
-        let pcg = PcgPipelines::from_built(pcg_layout, it.collect());
-        let multigrid = MultigridPipelines::new(device);
-        LocalGlobalPipelines {
-            layout,
-            pass_layout,
-            inertia,
-            local,
-            residual,
-            chebyshev,
-            advance,
-            velocity,
-            report,
-            cheb_residual,
-            cheb_combine,
-            pcg,
-            multigrid,
+        names.extend_from_slice(&PcgKernels::ENTRY_POINTS);
+        let k = build(device, options, "local_global.wgsl", &[&operator, &pcg, &pass], &names)?;
+        let mut kernels = LocalGlobalKernels {
+            layout: k.layout(0)?,
+            pass_layout: k.layout(2)?,
+            inertia: k.pipeline("lg_inertia")?,
+            local: k.pipeline("lg_local")?,
+            residual: k.pipeline("lg_residual")?,
+            chebyshev: k.pipeline("lg_chebyshev")?,
+            advance: k.pipeline("lg_advance")?,
+            velocity: k.pipeline("lg_velocity")?,
+            report: k.pipeline("lg_report")?,
+            cheb_residual: k.pipeline("lg_cheb_residual")?,
+            cheb_combine: k.pipeline("lg_cheb_combine")?,
+            pcg: PcgKernels::from_kernels(&k)?,
+            multigrid: None,
+        };
+        if multigrid {
+            kernels.ensure_multigrid(device, options)?;
         }
+        Ok(kernels)
     }
 
-    /// The operator groups per state parity p: state[p] (q, v) → state[1 − p] (x, then the new state).
-    pub fn groups(&self, device: &wgpu::Device, st: &GpuState) -> [wgpu::BindGroup; 2] {
-        [0, 1].map(|q| {
-            bind(
-                device,
-                &self.layout,
-                "springsim.local_global",
-                &[&st.params, &st.lg_consts, &st.nbr, &st.lg_tables, &st.state[q], &st.state[1 - q], &st.lgv],
-            )
-        })
-    }
-
-    /// The PCG's groups (group 1), per iteration parity.
-    pub fn pcg_groups(&self, device: &wgpu::Device, st: &GpuState) -> [wgpu::BindGroup; 2] {
-        self.pcg.groups(device, st)
+    /// Compiles the multigrid V-cycle's kernels if they are not yet.
+    pub fn ensure_multigrid(&mut self, device: &wgpu::Device, options: &GpuOptions) -> Result<&MultigridKernels> {
+        let kernels = match self.multigrid.take() {
+            Some(kernels) => kernels,
+            None => MultigridKernels::new(device, options)?,
+        };
+        Ok(self.multigrid.insert(kernels))
     }
 
     /// Records one phase into `pass`, with the operator group `op` of the step's parity; the `cg` and
@@ -208,6 +201,7 @@ impl LocalGlobalPipelines {
         pass.set_bind_group(0, op, &[]);
         pass.set_bind_group(1, &pcg_groups[0], &[]);
         pass.set_bind_group(2, &table.group, &[table.advance()]);
+        let mg = mg.zip(self.multigrid.as_ref());
         let run = |pass: &mut wgpu::ComputePass, pipe: &wgpu::ComputePipeline, offset: u32, count: u32| {
             pass.set_bind_group(2, &table.group, &[offset]);
             pass.set_pipeline(pipe);
@@ -218,17 +212,17 @@ impl LocalGlobalPipelines {
             LgPhase::Local => run(pass, &self.local, table.advance(), groups(n_springs)),
             LgPhase::Residual(k) => run(pass, &self.residual, table.residual(k), g),
             LgPhase::Cg(budget) => match mg {
-                Some(mg) => {
-                    let v_cycle = |pass: &mut wgpu::ComputePass, slot: usize| mg.encode(pass, &self.multigrid, slot);
+                Some((mg, mg_kernels)) => {
+                    let v_cycle = |pass: &mut wgpu::ComputePass, slot: usize| mg.encode(pass, mg_kernels, slot);
                     self.pcg.encode_solve(pass, op, pcg_groups, n, budget, Some(&v_cycle));
                 }
                 None => self.pcg.encode_solve(pass, op, pcg_groups, n, budget, None),
             },
             LgPhase::Chebyshev => match mg {
-                Some(mg) => {
+                Some((mg, mg_kernels)) => {
                     for k in 0..table.budget {
                         run(pass, &self.cheb_residual, table.chebyshev(k), g);
-                        mg.encode(pass, &self.multigrid, 0);
+                        mg.encode(pass, mg_kernels, 0);
                         pass.set_bind_group(0, op, &[]);
                         pass.set_bind_group(1, &pcg_groups[0], &[]);
                         run(pass, &self.cheb_combine, table.chebyshev(k), g);

@@ -1,13 +1,20 @@
-//! The GPU side: device context, buffers (`GpuState`), one pipeline struct per WGSL file, the simulator.
+//! The GPU engine as middleware: the device context, the shared particle state (`GpuState`), one
+//! integrator per method family (its kernels, buffers and bind groups, built when the method is chosen),
+//! the checked allocator, the options (shader runtime checks on unless a host opts out, unsafely), and
+//! the frame driver `GpuSimulator`.
 
+pub mod alloc;
 pub mod collide;
 pub mod context;
 pub mod explicit;
 pub mod implicit;
+pub mod integrator;
 pub mod layout;
 pub mod leu;
 pub mod local_global;
+pub mod local_global_integrator;
 pub mod multigrid;
+pub mod options;
 pub mod pcg;
 pub mod pipelines;
 pub mod power;
@@ -15,5 +22,6 @@ pub mod simulator;
 pub mod state;
 
 pub use context::GpuContext;
-pub use simulator::{GpuPipelines, GpuSimulator};
+pub use options::GpuOptions;
+pub use simulator::{GpuCgState, GpuSimulator, LgEval};
 pub use state::GpuState;

@@ -8,14 +8,17 @@
 //! `pcg_update`, or between `lg_cheb_residual` and `lg_cheb_combine` of each Chebyshev iteration
 //! ([`MultigridData::encode`]); nothing is read back.
 
-use super::layout::{groups, MgPass, CG_VECTORS, KERNEL_WGSL, MULTIGRID_WGSL};
-use super::pipelines::{bind, bind_dynamic, build_groups, dynamic_uniform, storage};
-use super::state::GpuState;
+use super::alloc::Allocator;
+use super::layout::{groups, MgPass, CG_VECTORS};
+use super::options::GpuOptions;
+use super::pcg::PcgBuffers;
+use super::pipelines::{bind, bind_dynamic, build, dynamic_uniform, storage};
 use crate::cpu::multigrid::{Csr, Multigrid};
+use crate::error::Result;
 
 /// The multigrid kernels and their layouts.
-pub struct MultigridPipelines {
-    /// Group 0: (mat, cgv, mgv, partials, cg_state).
+pub struct MultigridKernels {
+    /// Group 0: (mat, cg_vectors, mgv, partials, cg_state).
     pub layout: wgpu::BindGroupLayout,
     /// Group 1: `MgPass` at a dynamic offset.
     pub pass_layout: wgpu::BindGroupLayout,
@@ -33,17 +36,34 @@ enum Kernel {
     Post = 4,
 }
 
-impl MultigridPipelines {
+impl Kernel {
+    /// The kernel's entry point in `shaders/multigrid.wgsl`.
+    fn entry_point(self) -> &'static str {
+        match self {
+            Kernel::Down => "mg_down",
+            Kernel::Restrict => "mg_restrict",
+            Kernel::Coarse => "mg_coarse",
+            Kernel::Up => "mg_up",
+            Kernel::Post => "mg_post",
+        }
+    }
+}
+
+impl MultigridKernels {
     /// Compiles the kernels.
-    pub fn new(device: &wgpu::Device) -> Self {
+    pub fn new(device: &wgpu::Device, options: &GpuOptions) -> Result<Self> {
         let data = [storage(0, true), storage(1, false), storage(2, false), storage(3, false), storage(4, false)];
         let pass = [dynamic_uniform(0, std::mem::size_of::<MgPass>())];
-        let eps = ["mg_down", "mg_restrict", "mg_coarse", "mg_up", "mg_post"];
-        let (mut layouts, p) = build_groups(device, "springsim.multigrid", KERNEL_WGSL[MULTIGRID_WGSL].1, &[&data, &pass], &eps);
-        let pass_layout = layouts.pop().expect("two groups");
-        let layout = layouts.pop().expect("two groups");
-        let kernels: [wgpu::ComputePipeline; 5] = p.try_into().unwrap_or_else(|_| unreachable!("five entry points"));
-        MultigridPipelines { layout, pass_layout, kernels }
+        let names = ["mg_down", "mg_restrict", "mg_coarse", "mg_up", "mg_post"];
+        let k = build(device, options, "multigrid.wgsl", &[&data, &pass], &names)?;
+        let kernels = [
+            k.pipeline(Kernel::Down.entry_point())?,
+            k.pipeline(Kernel::Restrict.entry_point())?,
+            k.pipeline(Kernel::Coarse.entry_point())?,
+            k.pipeline(Kernel::Up.entry_point())?,
+            k.pipeline(Kernel::Post.entry_point())?,
+        ];
+        Ok(MultigridKernels { layout: k.layout(0)?, pass_layout: k.layout(1)?, kernels })
     }
 }
 
@@ -62,6 +82,8 @@ pub struct MultigridData {
     plan: [Vec<(Kernel, u32, u32)>; 2],
     /// Rows per level.
     pub sizes: Vec<usize>,
+    /// Bytes of the buffers.
+    pub bytes: u64,
 }
 
 fn push_f32(words: &mut Vec<u32>, v: impl IntoIterator<Item = f64>) -> u32 {
@@ -91,11 +113,20 @@ pub enum MgUse {
 }
 
 impl MultigridData {
-    /// Uploads `mg` for the PCG vectors of `st` (level 0 is the particles; see [`MgUse`]).
-    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, pipes: &MultigridPipelines, st: &GpuState, mg: &Multigrid, use_: MgUse) -> Self {
-        let n = st.n as u32;
+    /// Uploads `mg` for the PCG vectors `pcg_buffers` of n particles (level 0 is the particles; see [`MgUse`]),
+    /// through `alloc` (checked against the device's limits).
+    pub fn new(
+        device: &wgpu::Device,
+        alloc: &mut Allocator,
+        pipes: &MultigridKernels,
+        pcg_buffers: &PcgBuffers,
+        n: usize,
+        mg: &Multigrid,
+        use_: MgUse,
+    ) -> Result<Self> {
+        let pcg_groups = groups(n);
+        let n = n as u32;
         let cg_n = CG_VECTORS as u32 * n;
-        let pcg_groups = groups(st.n);
         let nl = mg.levels.len();
         let mut words: Vec<u32> = Vec::new();
         // per level: A, ω/a_ii, P, R; vectors (b, x, t)
@@ -174,27 +205,28 @@ impl MultigridData {
             let o = k * stride as usize;
             bytes[o..o + std::mem::size_of::<MgPass>()].copy_from_slice(bytemuck::bytes_of(e));
         }
-        let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
-            device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: size.max(16), usage, mapped_at_creation: false })
-        };
-        let mat = buffer("springsim.mg_mat", words.len() as u64 * 4, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST);
-        queue.write_buffer(&mat, 0, bytemuck::cast_slice(&words));
-        let mgv = buffer(
-            "springsim.mgv",
-            mgv_len as u64 * 16,
-            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+        let before = alloc.bytes();
+        let mat = alloc.buffer_init(
+            "springsim.mg_mat",
+            bytemuck::cast_slice(&words),
+            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        )?;
+        let mgv = alloc.storage("springsim.mgv", mgv_len as u64 * 16, wgpu::BufferUsages::empty())?;
+        let passes = alloc.buffer_init("springsim.mg_pass", &bytes, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST)?;
+        let group = bind(
+            device,
+            &pipes.layout,
+            "springsim.multigrid",
+            &[&mat, &pcg_buffers.vectors, &mgv, &pcg_buffers.partials, &pcg_buffers.status],
         );
-        let passes = buffer("springsim.mg_pass", bytes.len() as u64, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST);
-        queue.write_buffer(&passes, 0, &bytes);
-        let group = bind(device, &pipes.layout, "springsim.multigrid", &[&mat, &st.cgv, &mgv, &st.cg_partials, &st.cg_state]);
         let pass_group = bind_dynamic(device, &pipes.pass_layout, "springsim.mg_pass", &passes, std::mem::size_of::<MgPass>());
-        MultigridData { mat, mgv, passes, group, pass_group, plan, sizes: mg.sizes() }
+        Ok(MultigridData { mat, mgv, passes, group, pass_group, plan, sizes: mg.sizes(), bytes: alloc.bytes() - before })
     }
 
     /// Records one V-cycle z = B r into `pass`, its r·z partials into the PCG's `slot` (0 after
     /// `pcg_begin`, 1 − q after `pcg_update` of parity q; Chebyshev: either, no partials). The caller
     /// rebinds its own groups afterwards.
-    pub fn encode(&self, pass: &mut wgpu::ComputePass, pipes: &MultigridPipelines, slot: usize) {
+    pub fn encode(&self, pass: &mut wgpu::ComputePass, pipes: &MultigridKernels, slot: usize) {
         pass.set_bind_group(0, &self.group, &[]);
         for &(k, offset, count) in &self.plan[slot] {
             pass.set_bind_group(1, &self.pass_group, &[offset]);

@@ -2,21 +2,21 @@
 //!
 //! The solver has no matrix of its own: a linear system composes its operator file in front of
 //! `pcg.wgsl` (see `KERNEL_WGSL`), binds its buffers in group 0 and defines `operator_apply`; the PCG's
-//! vectors, partial sums and status live in group 1 (`GpuState::cgv`, `cg_partials`, `cg_state`,
-//! `cg_pass`). Liu's global step will plug in the same way: its own operator file with
-//! `operator_apply` = (M + h²L)p and a right-hand-side kernel calling `pcg_set_rhs`, compiled with
-//! [`PcgPipelines::ENTRY_POINTS`] appended, and [`PcgPipelines::encode_solve`] to record the solve.
+//! vectors, partial sums and status live in group 1 ([`PcgBuffers`], owned by the integrator that
+//! solves: implicit Euler, or Liu's global step with `operator_apply` = (M + h²L)p), compiled with
+//! [`PcgKernels::ENTRY_POINTS`] appended, and [`PcgKernels::encode_solve`] to record the solve.
 
-use super::layout::groups;
-use super::pipelines::{bind, storage, uniform};
-use super::state::GpuState;
+use super::alloc::Allocator;
+use super::layout::{groups, CgPass, CG_STATE_WORDS, CG_VECTORS};
+use super::pipelines::{bind, storage, uniform, Kernels};
+use crate::error::Result;
 
 /// An external preconditioner's recorder: `(pass, slot)` records z = B r and the r·z partials of `slot`.
 pub type Precondition<'a> = &'a dyn Fn(&mut wgpu::ComputePass, usize);
 
 /// The PCG kernels of one composed module (an operator followed by `pcg.wgsl`).
-pub struct PcgPipelines {
-    /// Group 1: (CgPass, cgv, partials, cg_state).
+pub struct PcgKernels {
+    /// Group 1: (CgPass, cg_vectors, partials, cg_state).
     pub layout: wgpu::BindGroupLayout,
     /// `pcg_begin`.
     pub begin: wgpu::ComputePipeline,
@@ -28,8 +28,8 @@ pub struct PcgPipelines {
     pub finish: wgpu::ComputePipeline,
 }
 
-impl PcgPipelines {
-    /// The entry points, in the order [`PcgPipelines::from_built`] takes them.
+impl PcgKernels {
+    /// The entry points, compiled after the operator's.
     pub const ENTRY_POINTS: [&'static str; 4] = ["pcg_begin", "pcg_matvec", "pcg_update", "pcg_finish"];
 
     /// The layout of group 1.
@@ -37,20 +37,25 @@ impl PcgPipelines {
         [uniform(0), storage(1, false), storage(2, false), storage(3, false)]
     }
 
-    /// Takes the group-1 layout and the four pipelines of [`PcgPipelines::ENTRY_POINTS`].
-    pub fn from_built(layout: wgpu::BindGroupLayout, pipelines: Vec<wgpu::ComputePipeline>) -> Self {
-        let [begin, matvec, update, finish]: [wgpu::ComputePipeline; 4] = pipelines.try_into().expect("four PCG entry points");
-        PcgPipelines { layout, begin, matvec, update, finish }
+    /// Takes the group-1 layout (group 1 of `kernels`) and the pipelines of [`PcgKernels::ENTRY_POINTS`].
+    pub fn from_kernels(kernels: &Kernels) -> Result<Self> {
+        Ok(PcgKernels {
+            layout: kernels.layout(1)?,
+            begin: kernels.pipeline("pcg_begin")?,
+            matvec: kernels.pipeline("pcg_matvec")?,
+            update: kernels.pipeline("pcg_update")?,
+            finish: kernels.pipeline("pcg_finish")?,
+        })
     }
 
     /// The group-1 bind groups per iteration parity, built once.
-    pub fn groups(&self, device: &wgpu::Device, st: &GpuState) -> [wgpu::BindGroup; 2] {
-        [0, 1].map(|q| bind(device, &self.layout, "springsim.pcg", &[&st.cg_pass[q], &st.cgv, &st.cg_partials, &st.cg_state]))
+    pub fn bind_groups(&self, device: &wgpu::Device, b: &PcgBuffers) -> [wgpu::BindGroup; 2] {
+        [0, 1].map(|q| bind(device, &self.layout, "springsim.pcg", &[&b.pass[q], &b.vectors, &b.partials, &b.status]))
     }
 
     /// Records one solve into `pass`: `pcg_begin`, `iterations` × (`pcg_matvec`, `pcg_update`), and
     /// `pcg_finish`, with the operator's group 0 bound. The right-hand side and the inverse diagonal must
-    /// already be in `cgv` (the operator's prepare kernel, recorded before). A fixed budget: iterations
+    /// already be in `cg_vectors` (the operator's prepare kernel, recorded before). A fixed budget: iterations
     /// after convergence are no-ops on the GPU; nothing is read back.
     ///
     /// `precondition(pass, slot)`, when given, records an external preconditioner after `pcg_begin`
@@ -89,5 +94,76 @@ impl PcgPipelines {
         pass.set_bind_group(1, &pcg_groups[iterations % 2], &[]);
         pass.set_pipeline(&self.finish);
         pass.dispatch_workgroups(1, 1, 1);
+    }
+}
+
+/// The PCG's buffers, owned by the integrator that solves with it.
+pub struct PcgBuffers {
+    /// The vectors r, z, p0, p1, Ap, x, P⁻¹ (n `vec4` each; `cg_vectors` in `shaders/pcg.wgsl`).
+    pub vectors: wgpu::Buffer,
+    /// Per-workgroup partial sums, three slots.
+    pub partials: wgpu::Buffer,
+    /// Status, iterations, residual, iterations since cleared, breakdowns (`cg_state`).
+    pub status: wgpu::Buffer,
+    /// The `CgPass` uniforms of the two iteration parities.
+    pub pass: [wgpu::Buffer; 2],
+}
+
+/// The index of the PCG's solution x among its vectors (r, z, p0, p1, Ap, x, P⁻¹).
+pub const SOLUTION_VECTOR: usize = 5;
+/// The index of the inverse diagonal P⁻¹ among the PCG's vectors.
+pub const INVERSE_DIAGONAL_VECTOR: usize = 6;
+
+impl PcgBuffers {
+    /// Allocates them for n particles (checked against the device's limits).
+    pub fn new(alloc: &mut Allocator, n: usize) -> Result<Self> {
+        let none = wgpu::BufferUsages::empty();
+        let vectors = alloc.storage("springsim.pcg_vectors", (CG_VECTORS * n * 16) as u64, none)?;
+        let partials = alloc.storage("springsim.pcg_partials", 3 * groups(n) as u64 * 16, none)?;
+        let status = alloc.storage("springsim.pcg_status", (CG_STATE_WORDS * 4) as u64, none)?;
+        let size = std::mem::size_of::<CgPass>() as u64;
+        let pass = [alloc.uniform("springsim.cg_pass0", size)?, alloc.uniform("springsim.cg_pass1", size)?];
+        Ok(PcgBuffers { vectors, partials, status, pass })
+    }
+
+    /// Writes the `CgPass` uniforms: n particles, tolerance `tolerance`, warm start or not.
+    pub fn write_pass(&self, queue: &wgpu::Queue, n: usize, tolerance: f64, warm: bool) {
+        let tol = tolerance as f32;
+        for (parity, buffer) in self.pass.iter().enumerate() {
+            let cp = CgPass { n: n as u32, groups: groups(n), parity: parity as u32, tol2: tol * tol, warm: warm as u32, _pad: [0; 3] };
+            queue.write_buffer(buffer, 0, bytemuck::bytes_of(&cp));
+        }
+    }
+}
+
+/// The PCG's status words as the GPU left them (`cg_state` in `shaders/pcg.wgsl`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GpuCgState {
+    /// The last solve: 0 ran out of its budget, 1 converged, 2 broke down.
+    pub status: u32,
+    /// Iterations of the last solve.
+    pub iterations: usize,
+    /// Final relative residual of the last solve (−1 after a breakdown).
+    pub residual: f64,
+    /// Iterations summed over the solves since the frame began.
+    pub total_iterations: usize,
+    /// Breakdowns since the frame began.
+    pub breakdowns: usize,
+    /// Adaptive step: the last step strained a spring beyond the limit.
+    pub strained: bool,
+}
+
+impl GpuCgState {
+    /// Decodes the first six status words.
+    pub fn from_words(w: &[u32]) -> Self {
+        let word = |i: usize| w.get(i).copied().unwrap_or(0);
+        GpuCgState {
+            status: word(0),
+            iterations: word(1) as usize,
+            residual: f32::from_bits(word(2)) as f64,
+            total_iterations: word(3) as usize,
+            breakdowns: word(4) as usize,
+            strained: word(5) != 0,
+        }
     }
 }

@@ -1,12 +1,9 @@
-//! Helpers shared by the pipeline structs (one per WGSL file).
+//! Helpers shared by the kernel structs (one per WGSL file): compiling a file's entry points by name,
+//! bind group layout entries, bind groups.
 
-use super::layout::compose;
-
-/// Whether the kernels keep wgpu's runtime checks (bounds checks, loop bounding):
-/// `SPRINGSIM_SHADER_CHECKS=1`. Off by default; they cost a large share of the time on lavapipe.
-pub fn shader_checks() -> bool {
-    std::env::var("SPRINGSIM_SHADER_CHECKS").is_ok_and(|v| v == "1")
-}
+use super::layout::{compose, kernel_wgsl};
+use super::options::GpuOptions;
+use crate::error::{Error, Result};
 
 /// A uniform buffer binding.
 pub fn uniform(binding: u32) -> wgpu::BindGroupLayoutEntry {
@@ -46,61 +43,68 @@ pub fn storage(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
     }
 }
 
-/// Builds a bind group layout and one compute pipeline per entry point of a kernel file.
-pub fn build(
-    device: &wgpu::Device,
-    label: &str,
-    kernel_src: &str,
-    entries: &[wgpu::BindGroupLayoutEntry],
-    entry_points: &[&str],
-) -> (wgpu::BindGroupLayout, Vec<wgpu::ComputePipeline>) {
-    let (mut layouts, pipelines) = build_groups(device, label, kernel_src, &[entries], entry_points);
-    (layouts.remove(0), pipelines)
+/// The compiled kernels of one WGSL file: a bind group layout per group and the pipelines of the entry
+/// points asked for, found by name.
+pub struct Kernels {
+    layouts: Vec<wgpu::BindGroupLayout>,
+    pipelines: Vec<(&'static str, wgpu::ComputePipeline)>,
+    file: &'static str,
 }
 
-/// Builds one bind group layout per group (group g from `groups[g]`) and one compute pipeline per entry
-/// point of a kernel file.
-pub fn build_groups(
+impl Kernels {
+    /// The pipeline of entry point `name` (one of those compiled).
+    pub fn pipeline(&self, name: &str) -> Result<wgpu::ComputePipeline> {
+        self.pipelines
+            .iter()
+            .find(|(ep, _)| *ep == name)
+            .map(|(_, p)| p.clone())
+            .ok_or_else(|| Error::Gpu(format!("{}: entry point {name} was not compiled", self.file)))
+    }
+
+    /// The layout of bind group `group` (its `@group` number in the WGSL).
+    pub fn layout(&self, group: usize) -> Result<wgpu::BindGroupLayout> {
+        self.layouts.get(group).cloned().ok_or_else(|| Error::Gpu(format!("{}: no bind group {group}", self.file)))
+    }
+}
+
+/// Compiles the kernel file `file` (a name in [`super::layout::KERNEL_WGSL`]): one bind group layout per
+/// group (group g from `groups[g]`) and one compute pipeline per entry point in `entry_points`, with or
+/// without wgpu's runtime checks as `options` say.
+pub fn build(
     device: &wgpu::Device,
-    label: &str,
-    kernel_src: &str,
+    options: &GpuOptions,
+    file: &'static str,
     groups: &[&[wgpu::BindGroupLayoutEntry]],
-    entry_points: &[&str],
-) -> (Vec<wgpu::BindGroupLayout>, Vec<wgpu::ComputePipeline>) {
-    let desc = wgpu::ShaderModuleDescriptor { label: Some(label), source: wgpu::ShaderSource::Wgsl(compose(kernel_src).into()) };
-    let module = if shader_checks() {
-        device.create_shader_module(desc)
-    } else {
-        // SAFETY: every index our kernels form is in range by construction: particle indices are
-        // guarded by `i < n`; spring endpoints and CSR entries come from a model that passed
-        // `Model::validate` (endpoints < n) and from `Incidence::build` (offsets[n] = entries.len());
-        // the buffers are sized from the same counts in `GpuState::new` (the PCG's vectors and partials
-        // from n and the workgroup count that `CgPass` carries). The loops are bounded by the CSR
-        // offsets, the partial count or the workgroup size. Set SPRINGSIM_SHADER_CHECKS=1 to keep
-        // wgpu's bounds checks and loop bounding.
-        unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
-    };
+    entry_points: &[&'static str],
+) -> Result<Kernels> {
+    let label = format!("springsim.{}", file.trim_end_matches(".wgsl"));
+    let desc = wgpu::ShaderModuleDescriptor { label: Some(&label), source: wgpu::ShaderSource::Wgsl(compose(kernel_wgsl(file)?).into()) };
+    let module = options.create_shader_module(device, desc);
     let layouts: Vec<wgpu::BindGroupLayout> = groups
         .iter()
-        .map(|entries| device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(label), entries }))
+        .map(|entries| device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&label), entries }))
         .collect();
     let refs: Vec<Option<&wgpu::BindGroupLayout>> = layouts.iter().map(Some).collect();
-    let pl =
-        device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor { label: Some(label), bind_group_layouts: &refs, immediate_size: 0 });
+    let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(&label),
+        bind_group_layouts: &refs,
+        immediate_size: 0,
+    });
     let pipelines = entry_points
         .iter()
-        .map(|ep| {
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        .map(|&ep| {
+            let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(ep),
                 layout: Some(&pl),
                 module: &module,
                 entry_point: Some(ep),
                 compilation_options: Default::default(),
                 cache: None,
-            })
+            });
+            (ep, pipeline)
         })
         .collect();
-    (layouts, pipelines)
+    Ok(Kernels { layouts, pipelines, file })
 }
 
 /// A bind group of one uniform buffer at binding 0 read through a dynamic offset, `size` bytes per entry

@@ -1,13 +1,18 @@
-//! Pipelines of `shaders/power.wgsl`: k₀ by power iteration on the GPU.
+//! k₀ by power iteration on the GPU (`shaders/power.wgsl`). The kernels are compiled on first use and
+//! kept by the simulator; the iteration vectors, partials and scalars exist only while
+//! [`PowerKernels::k0`] runs.
 
-use super::layout::{groups, KERNEL_WGSL};
+use super::alloc::Allocator;
+use super::layout::groups;
+use super::options::GpuOptions;
 use super::pipelines::{bind, build, storage, uniform};
-use super::state::GpuState;
+use super::state::{read_buffer, GpuState};
 use crate::cpu::power::power_start;
 use crate::cpu::CpuModel;
+use crate::error::Result;
 
 /// The power-iteration kernels and their layout.
-pub struct PowerPipelines {
+pub struct PowerKernels {
     /// (P, nbr, csr, src, y_in, y_out, partials, scalars).
     pub layout: wgpu::BindGroupLayout,
     /// `power_matvec`.
@@ -16,9 +21,9 @@ pub struct PowerPipelines {
     pub reduce: wgpu::ComputePipeline,
 }
 
-impl PowerPipelines {
+impl PowerKernels {
     /// Compiles the kernels.
-    pub fn new(device: &wgpu::Device) -> Self {
+    pub fn new(device: &wgpu::Device, options: &GpuOptions) -> Result<Self> {
         let entries = [
             uniform(0),
             storage(1, true),
@@ -29,34 +34,27 @@ impl PowerPipelines {
             storage(6, false),
             storage(7, false),
         ];
-        let (layout, p) = build(device, "springsim.power", KERNEL_WGSL[2].1, &entries, &["power_matvec", "power_reduce"]);
-        let [matvec, reduce]: [wgpu::ComputePipeline; 2] = p.try_into().expect("two entry points");
-        PowerPipelines { layout, matvec, reduce }
+        let k = build(device, options, "power.wgsl", &[&entries], &["power_matvec", "power_reduce"])?;
+        Ok(PowerKernels { layout: k.layout(0)?, matvec: k.pipeline("power_matvec")?, reduce: k.pipeline("power_reduce")? })
     }
 
-    /// The groups per parity q: y[q] → y[1−q], at the positions of state[0].
-    pub fn groups(&self, device: &wgpu::Device, st: &GpuState) -> [wgpu::BindGroup; 2] {
-        [0, 1].map(|q| {
+    /// k₀ by `iters` iterations at the positions of `state[0]`, from the CPU twin's start vector:
+    /// allocates the iteration's buffers, submits, reads the Rayleigh quotient back and drops them.
+    pub fn k0(&self, device: &wgpu::Device, queue: &wgpu::Queue, st: &GpuState, m: &CpuModel, iters: usize) -> Result<f64> {
+        let mut alloc = Allocator::new(device);
+        let none = wgpu::BufferUsages::empty();
+        let vector_bytes = (m.n * 16) as u64;
+        let y = [alloc.storage("springsim.power_y0", vector_bytes, none)?, alloc.storage("springsim.power_y1", vector_bytes, none)?];
+        let partials = alloc.storage("springsim.power_partials", groups(m.n) as u64 * 16, none)?;
+        let scalars = alloc.storage("springsim.power_scalars", 16, none)?;
+        let bind_groups = [0, 1].map(|q| {
             bind(
                 device,
                 &self.layout,
                 "springsim.power",
-                &[&st.params, &st.nbr, &st.csr, &st.state[0], &st.y[q], &st.y[1 - q], &st.partials, &st.scalars],
+                &[&st.params, &st.nbr, &st.csr, &st.state[0], &y[q], &y[1 - q], &partials, &scalars],
             )
-        })
-    }
-
-    /// Uploads the start vector (the CPU twin's) and records `iters` iterations; the Rayleigh quotient
-    /// ends in `scalars[0].y`.
-    pub fn encode(
-        &self,
-        queue: &wgpu::Queue,
-        encoder: &mut wgpu::CommandEncoder,
-        st: &GpuState,
-        groups_: &[wgpu::BindGroup; 2],
-        m: &CpuModel,
-        iters: usize,
-    ) {
+        });
         let mut y0 = Vec::with_capacity(m.n);
         let mut norm2 = 0.0f64;
         for i in 0..m.n {
@@ -69,16 +67,25 @@ impl PowerPipelines {
             y0.push(v);
         }
         if m.n > 0 {
-            queue.write_buffer(&st.y[0], 0, bytemuck::cast_slice(&y0));
+            queue.write_buffer(&y[0], 0, bytemuck::cast_slice(&y0));
         }
-        queue.write_buffer(&st.scalars, 0, bytemuck::cast_slice(&[norm2 as f32, 0.0, 0.0, 0.0]));
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("springsim.power"), timestamp_writes: None });
-        for it in 0..iters {
-            pass.set_pipeline(&self.matvec);
-            pass.set_bind_group(0, &groups_[it % 2], &[]);
-            pass.dispatch_workgroups(groups(m.n), 1, 1);
-            pass.set_pipeline(&self.reduce);
-            pass.dispatch_workgroups(1, 1, 1);
+        queue.write_buffer(&scalars, 0, bytemuck::cast_slice(&[norm2 as f32, 0.0, 0.0, 0.0]));
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.power") });
+        {
+            let mut pass =
+                encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("springsim.power"), timestamp_writes: None });
+            for it in 0..iters {
+                pass.set_pipeline(&self.matvec);
+                pass.set_bind_group(0, &bind_groups[it % 2], &[]);
+                pass.dispatch_workgroups(groups(m.n), 1, 1);
+                pass.set_pipeline(&self.reduce);
+                pass.dispatch_workgroups(1, 1, 1);
+            }
         }
+        encoder.copy_buffer_to_buffer(&scalars, 0, &st.readback, 0, 16);
+        queue.submit([encoder.finish()]);
+        let bytes = read_buffer(device, &st.readback, 16)?;
+        let s: &[f32] = bytemuck::cast_slice(&bytes);
+        Ok(s[1] as f64)
     }
 }

@@ -1,0 +1,112 @@
+//! `Integrator`: the method the simulator runs now, built when the method is chosen (its kernels
+//! compiled, its buffers allocated, its bind groups built) and dropped when another is chosen. One
+//! variant per method family; each owns everything that family needs beyond the shared
+//! [`super::GpuState`].
+
+use super::explicit::ExplicitIntegrator;
+use super::implicit::ImplicitIntegrator;
+use super::leu::LeuIntegrator;
+use super::local_global_integrator::LocalGlobalIntegrator;
+use super::options::GpuOptions;
+use super::state::GpuState;
+use crate::cpu::CpuModel;
+use crate::error::{Error, Result};
+use crate::method::{Method, StepPlan, StepSettings};
+
+/// The current method's integrator.
+pub enum Integrator {
+    /// Explicit and symplectic Euler, midpoint, RK4.
+    Explicit(ExplicitIntegrator),
+    /// Linearized explicit Euler.
+    Leu(LeuIntegrator),
+    /// Implicit Euler with the GPU PCG.
+    Implicit(ImplicitIntegrator),
+    /// Liu et al. 2013's local/global method.
+    LocalGlobal(Box<LocalGlobalIntegrator>),
+}
+
+impl Integrator {
+    /// Builds `method`'s integrator on the state `st` (sizes checked against the device's limits first).
+    pub fn new(
+        device: &wgpu::Device,
+        options: &GpuOptions,
+        st: &GpuState,
+        m: &CpuModel,
+        method: Method,
+        settings: &StepSettings,
+    ) -> Result<Self> {
+        let entries = m.incidence.entries.len();
+        Ok(match method {
+            Method::ExplicitEuler | Method::SymplecticEuler | Method::Midpoint | Method::Rk4 => {
+                Integrator::Explicit(ExplicitIntegrator::new(device, options, st, method)?)
+            }
+            Method::Leu => Integrator::Leu(LeuIntegrator::new(device, options, st, entries)?),
+            Method::ImplicitEuler => Integrator::Implicit(ImplicitIntegrator::new(device, options, st, entries)?),
+            Method::LocalGlobal => Integrator::LocalGlobal(Box::new(LocalGlobalIntegrator::new(device, options, st, m, settings)?)),
+            Method::Newton => return Err(Error::param("method", method.name(), "runs on the CPU only (use --backend cpu)")),
+        })
+    }
+
+    /// Bytes of the integrator's buffers.
+    pub fn bytes(&self) -> u64 {
+        match self {
+            Integrator::Explicit(i) => i.bytes(),
+            Integrator::Leu(i) => i.bytes(),
+            Integrator::Implicit(i) => i.bytes(),
+            Integrator::LocalGlobal(i) => i.bytes(),
+        }
+    }
+
+    /// Writes the integrator's uniforms for the step h (before a frame, never within).
+    pub fn write_uniforms(&self, queue: &wgpu::Queue, m: &CpuModel, settings: &StepSettings, h: f64) {
+        match self {
+            Integrator::Implicit(i) => i.write_uniforms(queue, m.n, settings),
+            Integrator::LocalGlobal(i) => i.write_uniforms(queue, m, settings, h),
+            Integrator::Explicit(_) | Integrator::Leu(_) => {}
+        }
+    }
+
+    /// The state, the step or the forces changed: LEU linearises again at its next step.
+    pub fn relinearize(&mut self) {
+        if let Integrator::Leu(i) = self {
+            i.relinearize();
+        }
+    }
+
+    /// The speed-limit flags ([3]) of the explicit family and LEU.
+    pub fn flags(&self) -> Option<&wgpu::Buffer> {
+        match self {
+            Integrator::Explicit(i) => Some(i.flags()),
+            Integrator::Leu(i) => Some(i.flags()),
+            _ => None,
+        }
+    }
+
+    /// Records what a frame does before its first step (clearing flags or the PCG's status).
+    pub fn begin_frame(&self, encoder: &mut wgpu::CommandEncoder) {
+        match self {
+            Integrator::Leu(i) => i.begin_frame(encoder),
+            Integrator::Implicit(i) => i.begin_frame(encoder),
+            Integrator::LocalGlobal(i) => i.begin_frame(encoder),
+            Integrator::Explicit(_) => {}
+        }
+    }
+
+    /// Records one step from state[p] into state[1−p].
+    pub fn encode_step(
+        &mut self,
+        pass: &mut wgpu::ComputePass,
+        p: usize,
+        st: &GpuState,
+        plan: &StepPlan,
+        settings: &StepSettings,
+    ) -> Result<()> {
+        match self {
+            Integrator::Explicit(i) => i.encode_step(pass, p, st.n),
+            Integrator::Leu(i) => i.encode_step(pass, p, st.n, plan.relinearize_every),
+            Integrator::Implicit(i) => i.encode_step(pass, p, st.n, settings.cg_max_iterations),
+            Integrator::LocalGlobal(i) => i.encode_step(pass, p, st, settings)?,
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,47 @@
+//! `GpuOptions`: how the GPU engine compiles its kernels. Safe by default: every shader module is
+//! created with wgpu's runtime checks (bounds checks, loop bounding) on. This file is the one place
+//! where a host can turn them off, and only through the `unsafe` [`GpuOptions::with_unchecked_shaders`].
+
+/// Options of a [`super::GpuSimulator`] beyond the step settings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GpuOptions {
+    /// true: the kernels run without wgpu's runtime checks (set only by the unsafe opt-out).
+    unchecked_shaders: bool,
+}
+
+impl GpuOptions {
+    /// The kernels are created without wgpu's runtime checks (`create_shader_module_trusted` with
+    /// `ShaderRuntimeChecks::unchecked()`): no bounds checks on buffer indexing and no loop bounding.
+    /// On lavapipe this makes the kernels faster (see the measurements in BENCHMARKS).
+    ///
+    /// # Safety
+    ///
+    /// The caller asserts that every index the kernels form is in range and every loop ends. springsim's
+    /// kernels are written so that this holds for the buffers the engine allocates itself: particle
+    /// indices are guarded by `i < n`; spring endpoints and CSR entries come from a model that passed
+    /// `Model::validate` (endpoints < n) and from `Incidence::build` (offsets[n] = entries.len()); the
+    /// buffers are sized from the same counts; the loops are bounded by the CSR offsets, the partial
+    /// count or the workgroup size. A host that writes the engine's buffers itself (positions through
+    /// `positions_buffer`, or anything bound to the kernels) must keep those invariants: an index out of
+    /// range then reads or writes outside the buffer, which is undefined behaviour on the device.
+    pub unsafe fn with_unchecked_shaders(mut self) -> Self {
+        self.unchecked_shaders = true;
+        self
+    }
+
+    /// Whether the kernels keep wgpu's runtime checks (true unless the host opted out).
+    pub fn shader_checks(&self) -> bool {
+        !self.unchecked_shaders
+    }
+
+    /// Creates a shader module with or without the runtime checks, as these options say.
+    pub(crate) fn create_shader_module(&self, device: &wgpu::Device, desc: wgpu::ShaderModuleDescriptor) -> wgpu::ShaderModule {
+        if self.unchecked_shaders {
+            // SAFETY: `unchecked_shaders` is set only by `with_unchecked_shaders`, whose caller took on
+            // the obligations in its `# Safety` section.
+            unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
+        } else {
+            device.create_shader_module(desc)
+        }
+    }
+}

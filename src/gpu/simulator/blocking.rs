@@ -1,0 +1,279 @@
+//! The blocking side of [`GpuSimulator`]: calls that submit and wait. `Simulator::step_frame`
+//! ([`GpuSimulator::step_frame_blocking`]), local/global with the host's Cholesky global step
+//! ([`GpuSimulator::run_host_global_frame`]) and its phase profile, implicit Euler's adaptive step
+//! (Kauppila §3.2.3), k₀ by power iteration, and the read-backs for reports and checks.
+
+use super::{GpuCgState, GpuSimulator, LgEval};
+use crate::error::{Error, Result};
+use crate::gpu::integrator::Integrator;
+use crate::gpu::local_global::LgSplit;
+use crate::gpu::power::PowerKernels;
+use crate::gpu::state::read_words;
+use crate::method::{plan, GlobalSolve, Method};
+use crate::sim::FrameReport;
+
+impl GpuSimulator {
+    /// One frame, submitted and waited for, with its report: what `Simulator::step_frame` runs. The
+    /// adaptive implicit step and local/global with `--global cholesky` take several submits; every other
+    /// configuration is one submit of [`GpuSimulator::encode_frame`] followed by the report's read-back
+    /// (and, for the explicit methods and LEU, the divergence check of Shinya §5.3).
+    pub fn step_frame_blocking(&mut self) -> Result<FrameReport> {
+        if self.method == Method::ImplicitEuler && self.settings.adaptive {
+            let (substeps, iterations, residual) = self.implicit_adaptive_frame()?;
+            return Ok(FrameReport { substeps, leu_retries: 0, iterations, residual });
+        }
+        let substeps = self.plan.substeps;
+        self.run_steps(substeps)?;
+        if let Integrator::LocalGlobal(lg) = &self.integrator {
+            let (stats, cg) = lg.read_report(&self.device, &self.queue, &self.state)?;
+            let (iters, budget) = (self.settings.lg_iterations, self.settings.global_iterations);
+            let global = lg.global().unwrap_or(GlobalSolve::Cg);
+            let iterations = match global {
+                GlobalSolve::Cholesky => substeps * iters,
+                GlobalSolve::Chebyshev => substeps * iters * budget,
+                _ => {
+                    if cg.breakdowns > 0 {
+                        return Err(Error::Solver(format!(
+                            "GPU CG broke down in {} global step(s) of this frame (pᵀAp <= 0: the global matrix is not positive definite)",
+                            cg.breakdowns
+                        )));
+                    }
+                    cg.total_iterations
+                }
+            };
+            if !stats.iter().all(|v| v.is_finite()) {
+                return Err(Error::Solver(format!("local/global ({}) on the GPU produced a non-finite residual", global.name())));
+            }
+            return Ok(FrameReport { substeps, leu_retries: 0, iterations, residual: stats[2] });
+        }
+        if self.method == Method::Leu {
+            let r = self.leu_retries_gpu()?;
+            if r > self.leu_retries {
+                self.leu_retries = r;
+                // Shinya §5.3: recompute k₀ when divergence is detected.
+                self.replan()?;
+            }
+        } else if self.method != Method::ImplicitEuler {
+            self.check_divergence()?;
+        }
+        let mut report = FrameReport { substeps, leu_retries: self.leu_retries, ..Default::default() };
+        if let Integrator::Implicit(implicit) = &self.integrator {
+            let cg = implicit.cg_state(&self.device, &self.queue, &self.state)?;
+            if cg.breakdowns > 0 {
+                // no warm start from a failed solve
+                implicit.clear_solution(&self.device, &self.queue);
+                return Err(Error::Solver(format!(
+                    "GPU CG broke down in {} step(s) of this frame (pᵀAp <= 0: the system is not positive definite)",
+                    cg.breakdowns
+                )));
+            }
+            report.iterations = cg.total_iterations;
+            report.residual = cg.residual;
+        }
+        Ok(report)
+    }
+
+    /// Local/global with the host's global step (`--global cholesky`, Liu et al. 2013 §4 with the f64
+    /// factor on the CPU): runs one frame by several submits (per iteration one read-back of r and one
+    /// upload of δ, n `vec4` each) and waits for it. This is the blocking call to use where
+    /// [`GpuSimulator::encode_frame`] refuses; it also runs the GPU solvers (`cg`, `chebyshev`) the same
+    /// way. The split of the frame is kept for [`GpuSimulator::lg_last_split`].
+    pub fn run_host_global_frame(&mut self) -> Result<LgSplit> {
+        self.run_host_global_steps(self.plan.substeps, false)
+    }
+
+    /// `steps` local/global steps by the multi-submit driver, phase by phase and timed when `profile`.
+    pub(super) fn run_host_global_steps(&mut self, steps: usize, profile: bool) -> Result<LgSplit> {
+        self.prepare_lg()?;
+        let Integrator::LocalGlobal(lg) = &mut self.integrator else {
+            return Err(Error::param("method", self.method.name(), "the host-driven frame is for local-global"));
+        };
+        lg.host_frame(&self.device, &self.queue, &self.state, self.colliders.as_ref(), &self.settings, steps, profile)
+    }
+
+    /// Local/global: runs `frames` frames with every phase its own submit, timed on the host (submit and
+    /// wait; lavapipe has no cheaper clock), and returns the split summed over them (see [`LgSplit`]).
+    /// The frames advance the simulation like `step_frame`.
+    pub fn lg_profile_frames(&mut self, frames: usize) -> Result<LgSplit> {
+        if self.method != Method::LocalGlobal {
+            return Err(Error::param("method", self.method.name(), "the phase split is for local-global"));
+        }
+        let mut total = LgSplit::default();
+        for _ in 0..frames {
+            let s = self.run_host_global_steps(self.plan.substeps, true)?;
+            total.frames += 1;
+            total.other_ms += s.other_ms;
+            total.local_ms += s.local_ms;
+            total.rhs_ms += s.rhs_ms;
+            total.global_ms += s.global_ms;
+            total.advance_ms += s.advance_ms;
+            total.readback_ms += s.readback_ms;
+            total.solve_ms += s.solve_ms;
+            total.upload_ms += s.upload_ms;
+            total.total_ms += s.total_ms;
+        }
+        Ok(total)
+    }
+
+    /// Local/global: the split of the last frame run by the multi-submit driver (the `cholesky` path, or
+    /// [`GpuSimulator::lg_profile_frames`]).
+    pub fn lg_last_split(&self) -> LgSplit {
+        match &self.integrator {
+            Integrator::LocalGlobal(lg) => lg.last_split(),
+            _ => LgSplit::default(),
+        }
+    }
+
+    /// Local/global with `chebyshev`: the spectral radius estimate in use (0 for the other solvers).
+    pub fn lg_rho(&self) -> f64 {
+        match &self.integrator {
+            Integrator::LocalGlobal(lg) => lg.rho(),
+            _ => 0.0,
+        }
+    }
+
+    /// Local/global, for checks against the CPU twins: runs `lg_inertia` on the current state (q, v), then
+    /// `lg_local` and `lg_residual` at the positions `x` (pinned particles: give their q), and reads back
+    /// y, d, r and the inverse diagonal. The current state is left as it was.
+    pub fn lg_eval(&mut self, x: &[[f64; 3]]) -> Result<LgEval> {
+        if self.method != Method::LocalGlobal {
+            return Err(Error::param("method", self.method.name(), "lg_eval needs local-global"));
+        }
+        if x.len() != self.model.n {
+            return Err(Error::param("x", x.len(), format!("must have {} positions", self.model.n)));
+        }
+        self.prepare_lg()?;
+        let Integrator::LocalGlobal(lg) = &self.integrator else {
+            return Err(Error::param("method", self.method.name(), "lg_eval needs local-global"));
+        };
+        lg.eval(&self.device, &self.queue, &self.state, &self.model, x)
+    }
+
+    /// Implicit Euler and local/global: the PCG's status words (one read-back); zeros for the methods
+    /// without a PCG.
+    pub fn cg_state_gpu(&self) -> Result<GpuCgState> {
+        match &self.integrator {
+            Integrator::Implicit(i) => i.cg_state(&self.device, &self.queue, &self.state),
+            Integrator::LocalGlobal(lg) => lg.cg_state(&self.device, &self.queue, &self.state),
+            _ => Ok(GpuCgState::default()),
+        }
+    }
+
+    /// Implicit Euler: Δv of the last solve, read back (for checks).
+    pub fn read_dv(&self) -> Result<Vec<[f64; 3]>> {
+        match &self.integrator {
+            Integrator::Implicit(i) => i.read_dv(&self.device, &self.queue, self.state.n),
+            _ => Err(Error::param("method", self.method.name(), "read_dv needs implicit-euler")),
+        }
+    }
+
+    /// Implicit Euler: every adaptive step tried so far, (h, accepted).
+    pub fn step_log(&self) -> &[(f64, bool)] {
+        &self.step_log
+    }
+
+    /// Implicit Euler with Kauppila §3.2.3's adaptive step, as the CPU twin does it: each step is one
+    /// submit from state[0] into state[1] followed by the strain check; the flag is read back after the
+    /// step (never inside the CG). A discarded step leaves state[0] as it was (the old state); an accepted
+    /// one is copied over. Returns the steps taken and the iterations used.
+    fn implicit_adaptive_frame(&mut self) -> Result<(usize, usize, f64)> {
+        if self.h_adaptive <= 0.0 || self.h_adaptive > self.plan.h {
+            self.h_adaptive = self.plan.h;
+        }
+        let frame = self.settings.frame_dt;
+        let h_floor = self.plan.h / 1024.0;
+        let n = self.state.n;
+        let (mut t, mut steps, mut iterations, mut residual) = (0.0, 0usize, 0usize, 0.0);
+        while t < frame * (1.0 - 1e-9) {
+            let h = self.h_adaptive.min(frame - t);
+            self.write_params_h(h);
+            let Integrator::Implicit(implicit) = &self.integrator else {
+                return Err(Error::param("method", self.method.name(), "the adaptive step is for implicit-euler"));
+            };
+            let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.adaptive") });
+            implicit.begin_frame(&mut enc);
+            {
+                let mut pass =
+                    enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("springsim.adaptive"), timestamp_writes: None });
+                implicit.encode_step(&mut pass, 0, n, self.settings.cg_max_iterations);
+                if let Some(c) = &self.colliders {
+                    c.encode(&mut pass, 1, n);
+                }
+                implicit.encode_strain(&mut pass, 0, n);
+            }
+            self.queue.submit([enc.finish()]);
+            let cg = implicit.cg_state(&self.device, &self.queue, &self.state)?;
+            iterations += cg.total_iterations;
+            residual = cg.residual;
+            if cg.breakdowns > 0 {
+                implicit.clear_solution(&self.device, &self.queue);
+                self.write_params();
+                return Err(Error::Solver("GPU CG broke down (pᵀAp <= 0: the system is not positive definite)".into()));
+            }
+            if cg.strained && h > h_floor {
+                self.step_log.push((h, false));
+                self.h_adaptive = h * 0.5;
+                self.good_steps = 0;
+                continue;
+            }
+            self.step_log.push((h, true));
+            let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.accept") });
+            enc.copy_buffer_to_buffer(&self.state.state[1], 0, &self.state.state[0], 0, self.state.state_bytes());
+            self.queue.submit([enc.finish()]);
+            t += h;
+            steps += 1;
+            self.good_steps += 1;
+            if self.good_steps >= 2 && self.h_adaptive < self.plan.h {
+                self.h_adaptive = (self.h_adaptive * 2.0).min(self.plan.h);
+                self.good_steps = 0;
+            }
+        }
+        self.write_params();
+        Ok((steps, iterations, residual))
+    }
+
+    /// k₀ by `iters` power iterations on the GPU at the current positions (submits and reads back; the
+    /// iteration's buffers exist only during the call, its kernels are compiled on the first call).
+    pub fn power_k0(&mut self, iters: usize) -> Result<f64> {
+        let kernels = match self.power.take() {
+            Some(kernels) => kernels,
+            None => PowerKernels::new(&self.device, &self.options)?,
+        };
+        let kernels = self.power.insert(kernels);
+        kernels.k0(&self.device, &self.queue, &self.state, &self.model, iters)
+    }
+
+    /// Explicit methods: whether a step since the last check exceeded the speed limit
+    /// (`StepSettings::speed_limit`); if so, and the state is finite, k₀ is recomputed at the
+    /// current state and the step re-planned (Shinya §5.3). `step_frame` calls this after each frame;
+    /// a host on the `encode_frame` path calls it when it wants to (one small read-back). Always false
+    /// for the implicit methods.
+    pub fn check_divergence(&mut self) -> Result<bool> {
+        let Some(flags) = self.integrator.flags() else {
+            return Ok(false);
+        };
+        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.flags") });
+        enc.copy_buffer_to_buffer(flags, 0, &self.state.readback, 0, 16);
+        enc.clear_buffer(flags, 12, Some(4));
+        self.queue.submit([enc.finish()]);
+        let words = crate::gpu::state::read_buffer(&self.device, &self.state.readback, 16)?;
+        let diverged = bytemuck::cast_slice::<u8, u32>(&words)[3] != 0;
+        if diverged {
+            let k0 = self.power_k0(self.settings.power_iterations)?;
+            if k0.is_finite() && k0 > 0.0 {
+                self.plan = plan(self.method, k0, self.model.drag, &self.settings);
+                self.integrator.relinearize();
+                self.write_params();
+            }
+        }
+        Ok(diverged)
+    }
+
+    /// LEU: the divergence retries counted on the GPU so far (one read-back); 0 for the other methods.
+    pub fn leu_retries_gpu(&self) -> Result<usize> {
+        match &self.integrator {
+            Integrator::Leu(leu) => Ok(read_words(&self.device, &self.queue, &self.state, leu.flags(), 0, 4)?[2] as usize),
+            _ => Ok(0),
+        }
+    }
+}
