@@ -3,8 +3,9 @@
 //! Figures are recorded in docs/BENCHMARKS.md (`cargo bench --bench substep`).
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use springsim::cpu::CpuSimulator;
-use springsim::gpu::{GpuContext, GpuSimulator};
+use springsim::gpu::GpuContext;
+use springsim::stepping::CpuSimulator;
+use springsim::stepping::GpuSimulator;
 use springsim::{model, Method, Model, Simulator, StepSettings};
 use std::time::Duration;
 

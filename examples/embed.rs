@@ -17,8 +17,8 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
-use springsim::gpu::GpuSimulator;
 use springsim::model::{self, Collider};
+use springsim::stepping::GpuSimulator;
 use springsim::wgpu::{self, util::DeviceExt};
 use springsim::{Method, Simulator, StepSettings};
 use std::path::PathBuf;

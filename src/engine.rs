@@ -48,7 +48,7 @@ pub trait Engine {
     /// `plan.relinearize_every` steps) from the next step on.
     fn set_plan(&mut self, plan: &StepPlan) -> Result<()>;
     /// Takes `steps` steps of the plan's h.
-    fn run_steps(&mut self, steps: usize) -> Result<StepsReport>;
+    fn take_steps(&mut self, steps: usize) -> Result<StepsReport>;
     /// Takes one trial step of size `h` from the current state, which is kept until
     /// [`Engine::accept_trial`] (implicit Euler's adaptive step).
     fn try_step(&mut self, h: f64) -> Result<StepsReport>;

@@ -1,11 +1,16 @@
 //! springsim: a GPU-compute mass-spring simulator on wgpu, with an f64 CPU twin of every kernel.
 //!
-//! - [`model`]: particles, springs, pins, builders, validation, CSR incidence lists.
-//! - [`cpu`]: the f64 reference, one file per method family.
-//! - [`gpu`]: buffers, pipelines and the simulator that embeds on a caller's `Device` and `Queue`.
-//! - [`method`]: the integrators and Shinya's stable step.
-//! - [`scene`]: the scene registry shared by the CLI, the bench and the tests.
-//! - `viewer` (feature `viewer`, on by default): the windowed demo.
+//! The layers, each importing only from those above it in this list:
+//! - [`error`], [`method`] (the methods and their settings), [`model`] (particles, springs, pins,
+//!   builders, validation, CSR incidence lists, the cursor spring) and [`scene`] (the built-in scenes);
+//! - [`reference`]: the f64 twin of every WGSL kernel, one plain function per entry point, and
+//!   [`linalg`]: the sparse Cholesky, orderings, multigrid and CG that both engines use;
+//! - the engines behind the [`engine::Engine`] contract: [`cpu`] (the reference kernels in parallel with
+//!   rayon) and [`gpu`] (middleware on a caller's `Device` and `Queue`);
+//! - [`stepping`]: the stepping policy (Shinya's plan, substeps, the adaptive step, the re-plan after a
+//!   divergence) once for both engines: [`CpuSimulator`] and [`GpuSimulator`];
+//! - the front ends: `viewer` (feature `viewer`, on by default: the windowed demo) and the `springsim`
+//!   binary (feature `cli`: bench, converge, info).
 #![warn(missing_docs)]
 
 pub mod cpu;
@@ -17,7 +22,6 @@ pub mod method;
 pub mod model;
 pub mod reference;
 pub mod scene;
-pub mod sim;
 pub mod stepping;
 #[cfg(feature = "viewer")]
 pub mod viewer;
@@ -25,5 +29,5 @@ pub mod viewer;
 pub use error::{Error, Result};
 pub use method::{GlobalSolve, Method, Preconditioner, StepPlan, StepSettings};
 pub use model::Model;
-pub use sim::Simulator;
+pub use stepping::{CpuSimulator, FrameReport, GpuSimulator, Simulator};
 pub use wgpu;

@@ -371,6 +371,3 @@ pub struct StepPlan {
     /// LEU: re-linearize every this many steps.
     pub relinearize_every: usize,
 }
-
-// The plan moved to the stepping policy; re-exported until the engines stop calling it themselves.
-pub use crate::stepping::plan::{h_max, plan, rayleigh_alpha};

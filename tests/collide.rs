@@ -5,10 +5,10 @@
 mod common;
 
 use common::{gpu, rel_err};
-use springsim::cpu::CpuSimulator;
-use springsim::gpu::GpuSimulator;
 use springsim::model::{self, Collider, Forces, Model};
 use springsim::scene::{self, SceneOptions};
+use springsim::stepping::CpuSimulator;
+use springsim::stepping::GpuSimulator;
 use springsim::{Method, Simulator, StepSettings};
 
 /// A 21×21 curtain just above the ground (y = 0.02), thrown down and sideways at it: most particles hit
@@ -153,7 +153,7 @@ fn drape_settles_on_the_ground_in_every_method() {
             }
         }
         let (x, v) = cpu.read_state().unwrap();
-        let s = springsim::sim::state_stats(cpu.model(), &x, &v);
+        let s = springsim::reference::stats::state_stats(cpu.model(), &x, &v);
         let on_ground = x.iter().filter(|p| p[1] <= 1e-9).count();
         eprintln!(
             "{method:17} peak KE {peak:.3e} J, last second {last:.3e} J ({:.2}%), {on_ground} on the ground, max strain {:.3}",

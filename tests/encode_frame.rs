@@ -13,8 +13,8 @@
 mod common;
 
 use common::{gpu, rel_err_motion};
-use springsim::cpu::CpuSimulator;
-use springsim::gpu::GpuSimulator;
+use springsim::stepping::CpuSimulator;
+use springsim::stepping::GpuSimulator;
 use springsim::{Error, GlobalSolve, Method, Model, Simulator, StepSettings};
 
 const TOL: f64 = 1e-4;

@@ -7,8 +7,8 @@
 mod common;
 
 use common::{gpu, rel_err, rel_err_motion};
-use springsim::cpu::CpuSimulator;
-use springsim::gpu::GpuSimulator;
+use springsim::stepping::CpuSimulator;
+use springsim::stepping::GpuSimulator;
 use springsim::{Method, Model, Simulator, StepSettings};
 
 const STEPS: usize = 100;
@@ -113,7 +113,7 @@ fn method_switch_keeps_state() {
 /// relative to its pull is printed too.
 #[test]
 fn cursor_spring_matches_cpu_twin() {
-    use springsim::sim::Cursor;
+    use springsim::model::Cursor;
     let Some(ctx) = gpu() else { return };
     let model = springsim::model::curtain(21, None).unwrap();
     let i = 21 * 21 - 4; // on the far, free edge (the curtain hangs from the two ends of its first row)

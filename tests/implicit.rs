@@ -7,9 +7,10 @@ mod common;
 use common::{gpu, hash01, rel_err};
 use springsim::cpu::forces::max_strain;
 use springsim::cpu::implicit::{self, CgWork, ImplicitSystem};
-use springsim::cpu::{CpuModel, CpuSimulator, V3};
-use springsim::gpu::GpuSimulator;
+use springsim::cpu::{CpuModel, V3};
 use springsim::model::Forces;
+use springsim::stepping::CpuSimulator;
+use springsim::stepping::GpuSimulator;
 use springsim::{Error, GlobalSolve, Method, Model, Simulator, StepSettings};
 
 fn settings(iters: usize, tol: f64) -> StepSettings {
@@ -222,7 +223,7 @@ fn stiff_curtain_is_stable_where_explicit_euler_diverges() {
     for f in 0..300 {
         let r = imp.step_frame().unwrap();
         iters += r.iterations;
-        let st = springsim::sim::state_stats(&cm, &v3s(&imp.x), &v3s(&imp.v));
+        let st = springsim::reference::stats::state_stats(&cm, &v3s(&imp.x), &v3s(&imp.v));
         worst_strain = worst_strain.max(st.max_strain);
         worst_energy = worst_energy.max(st.energy);
         last_strain = st.max_strain;
@@ -248,7 +249,7 @@ fn stiff_curtain_is_stable_where_explicit_euler_diverges() {
     let mut left = None;
     for f in 0..20 {
         ex.step_frame().unwrap();
-        let st = springsim::sim::state_stats(&cm, &v3s(&ex.x), &v3s(&ex.v));
+        let st = springsim::reference::stats::state_stats(&cm, &v3s(&ex.x), &v3s(&ex.v));
         if !st.finite || st.max_strain > 100.0 {
             left = Some((f, st.max_strain));
             break;

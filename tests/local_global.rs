@@ -7,7 +7,8 @@ use springsim::cpu::local_global::{
 };
 use springsim::cpu::newton::Newton;
 use springsim::cpu::sparse::SpdFactor;
-use springsim::cpu::{CpuModel, CpuSimulator, V3};
+use springsim::cpu::{CpuModel, V3};
+use springsim::stepping::CpuSimulator;
 use springsim::{Error, GlobalSolve, Method, Model, Simulator, StepSettings};
 
 const H: f64 = 1.0 / 30.0;

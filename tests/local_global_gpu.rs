@@ -19,9 +19,10 @@ mod common;
 
 use common::{gpu, hash01, rel_err};
 use springsim::cpu::local_global::{lg_inertia, lg_inv_diag, lg_local, lg_residual, LgParams};
-use springsim::cpu::{CpuModel, CpuSimulator, V3};
-use springsim::gpu::GpuSimulator;
+use springsim::cpu::{CpuModel, V3};
 use springsim::method::GlobalSolve;
+use springsim::stepping::CpuSimulator;
+use springsim::stepping::GpuSimulator;
 use springsim::{Method, Model, Preconditioner, Simulator, StepSettings};
 
 fn settings(global: GlobalSolve, iterations: usize, budget: usize) -> StepSettings {

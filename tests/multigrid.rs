@@ -7,7 +7,8 @@ use springsim::cpu::local_global::{
     chebyshev_rho, lg_apply, lg_inv_diag, lg_residual, multigrid_rho, GlobalCholesky, LgParams, LocalGlobal, MULTIGRID_RHO_ITERATIONS,
 };
 use springsim::cpu::multigrid::{aggregate, global_matrix, Csr, Multigrid, COARSE_ROWS};
-use springsim::cpu::{CpuModel, CpuSimulator, V3};
+use springsim::cpu::{CpuModel, V3};
+use springsim::stepping::CpuSimulator;
 use springsim::{GlobalSolve, Method, Preconditioner, Simulator, StepSettings};
 
 const H: f64 = 1.0 / 30.0;

@@ -4,10 +4,11 @@ mod common;
 
 use common::{gpu, hash01};
 use nalgebra::{DMatrix, SymmetricEigen};
-use springsim::cpu::{power, CpuModel, CpuSimulator, V3};
-use springsim::gpu::GpuSimulator;
-use springsim::method::h_max;
+use springsim::cpu::{power, CpuModel, V3};
 use springsim::model::{Forces, Model};
+use springsim::stepping::plan::h_max;
+use springsim::stepping::CpuSimulator;
+use springsim::stepping::GpuSimulator;
 use springsim::{Method, Simulator, StepSettings};
 
 /// k₀ of M⁻¹K_c by a dense symmetric eigen-solve of M^{-1/2} K_c M^{-1/2}, K_c assembled from the

@@ -5,8 +5,8 @@
 
 mod common;
 
-use springsim::cpu::CpuSimulator;
-use springsim::gpu::GpuSimulator;
+use springsim::stepping::CpuSimulator;
+use springsim::stepping::GpuSimulator;
 use springsim::{model, Method, Simulator, StepSettings};
 
 #[cfg(feature = "viewer")]
@@ -175,7 +175,7 @@ fn mouse_pick_drag_and_pin_through_the_demo_api() {
 /// the bound of `Cursor::stable` is what keeps the step stable.
 #[test]
 fn cursor_drag_follows_and_stays_stable_on_the_cpu() {
-    use springsim::sim::Cursor;
+    use springsim::model::Cursor;
     let m = model::rope(24, None).unwrap();
     let end = m.n_particles() - 1;
     let start = m.positions[end];
@@ -190,7 +190,8 @@ fn cursor_drag_follows_and_stays_stable_on_the_cpu() {
         let mut worst: f64 = 0.0;
         for f in 0..90 {
             let target = target_at(f);
-            cpu.set_cursor(Some(Cursor::stable(end, target, &cpu.plan(), cpu.model().drag))).unwrap();
+            let cursor = Cursor::stable(end, target, &cpu.plan(), cpu.model().drag);
+            cpu.set_cursor(Some(cursor)).unwrap();
             cpu.step_frame().unwrap();
             assert!(!cpu.is_pinned(end));
             let x = cpu.x[end];

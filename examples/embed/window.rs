@@ -4,7 +4,7 @@
 
 use super::{build_simulation, check_size, render_frame, report, Args, Gpu, HostRenderer, Offscreen};
 use anyhow::{anyhow, bail, Context, Result};
-use springsim::gpu::GpuSimulator;
+use springsim::stepping::GpuSimulator;
 use springsim::wgpu;
 use std::sync::Arc;
 use std::time::Instant;

@@ -1,13 +1,16 @@
 //! The headless benchmark: runs a scene with a method on a backend and reports one record.
 
 use serde::Serialize;
-use springsim::cpu::{CpuModel, CpuSimulator};
+use springsim::cpu::CpuModel;
 use springsim::error::{Error, Result};
 use springsim::gpu::local_global::LgSplit;
-use springsim::gpu::{GpuContext, GpuSimulator};
+use springsim::gpu::GpuContext;
 use springsim::method::{Method, StepSettings};
+use springsim::reference::stats::state_stats;
 use springsim::scene::{self, SceneOptions};
-use springsim::sim::{state_stats, Simulator};
+use springsim::stepping::CpuSimulator;
+use springsim::stepping::GpuSimulator;
+use springsim::Simulator;
 use std::time::Instant;
 
 /// Where a simulation runs.
@@ -176,7 +179,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>) -> Result<BenchResult> {
     };
     let mut times = Vec::with_capacity(cfg.frames);
     let mut failed_frame = None;
-    let mut report: springsim::sim::FrameReport = Default::default();
+    let mut report: springsim::stepping::FrameReport = Default::default();
     let mut iterations = 0usize;
     for f in 0..cfg.frames {
         let t = Instant::now();

@@ -6,11 +6,12 @@
 
 use springsim::cpu::local_global::{lg_energy, relative_error, LocalGlobal};
 use springsim::cpu::newton::Newton;
-use springsim::cpu::{CpuModel, CpuSimulator, V3};
+use springsim::cpu::{CpuModel, V3};
 use springsim::error::{Error, Result};
 use springsim::method::{GlobalSolve, Method, Preconditioner, StepSettings};
 use springsim::model::Model;
-use springsim::sim::Simulator;
+use springsim::stepping::CpuSimulator;
+use springsim::Simulator;
 use std::time::Instant;
 
 /// What to study.

@@ -122,7 +122,7 @@ mod tests {
     fn setup(n: usize) -> (CpuModel, Vec<V3>, Vec<V3>) {
         let model = crate::model::curtain(n, None).unwrap();
         let mut cm = CpuModel::new(&model).unwrap();
-        cm.cursor = Some(crate::sim::Cursor { particle: 7, target: [0.1, -0.2, 0.3], stiffness: 1.7e3, damping: 3.1 });
+        cm.cursor = Some(crate::model::Cursor { particle: 7, target: [0.1, -0.2, 0.3], stiffness: 1.7e3, damping: 3.1 });
         let x: Vec<V3> = model.positions.iter().enumerate().map(|(i, p)| V3::from(*p) + V3::new(1e-3 * (i % 7) as f64, 0.0, 0.0)).collect();
         let v: Vec<V3> = (0..cm.n)
             .map(|i| if cm.inv_mass[i] == 0.0 { V3::zeros() } else { V3::new(0.01 * (i % 5) as f64, -0.02, 0.003 * (i % 3) as f64) })

@@ -149,7 +149,7 @@ mod tests {
         // no cursor; a cursor on a particle in a group of four, on the last one (a tail lane when n is
         // not a multiple of four) and on a pinned one (which it must not move)
         let cursors = [None, Some(5), Some(cm.n - 1), pinned.first().copied()]
-            .map(|p| p.map(|particle| crate::sim::Cursor { particle, target: [0.1, -0.2, 0.3], stiffness: 1.7e3, damping: 3.1 }));
+            .map(|p| p.map(|particle| crate::model::Cursor { particle, target: [0.1, -0.2, 0.3], stiffness: 1.7e3, damping: 3.1 }));
         for (&c, cursor) in threads.iter().flat_map(|c| cursors.iter().map(move |k| (c, k))) {
             cm.cursor = *cursor;
             let pool = rayon::ThreadPoolBuilder::new().num_threads(c).build().unwrap();

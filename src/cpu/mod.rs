@@ -1,5 +1,5 @@
 //! The CPU engine: every method in f64 on the kernels of [`crate::reference`], run in parallel on rayon
-//! (the global pool, or a pool of its own: [`CpuSimulator::with_threads`]), with the sparse solvers of
+//! (the global pool, or a pool of its own: [`CpuEngine::with_threads`]), with the sparse solvers of
 //! [`crate::linalg`]. Users without a GPU run on it; the tests hold the GPU to it. Safe Rust only, and no
 //! thread outlives a call except the pool's, which sleep between jobs.
 
@@ -14,12 +14,12 @@ pub mod power;
 pub mod sweep;
 
 use crate::error::{Error, Result};
-use crate::method::{plan, Method, StepPlan, StepSettings};
+use crate::method::{Method, StepPlan, StepSettings};
 use crate::model::Model;
 pub use crate::reference::model::{CpuModel, V3};
 
+use crate::engine::{check_state_len, Engine, StepsReport};
 pub use crate::linalg::{multigrid, ordering, sparse};
-use crate::sim::{FrameReport, Simulator};
 use forces::StepParams;
 
 /// Working memory of the CPU steps, allocated once.
@@ -72,7 +72,7 @@ fn check_cpu_settings(m: &CpuModel, method: Method, s: &StepSettings) -> Result<
 }
 
 /// The CPU simulator: the f64 reference of every method.
-pub struct CpuSimulator {
+pub struct CpuEngine {
     model: CpuModel,
     method: Method,
     settings: StepSettings,
@@ -87,14 +87,7 @@ pub struct CpuSimulator {
     lin: leu::Linearization,
     steps_since_lin: usize,
     leu_retries: usize,
-    needs_replan: bool,
     imp: implicit::ImplicitScratch,
-    /// Implicit: the adaptive step currently in use (≤ plan.h).
-    h_adaptive: f64,
-    /// Implicit: accepted steps since the last halving or doubling.
-    good_steps: usize,
-    /// Implicit: the log of the adaptive steps (h, accepted).
-    step_log: Vec<(f64, bool)>,
     /// Implicit: the last step's solve, and the iterations summed since the last frame report.
     last_cg: implicit::CgReport,
     cg_iterations: usize,
@@ -107,25 +100,24 @@ pub struct CpuSimulator {
     /// Local/global and Newton: the last step's ‖∇g‖/‖∇g(y)‖.
     last_residual: f64,
     /// The cursor spring (applied by the explicit methods only: `model.cursor` mirrors it for them).
-    cursor: Option<crate::sim::Cursor>,
-    /// The thread pool the parallel passes run on ([`CpuSimulator::with_threads`]); `None`: rayon's
+    cursor: Option<crate::model::Cursor>,
+    /// The thread pool the parallel passes run on ([`CpuEngine::with_threads`]); `None`: rayon's
     /// global pool.
     pool: Option<std::sync::Arc<rayon::ThreadPool>>,
 }
 
-impl CpuSimulator {
-    /// Builds the simulator and plans its step from k₀ (power iteration at the initial state).
+impl CpuEngine {
+    /// Builds the engine. It steps once the stepping policy has given it a plan
+    /// ([`Engine::set_plan`]); `springsim::CpuEngine::new` does both.
     pub fn new(model: &Model, method: Method, settings: StepSettings) -> Result<Self> {
         settings.validate()?;
         let cm = CpuModel::new(model)?;
         check_cpu_settings(&cm, method, &settings)?;
         let x: Vec<V3> = model.positions.iter().map(|p| V3::from(*p)).collect();
         let v: Vec<V3> = model.velocities.iter().zip(&model.pinned).map(|(v, &p)| if p { V3::zeros() } else { V3::from(*v) }).collect();
-        let k0 = power::power_k0(&cm, &x, settings.power_iterations);
-        let plan = plan(method, k0, cm.drag, &settings);
         let n = cm.n;
         let scratch = Scratch::new(n, cm.sa.len());
-        Ok(CpuSimulator {
+        Ok(CpuEngine {
             x_next: x.clone(),
             v_next: v.clone(),
             x,
@@ -133,16 +125,12 @@ impl CpuSimulator {
             model: cm,
             method,
             settings,
-            plan,
+            plan: StepPlan::default(),
             scratch,
             lin: leu::Linearization::default(),
             steps_since_lin: usize::MAX,
             leu_retries: 0,
-            needs_replan: false,
             imp: implicit::ImplicitScratch::default(),
-            h_adaptive: plan.h,
-            good_steps: 0,
-            step_log: Vec::new(),
             last_cg: implicit::CgReport::default(),
             cg_iterations: 0,
             solver_error: None,
@@ -196,17 +184,6 @@ impl CpuSimulator {
         StepParams { h: self.plan.h, alpha: self.plan.alpha }
     }
 
-    /// Sets the step h outright (and α for it), keeping k₀.
-    pub fn set_h(&mut self, h: f64) -> Result<()> {
-        self.settings.fixed_h = Some(h);
-        self.settings.frame_dt = h;
-        self.settings.validate()?;
-        self.plan = plan(self.method, self.plan.k0, self.model.drag, &self.settings);
-        self.steps_since_lin = usize::MAX;
-        self.h_adaptive = self.plan.h;
-        Ok(())
-    }
-
     /// The implicit step's options from the settings.
     pub fn implicit_options(&self) -> implicit::ImplicitOptions {
         implicit::ImplicitOptions {
@@ -236,45 +213,15 @@ impl CpuSimulator {
         &self.imp
     }
 
-    /// Implicit Euler: every adaptive step tried so far, (h, accepted).
-    pub fn step_log(&self) -> &[(f64, bool)] {
-        &self.step_log
-    }
-
-    /// Implicit Euler with Kauppila §3.2.3's adaptive step: advances `frame_dt`; a step that strains a
-    /// spring beyond `strain_limit` is discarded (the old state is kept) and retaken with h/2; after two
-    /// accepted steps h doubles, never above the planned step. Below plan.h/2¹⁰ a step is accepted as is.
-    fn implicit_adaptive_frame(&mut self) -> Result<usize> {
-        let frame = self.settings.frame_dt;
-        let h_floor = self.plan.h / 1024.0;
-        let mut t = 0.0;
-        let mut steps = 0;
-        while t < frame * (1.0 - 1e-9) {
-            let h = self.h_adaptive.min(frame - t);
-            let o = self.implicit_options();
-            let rep = implicit::implicit_step(&self.model, h, &o, &self.x, &self.v, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
-            self.last_cg = rep;
-            self.cg_iterations += rep.iterations;
-            collide::collide(&self.model, &mut self.x_next, &mut self.v_next);
-            let strain = forces::max_strain(&self.model, &self.x_next);
-            if strain > self.settings.strain_limit && h > h_floor {
-                self.step_log.push((h, false));
-                self.h_adaptive = h * 0.5;
-                self.good_steps = 0;
-                continue;
-            }
-            self.step_log.push((h, true));
-            std::mem::swap(&mut self.x, &mut self.x_next);
-            std::mem::swap(&mut self.v, &mut self.v_next);
-            t += h;
-            steps += 1;
-            self.good_steps += 1;
-            if self.good_steps >= 2 && self.h_adaptive < self.plan.h {
-                self.h_adaptive = (self.h_adaptive * 2.0).min(self.plan.h);
-                self.good_steps = 0;
-            }
-        }
-        Ok(steps)
+    /// Implicit Euler's trial step of size `h` for the adaptive step (Kauppila §3.2.3): the new state goes
+    /// to the engine's second buffer, the current one stays until [`Engine::accept_trial`].
+    fn try_implicit_step(&mut self, h: f64) -> Result<StepsReport> {
+        let o = self.implicit_options();
+        let rep = implicit::implicit_step(&self.model, h, &o, &self.x, &self.v, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
+        self.last_cg = rep;
+        collide::collide(&self.model, &mut self.x_next, &mut self.v_next);
+        let strained = forces::max_strain(&self.model, &self.x_next) > self.settings.strain_limit;
+        Ok(StepsReport { iterations: rep.iterations, residual: rep.residual, strained, ..Default::default() })
     }
 
     /// Local/global: the solver for steps of size h, built or refactored when needed.
@@ -334,7 +281,7 @@ impl CpuSimulator {
         self.in_pool(|s| s.substep())
     }
 
-    /// The body of [`CpuSimulator::step`].
+    /// The body of [`CpuEngine::step`].
     fn substep(&mut self) {
         let p = self.step_params();
         let m = &self.model;
@@ -355,7 +302,6 @@ impl CpuSimulator {
                     leu::leu_fixup(m, &p, &mut self.lin, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s);
                     self.steps_since_lin = 0;
                     self.leu_retries += 1;
-                    self.needs_replan = true;
                 }
                 self.steps_since_lin += 1;
             }
@@ -382,7 +328,7 @@ impl CpuSimulator {
     // --- viewer additions (interaction): keep this block together ---
 
     /// Overwrites one particle's position and velocity and pins or frees it (1/m or 0): the CPU twin of
-    /// [`crate::gpu::GpuSimulator::set_particle`].
+    /// [`crate::GpuSimulator::set_particle`].
     pub fn set_particle(&mut self, i: usize, x: [f64; 3], v: [f64; 3], pinned: bool) -> Result<()> {
         let n = self.model.n;
         if i >= n {
@@ -407,10 +353,10 @@ impl CpuSimulator {
         self.model.inv_mass.get(i).is_some_and(|&w| w == 0.0)
     }
 
-    /// Sets or clears the cursor spring (the explicit methods' mouse drag, [`crate::sim::Cursor`]):
-    /// the CPU twin of [`crate::gpu::GpuSimulator::set_cursor`]. The implicit methods keep it but do not
+    /// Sets or clears the cursor spring (the explicit methods' mouse drag, [`crate::model::Cursor`]):
+    /// the CPU twin of [`crate::GpuSimulator::set_cursor`]. The implicit methods keep it but do not
     /// apply it (they drag by a position constraint, `set_particle`). Takes effect at the next step.
-    pub fn set_cursor(&mut self, cursor: Option<crate::sim::Cursor>) -> Result<()> {
+    pub fn set_cursor(&mut self, cursor: Option<crate::model::Cursor>) -> Result<()> {
         if let Some(c) = &cursor {
             c.validate(self.model.n)?;
         }
@@ -420,8 +366,8 @@ impl CpuSimulator {
         Ok(())
     }
 
-    /// The cursor spring set by [`CpuSimulator::set_cursor`].
-    pub fn cursor(&self) -> Option<crate::sim::Cursor> {
+    /// The cursor spring set by [`CpuEngine::set_cursor`].
+    pub fn cursor(&self) -> Option<crate::model::Cursor> {
         self.cursor
     }
 
@@ -431,84 +377,99 @@ impl CpuSimulator {
     pub fn leu_retries(&self) -> usize {
         self.leu_retries
     }
-
-    /// Recomputes k₀ at the current state and re-plans the step.
-    pub fn replan(&mut self) {
-        let k0 = power::power_k0(&self.model, &self.x, self.settings.power_iterations);
-        self.plan = plan(self.method, k0, self.model.drag, &self.settings);
-        self.steps_since_lin = usize::MAX;
-    }
 }
 
-impl CpuSimulator {
-    /// One frame (the body of [`Simulator::step_frame`], run inside the pool).
+impl CpuEngine {
+    /// `steps` steps of the plan's h (run inside the pool), and what the stepping policy needs to know.
     #[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(v² ≤ lim²)` also catches NaN
-    fn frame(&mut self) -> Result<FrameReport> {
-        if self.method == Method::ImplicitEuler {
-            self.cg_iterations = 0;
-            let steps = if self.settings.adaptive {
-                self.implicit_adaptive_frame()?
-            } else {
-                for _ in 0..self.plan.substeps {
-                    self.implicit_step_h(self.plan.h)?;
+    fn steps(&mut self, steps: usize) -> Result<StepsReport> {
+        self.cg_iterations = 0;
+        let h = self.plan.h;
+        match self.method {
+            Method::ImplicitEuler => {
+                for _ in 0..steps {
+                    self.implicit_step_h(h)?;
                 }
-                self.plan.substeps
-            };
-            return Ok(FrameReport { substeps: steps, leu_retries: 0, iterations: self.cg_iterations, residual: self.last_cg.residual });
-        }
-        if matches!(self.method, Method::LocalGlobal | Method::Newton) {
-            self.cg_iterations = 0;
-            for _ in 0..self.plan.substeps {
-                self.cg_iterations += self.solver_step(self.plan.h)?;
+                return Ok(StepsReport { iterations: self.cg_iterations, residual: self.last_cg.residual, ..Default::default() });
             }
-            return Ok(FrameReport {
-                substeps: self.plan.substeps,
-                leu_retries: 0,
-                iterations: self.cg_iterations,
-                residual: self.last_residual,
-            });
+            Method::LocalGlobal | Method::Newton => {
+                for _ in 0..steps {
+                    self.cg_iterations += self.solver_step(h)?;
+                }
+                return Ok(StepsReport { iterations: self.cg_iterations, residual: self.last_residual, ..Default::default() });
+            }
+            _ => {}
         }
-        for _ in 0..self.plan.substeps {
+        for _ in 0..steps {
             self.substep();
         }
         if let Some(e) = self.solver_error.take() {
             return Err(e);
         }
-        let mut replan = std::mem::take(&mut self.needs_replan);
+        let mut report = StepsReport { leu_retries: self.leu_retries, ..Default::default() };
         if self.method != Method::Leu {
-            // The explicit methods' divergence check, at the end of the frame (the GPU flags any step
-            // of the frame): a speed over the limit, with the state still finite.
+            // The explicit methods' divergence check, at the end of the steps (the GPU flags any step):
+            // a speed over the limit, with the state still finite.
             let lim2 = self.settings.speed_limit.powi(2);
             let finite = self.x.iter().all(|p| p.iter().all(|c| c.is_finite()));
-            replan |= finite && self.v.iter().any(|v| !(v.norm_squared() <= lim2));
+            report.speed_exceeded = finite && self.v.iter().any(|v| !(v.norm_squared() <= lim2));
         }
-        if replan {
-            // Shinya §5.3: recompute k₀ when divergence is detected.
-            self.replan();
-        }
-        Ok(FrameReport { substeps: self.plan.substeps, leu_retries: self.leu_retries, ..Default::default() })
+        Ok(report)
     }
 }
 
-impl Simulator for CpuSimulator {
-    fn step_frame(&mut self) -> Result<FrameReport> {
-        self.in_pool(|s| s.frame())
-    }
-    fn plan(&self) -> StepPlan {
-        self.plan
+impl Engine for CpuEngine {
+    fn backend_name(&self) -> String {
+        "cpu (f64)".to_string()
     }
 
     fn method(&self) -> Method {
         self.method
     }
 
+    fn settings(&self) -> &StepSettings {
+        &self.settings
+    }
+
+    fn set_settings(&mut self, settings: StepSettings) -> Result<()> {
+        check_cpu_settings(&self.model, self.method, &settings)?;
+        self.settings = settings;
+        Ok(())
+    }
+
+    fn drag(&self) -> f64 {
+        self.model.drag
+    }
+
     fn set_method(&mut self, method: Method) -> Result<()> {
         check_cpu_settings(&self.model, method, &self.settings)?;
         self.method = method;
         self.model.cursor = if method.is_implicit() { None } else { self.cursor };
-        self.plan = plan(method, self.plan.k0, self.model.drag, &self.settings);
         self.steps_since_lin = usize::MAX;
-        self.h_adaptive = self.plan.h;
+        Ok(())
+    }
+
+    fn stiffness_k0(&mut self) -> Result<f64> {
+        Ok(self.in_pool(|s| power::power_k0(&s.model, &s.x, s.settings.power_iterations)))
+    }
+
+    fn set_plan(&mut self, plan: &StepPlan) -> Result<()> {
+        self.plan = *plan;
+        self.steps_since_lin = usize::MAX;
+        Ok(())
+    }
+
+    fn take_steps(&mut self, steps: usize) -> Result<StepsReport> {
+        self.in_pool(|s| s.steps(steps))
+    }
+
+    fn try_step(&mut self, h: f64) -> Result<StepsReport> {
+        self.in_pool(|s| s.try_implicit_step(h))
+    }
+
+    fn accept_trial(&mut self) -> Result<()> {
+        std::mem::swap(&mut self.x, &mut self.x_next);
+        std::mem::swap(&mut self.v, &mut self.v_next);
         Ok(())
     }
 
@@ -517,16 +478,12 @@ impl Simulator for CpuSimulator {
     }
 
     fn write_state(&mut self, x: &[[f64; 3]], v: &[[f64; 3]]) -> Result<()> {
-        crate::sim::check_state_len(self.model.n, x, v)?;
+        check_state_len(self.model.n, x, v)?;
         for i in 0..self.model.n {
             self.x[i] = V3::from(x[i]);
             self.v[i] = if self.model.inv_mass[i] == 0.0 { V3::zeros() } else { V3::from(v[i]) };
         }
         self.steps_since_lin = usize::MAX;
         Ok(())
-    }
-
-    fn backend_name(&self) -> String {
-        "cpu (f64)".to_string()
     }
 }

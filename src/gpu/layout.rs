@@ -24,7 +24,7 @@ pub struct GpuParams {
     pub h: f32,
     /// Rayleigh α.
     pub alpha: f32,
-    /// xyz: the cursor spring's target; w: its stiffness c (1/s²) (see [`crate::sim::Cursor`]).
+    /// xyz: the cursor spring's target; w: its stiffness c (1/s²) (see [`crate::model::Cursor`]).
     pub cursor: [f32; 4],
     /// The particle on the cursor spring, [`CURSOR_NONE`] for none.
     pub cursor_particle: u32,

@@ -120,7 +120,7 @@ fn lg_ops(global: GlobalSolve, iters: usize, budget: usize) -> Vec<LgOp> {
     ops
 }
 
-/// What the GPU kernels of a local/global evaluation produced ([`super::GpuSimulator::lg_eval`]).
+/// What the GPU kernels of a local/global evaluation produced ([`super::GpuEngine::lg_eval`]).
 #[derive(Clone, Debug, Default)]
 pub struct LgEval {
     /// y = q + hαv (`lg_inertia`).
@@ -298,7 +298,7 @@ impl LocalGlobalIntegrator {
     }
 
     /// Records one whole step from state[p] into state[1−p] (`cg` and `chebyshev`: every phase on the GPU).
-    /// With `cholesky` the step needs the host: an error naming [`super::GpuSimulator::run_host_global_frame`].
+    /// With `cholesky` the step needs the host: an error naming [`super::GpuEngine::run_host_global_frame`].
     pub fn encode_step(&self, pass: &mut wgpu::ComputePass, p: usize, st: &GpuState, settings: &StepSettings) -> Result<()> {
         let rt = self.runtime()?;
         if rt.global == GlobalSolve::Cholesky {

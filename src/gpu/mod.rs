@@ -1,7 +1,7 @@
 //! The GPU engine as middleware: the device context, the shared particle state (`GpuState`), one
 //! integrator per method family (its kernels, buffers and bind groups, built when the method is chosen),
 //! the checked allocator, the options (shader runtime checks on unless a host opts out, unsafely), and
-//! the frame driver `GpuSimulator`.
+//! the engine `GpuEngine` (the stepping policy drives it: `springsim::GpuSimulator`).
 
 pub mod alloc;
 pub mod collide;
@@ -23,5 +23,5 @@ pub mod state;
 
 pub use context::GpuContext;
 pub use options::GpuOptions;
-pub use simulator::{GpuCgState, GpuSimulator, LgEval};
+pub use simulator::{GpuCgState, GpuEngine, LgEval};
 pub use state::GpuState;

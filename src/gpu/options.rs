@@ -2,7 +2,7 @@
 //! created with wgpu's runtime checks (bounds checks, loop bounding) on. This file is the one place
 //! where a host can turn them off, and only through the `unsafe` [`GpuOptions::with_unchecked_shaders`].
 
-/// Options of a [`super::GpuSimulator`] beyond the step settings.
+/// Options of a [`super::GpuEngine`] beyond the step settings.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GpuOptions {
     /// true: the kernels run without wgpu's runtime checks (set only by the unsafe opt-out).

@@ -1,8 +1,9 @@
-//! `GpuSimulator`: a model on a caller's device, as middleware. The frame driver: it holds the particle
-//! state ([`GpuState`]), the current method's [`Integrator`] (built when the method is chosen, dropped
-//! when another is), the colliders, and the step plan. [`GpuSimulator::encode_frame`] only records a
-//! frame into the caller's encoder (no submit, no poll, no read-back); the blocking drivers (the
-//! `Simulator` trait's `step_frame`, the host's Cholesky global step, the adaptive implicit step, the
+//! `GpuEngine`: a model on a caller's device, as middleware. It holds the particle state
+//! ([`GpuState`]), the current method's [`Integrator`] (built when the method is chosen, dropped when
+//! another is), the colliders, and the step plan that the stepping policy gave it
+//! ([`crate::stepping::Stepper`]; `springsim::GpuEngine` is the two together).
+//! [`GpuEngine::encode_frame`] only records a frame into the caller's encoder (no submit, no poll, no
+//! read-back); the blocking calls (the [`Engine`] steps, the host's Cholesky global step, the
 //! read-backs) are in [`blocking`].
 
 mod blocking;
@@ -15,16 +16,16 @@ use super::options::GpuOptions;
 use super::power::PowerKernels;
 use super::state::{pack_state, read_vec4s, xyz, GpuState};
 use crate::cpu::CpuModel;
+use crate::engine::{check_state_len, Engine, StepsReport};
 use crate::error::{Error, Result};
-use crate::method::{plan, GlobalSolve, Method, StepPlan, StepSettings};
+use crate::method::{GlobalSolve, Method, StepPlan, StepSettings};
 use crate::model::Model;
-use crate::sim::{check_state_len, FrameReport, Simulator};
 
 pub use super::local_global_integrator::LgEval;
 pub use super::pcg::GpuCgState;
 
 /// A simulation on the GPU.
-pub struct GpuSimulator {
+pub struct GpuEngine {
     device: wgpu::Device,
     queue: wgpu::Queue,
     options: GpuOptions,
@@ -40,13 +41,8 @@ pub struct GpuSimulator {
     settings: StepSettings,
     plan: StepPlan,
     adapter: String,
-    leu_retries: usize,
-    /// Implicit adaptive step: the step in use, good steps since the last change, and the log.
-    h_adaptive: f64,
-    good_steps: usize,
-    step_log: Vec<(f64, bool)>,
     /// The cursor spring (written into `Params` for the explicit methods only).
-    cursor: Option<crate::sim::Cursor>,
+    cursor: Option<crate::model::Cursor>,
 }
 
 /// The implicit method's settings that the GPU cannot honour are errors, not silent changes.
@@ -62,15 +58,15 @@ fn check_gpu_settings(method: Method, s: &StepSettings) -> Result<()> {
     Ok(())
 }
 
-impl GpuSimulator {
-    /// Builds the simulation on the caller's device and queue with the default [`GpuOptions`] (kernels
-    /// with wgpu's runtime checks): uploads the model, builds the method's integrator and computes k₀ by
-    /// power iteration on the GPU (one submit and one read-back, at construction).
+impl GpuEngine {
+    /// Builds the engine on the caller's device and queue with the default [`GpuOptions`] (kernels with
+    /// wgpu's runtime checks): uploads the model and builds the method's integrator. It steps once the
+    /// stepping policy has given it a plan ([`Engine::set_plan`]); `springsim::GpuSimulator::new` does both.
     pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, model: &Model, method: Method, settings: StepSettings) -> Result<Self> {
         Self::new_with_options(device, queue, model, method, settings, GpuOptions::default())
     }
 
-    /// [`GpuSimulator::new`] with explicit [`GpuOptions`]. Every buffer is checked against the device's
+    /// [`GpuEngine::new`] with explicit [`GpuOptions`]. Every buffer is checked against the device's
     /// limits before it is allocated: one that would not fit is an [`Error::BufferTooLarge`].
     pub fn new_with_options(
         device: &wgpu::Device,
@@ -86,7 +82,7 @@ impl GpuSimulator {
         let state = GpuState::new(device, &cm, &model.positions, &model.velocities)?;
         let integrator = Integrator::new(device, &options, &state, &cm, method, &settings)?;
         let colliders = Colliders::new(device, &options, &state, &cm.colliders)?;
-        let mut sim = GpuSimulator {
+        let sim = GpuEngine {
             device: device.clone(),
             queue: queue.clone(),
             options,
@@ -94,27 +90,20 @@ impl GpuSimulator {
             integrator,
             power: None,
             colliders,
-            plan: plan(method, 0.0, cm.drag, &settings),
+            plan: StepPlan::default(),
             model: cm,
             method,
             settings,
             adapter: String::from("caller's device"),
-            leu_retries: 0,
-            h_adaptive: 0.0,
-            good_steps: 0,
-            step_log: Vec::new(),
             cursor: None,
         };
         sim.write_params();
-        sim.replan()?;
-        sim.prepare_lg()?;
         Ok(sim)
     }
 
     /// Names the adapter in reports.
-    pub fn with_adapter_name(mut self, name: impl Into<String>) -> Self {
-        self.adapter = name.into();
-        self
+    pub fn set_adapter_name(&mut self, name: String) {
+        self.adapter = name;
     }
 
     /// The options the kernels were built with.
@@ -194,16 +183,16 @@ impl GpuSimulator {
 
     /// Records one frame (`plan().substeps` steps) into `encoder`, without submitting, polling, reading
     /// back or writing the queue: the host submits. The state ends in `state[0]`. On the LEU path the
-    /// divergence retries are counted on the GPU; [`GpuSimulator::leu_retries_gpu`] reads them.
+    /// divergence retries are counted on the GPU; [`GpuEngine::leu_retries_gpu`] reads them.
     ///
     /// Local/global with `--global cholesky` cannot be recorded into one encoder (its global step reads r
     /// back and uploads δ once per iteration): that returns an error naming
-    /// [`GpuSimulator::run_host_global_frame`], the blocking call to use instead.
+    /// [`GpuEngine::run_host_global_frame`], the blocking call to use instead.
     pub fn encode_frame(&mut self, encoder: &mut wgpu::CommandEncoder) -> Result<()> {
         self.encode_steps(encoder, self.plan.substeps)
     }
 
-    /// Records `steps` steps (a frame is `plan().substeps` of them); see [`GpuSimulator::encode_frame`].
+    /// Records `steps` steps (a frame is `plan().substeps` of them); see [`GpuEngine::encode_frame`].
     pub fn encode_steps(&mut self, encoder: &mut wgpu::CommandEncoder, steps: usize) -> Result<()> {
         self.prepare_lg()?;
         if self.lg_global() == Some(GlobalSolve::Cholesky) {
@@ -228,7 +217,7 @@ impl GpuSimulator {
         Ok(())
     }
 
-    /// Runs `steps` steps and waits for them: one submit of [`GpuSimulator::encode_steps`], or, for
+    /// Runs `steps` steps and waits for them: one submit of [`GpuEngine::encode_steps`], or, for
     /// local/global with the host's Cholesky global step, the multi-submit driver.
     pub fn run_steps(&mut self, steps: usize) -> Result<()> {
         self.prepare_lg()?;
@@ -242,31 +231,11 @@ impl GpuSimulator {
         Ok(())
     }
 
-    /// Recomputes k₀ at the current state and re-plans the step (Shinya §5.3).
-    pub fn replan(&mut self) -> Result<()> {
-        let k0 = self.power_k0(self.settings.power_iterations)?;
-        self.plan = plan(self.method, k0, self.model.drag, &self.settings);
-        self.integrator.relinearize();
-        self.write_params();
-        Ok(())
-    }
-
-    /// Sets the step h outright (and α for it), keeping k₀.
-    pub fn set_h(&mut self, h: f64) -> Result<()> {
-        self.settings.fixed_h = Some(h);
-        self.settings.frame_dt = h;
-        self.settings.validate()?;
-        self.plan = plan(self.method, self.plan.k0, self.model.drag, &self.settings);
-        self.integrator.relinearize();
-        self.write_params();
-        self.prepare_lg()
-    }
-
     // --- viewer additions (interaction): keep this block together ---
 
     /// Overwrites one particle's position and velocity and pins or frees it (w = 1/m or 0), without
     /// touching the rest of the state: the window's mouse drag (a kinematic position constraint) and
-    /// pin toggle. The CPU twin is [`crate::cpu::CpuSimulator::set_particle`]. Queued before the next
+    /// pin toggle. The CPU twin is [`crate::CpuSimulator::set_particle`]. Queued before the next
     /// submit, so it takes effect at the start of the next frame.
     pub fn set_particle(&mut self, i: usize, x: [f64; 3], v: [f64; 3], pinned: bool) -> Result<()> {
         let n = self.model.n;
@@ -299,11 +268,11 @@ impl GpuSimulator {
     }
 
     /// Sets or clears the cursor spring (the explicit methods' and LEU's mouse drag,
-    /// [`crate::sim::Cursor`]; [`crate::sim::Cursor::stable`] picks a stiffness the planned step
+    /// [`crate::model::Cursor`]; [`crate::model::Cursor::stable`] picks a stiffness the planned step
     /// stays stable with). The implicit methods keep it but do not apply it (they drag by a position
-    /// constraint, [`GpuSimulator::set_particle`]). Queued before the next submit. CPU twin:
-    /// [`crate::cpu::CpuSimulator::set_cursor`].
-    pub fn set_cursor(&mut self, cursor: Option<crate::sim::Cursor>) -> Result<()> {
+    /// constraint, [`GpuEngine::set_particle`]). Queued before the next submit. CPU twin:
+    /// [`crate::CpuSimulator::set_cursor`].
+    pub fn set_cursor(&mut self, cursor: Option<crate::model::Cursor>) -> Result<()> {
         if let Some(c) = &cursor {
             c.validate(self.model.n)?;
         }
@@ -313,25 +282,36 @@ impl GpuSimulator {
         Ok(())
     }
 
-    /// The cursor spring set by [`GpuSimulator::set_cursor`].
-    pub fn cursor(&self) -> Option<crate::sim::Cursor> {
+    /// The cursor spring set by [`GpuEngine::set_cursor`].
+    pub fn cursor(&self) -> Option<crate::model::Cursor> {
         self.cursor
     }
 
     // --- end of viewer additions ---
 }
 
-impl Simulator for GpuSimulator {
-    fn step_frame(&mut self) -> Result<FrameReport> {
-        self.step_frame_blocking()
-    }
-
-    fn plan(&self) -> StepPlan {
-        self.plan
+impl Engine for GpuEngine {
+    fn backend_name(&self) -> String {
+        format!("gpu: {}", self.adapter)
     }
 
     fn method(&self) -> Method {
         self.method
+    }
+
+    fn settings(&self) -> &StepSettings {
+        &self.settings
+    }
+
+    fn set_settings(&mut self, settings: StepSettings) -> Result<()> {
+        check_gpu_settings(self.method, &settings)?;
+        self.settings = settings;
+        self.write_params();
+        Ok(())
+    }
+
+    fn drag(&self) -> f64 {
+        self.model.drag
     }
 
     /// Builds the new method's integrator (its kernels, buffers and bind groups) and drops the old one;
@@ -341,9 +321,33 @@ impl Simulator for GpuSimulator {
         let integrator = Integrator::new(&self.device, &self.options, &self.state, &self.model, method, &self.settings)?;
         self.integrator = integrator;
         self.method = method;
-        self.plan = plan(method, self.plan.k0, self.model.drag, &self.settings);
+        Ok(())
+    }
+
+    fn stiffness_k0(&mut self) -> Result<f64> {
+        self.power_k0(self.settings.power_iterations)
+    }
+
+    fn set_plan(&mut self, plan: &StepPlan) -> Result<()> {
+        self.plan = *plan;
+        self.integrator.relinearize();
         self.write_params();
         self.prepare_lg()
+    }
+
+    fn take_steps(&mut self, steps: usize) -> Result<StepsReport> {
+        self.take_steps_blocking(steps)
+    }
+
+    fn try_step(&mut self, h: f64) -> Result<StepsReport> {
+        self.try_implicit_step(h)
+    }
+
+    fn accept_trial(&mut self) -> Result<()> {
+        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.accept") });
+        enc.copy_buffer_to_buffer(&self.state.state[1], 0, &self.state.state[0], 0, self.state.state_bytes());
+        self.queue.submit([enc.finish()]);
+        Ok(())
     }
 
     fn read_state(&mut self) -> Result<(Vec<[f64; 3]>, Vec<[f64; 3]>)> {
@@ -360,9 +364,5 @@ impl Simulator for GpuSimulator {
         }
         self.integrator.relinearize();
         Ok(())
-    }
-
-    fn backend_name(&self) -> String {
-        format!("gpu: {}", self.adapter)
     }
 }

@@ -3,9 +3,11 @@
 
 mod builders;
 mod csr;
+mod cursor;
 
 pub use builders::*;
 pub use csr::Incidence;
+pub use cursor::Cursor;
 
 use crate::error::{Error, Result};
 

@@ -63,7 +63,7 @@ pub fn external_accel(m: &CpuModel, x: V3, v: V3) -> V3 {
 }
 
 /// The cursor spring's acceleration on particle `i` (zero unless `i` is the cursor's particle):
-/// −c (x − target) − d v (see [`crate::sim::Cursor`]). The gather adds it to a free particle's
+/// −c (x − target) − d v (see [`crate::model::Cursor`]). The gather adds it to a free particle's
 /// acceleration after the external fields, as `accel` in `shaders/shared/forces.wgsl` does.
 #[inline(always)]
 pub fn cursor_accel(m: &CpuModel, i: usize, x: V3, v: V3) -> Option<V3> {

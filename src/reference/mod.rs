@@ -16,3 +16,4 @@ pub mod forces;
 pub mod implicit;
 pub mod local_global;
 pub mod model;
+pub mod stats;

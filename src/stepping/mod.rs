@@ -4,12 +4,15 @@
 //! the window, the bench and the tests drive a `Stepper` through [`Simulator`].
 
 pub mod adaptive;
+mod engines;
 pub mod plan;
 
 use crate::engine::{Engine, StepsReport};
 use crate::error::Result;
 use crate::method::{Method, StepPlan};
 use adaptive::{AdaptiveStep, Verdict};
+
+pub use engines::{CpuSimulator, GpuSimulator};
 
 /// What a frame did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -63,7 +66,7 @@ pub struct Stepper<E> {
 impl<E: Engine> Stepper<E> {
     /// Plans the step for `engine`'s method (k₀ by power iteration only where the plan needs it) and
     /// hands the plan to the engine.
-    pub fn new(engine: E) -> Result<Self> {
+    pub fn drive(engine: E) -> Result<Self> {
         let mut s = Stepper { engine, plan: StepPlan::default(), adaptive: AdaptiveStep::default(), leu_retries: 0 };
         let k0 = if needs_k0(s.engine.method()) { s.engine.stiffness_k0()? } else { 0.0 };
         s.apply_plan(k0)?;
@@ -154,7 +157,7 @@ impl<E: Engine> Simulator for Stepper<E> {
             return self.adaptive_frame();
         }
         let substeps = self.plan.substeps;
-        let r: StepsReport = self.engine.run_steps(substeps)?;
+        let r: StepsReport = self.engine.take_steps(substeps)?;
         let mut replan = r.speed_exceeded && method != Method::Leu;
         if r.leu_retries > self.leu_retries {
             self.leu_retries = r.leu_retries;

@@ -48,7 +48,7 @@ impl Engine for Scripted {
         self.plans.push(*plan);
         Ok(())
     }
-    fn run_steps(&mut self, steps: usize) -> Result<StepsReport> {
+    fn take_steps(&mut self, steps: usize) -> Result<StepsReport> {
         self.steps += steps;
         Ok(StepsReport { speed_exceeded: self.speed_exceeded, leu_retries: self.leu_retries, iterations: steps, ..Default::default() })
     }
@@ -70,7 +70,7 @@ impl Engine for Scripted {
 
 #[test]
 fn explicit_methods_plan_from_k0_and_take_the_planned_substeps() {
-    let mut s = Stepper::new(Scripted::default()).unwrap();
+    let mut s = Stepper::drive(Scripted::default()).unwrap();
     assert_eq!(s.engine().k0_calls, 1);
     let p = s.plan();
     // symplectic Euler without drag: h_max = 2/√k₀ = 2 ms; h = h_max/√1.5 rounded down to fill 1/30 s
@@ -83,14 +83,14 @@ fn explicit_methods_plan_from_k0_and_take_the_planned_substeps() {
 
 #[test]
 fn a_speed_over_the_limit_replans_and_a_leu_retry_does_too() {
-    let mut s = Stepper::new(Scripted { speed_exceeded: true, ..Default::default() }).unwrap();
+    let mut s = Stepper::drive(Scripted { speed_exceeded: true, ..Default::default() }).unwrap();
     s.step_frame().unwrap();
     assert_eq!(s.engine().k0_calls, 2, "Shinya §5.3: k₀ again after a divergence");
     s.engine_mut().speed_exceeded = false;
     s.step_frame().unwrap();
     assert_eq!(s.engine().k0_calls, 2, "no divergence, no new k₀");
 
-    let mut s = Stepper::new(Scripted { method: Some(Method::Leu), ..Default::default() }).unwrap();
+    let mut s = Stepper::drive(Scripted { method: Some(Method::Leu), ..Default::default() }).unwrap();
     s.engine_mut().speed_exceeded = true;
     s.step_frame().unwrap();
     assert_eq!(s.engine().k0_calls, 1, "LEU answers speed with its own rollback, not a re-plan");
@@ -103,7 +103,7 @@ fn a_speed_over_the_limit_replans_and_a_leu_retry_does_too() {
 
 #[test]
 fn implicit_methods_start_without_k0_and_get_it_when_switched_to_an_explicit_one() {
-    let mut s = Stepper::new(Scripted { method: Some(Method::ImplicitEuler), ..Default::default() }).unwrap();
+    let mut s = Stepper::drive(Scripted { method: Some(Method::ImplicitEuler), ..Default::default() }).unwrap();
     assert_eq!(s.engine().k0_calls, 0);
     assert_eq!(s.plan().substeps, 1);
     s.set_method(Method::Rk4).unwrap();
@@ -118,7 +118,7 @@ fn the_adaptive_frame_halves_until_unstrained_and_fills_the_frame() {
     let mut settings = StepSettings { adaptive: true, ..Default::default() };
     settings.frame_dt = 0.04;
     let engine = Scripted { method: Some(Method::ImplicitEuler), settings, strain_above: 0.015, ..Default::default() };
-    let mut s = Stepper::new(engine).unwrap();
+    let mut s = Stepper::drive(engine).unwrap();
     let r = s.step_frame().unwrap();
     // 0.04 and 0.02 strain; then 0.01 twice, doubling to 0.02 (strains), 0.01 twice more
     assert_eq!(s.engine().trials, vec![0.04, 0.02, 0.01, 0.01, 0.02, 0.01, 0.01]);
@@ -128,7 +128,7 @@ fn the_adaptive_frame_halves_until_unstrained_and_fills_the_frame() {
 
 #[test]
 fn set_h_keeps_k0_and_steps_once_per_frame() {
-    let mut s = Stepper::new(Scripted::default()).unwrap();
+    let mut s = Stepper::drive(Scripted::default()).unwrap();
     s.set_h(1e-4).unwrap();
     assert_eq!((s.plan().h, s.plan().substeps, s.engine().k0_calls), (1e-4, 1, 1));
     assert!(s.set_h(-1.0).is_err());

@@ -13,10 +13,12 @@ pub mod camera;
 pub mod overlay;
 pub mod render;
 
-use crate::gpu::GpuSimulator;
+use crate::model::Cursor;
 use crate::model::Model;
+use crate::reference::stats::state_stats;
 use crate::scene::{self, SceneOptions};
-use crate::sim::{state_stats, Cursor, FrameReport, Simulator};
+use crate::stepping::GpuSimulator;
+use crate::stepping::{FrameReport, Simulator};
 use crate::{Method, StepSettings};
 use anyhow::{Context, Result};
 use camera::Camera;
@@ -89,11 +91,11 @@ impl Default for ModelControls {
 }
 
 /// A particle held by the mouse (issue #5): in the explicit methods and LEU a stiff spring pulls it
-/// to the cursor ([`crate::sim::Cursor::stable`], the particle stays free); in the implicit methods
+/// to the cursor ([`crate::model::Cursor::stable`], the particle stays free); in the implicit methods
 /// (`Method::is_implicit`) it is a kinematic position constraint: pinned at the cursor's point while
 /// held, with the cursor's velocity when let go. A particle that was pinned before is moved as a pin
 /// in every method, and so is any particle when the step leaves no room for a stiff enough spring
-/// (substep scale near 1, [`crate::sim::Cursor::is_usable`]).
+/// (substep scale near 1, [`crate::model::Cursor::is_usable`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Grab {
     /// The particle.

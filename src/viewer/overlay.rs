@@ -1,7 +1,7 @@
 //! The egui overlay: controls, statistics and the shortcut list.
 
 use super::{demo_methods, demo_scenes, drag_mode, Demo};
-use crate::sim::Simulator;
+use crate::stepping::Simulator;
 use crate::Method;
 
 /// What the overlay asks the window to do.

@@ -4,8 +4,8 @@
 //! the window's surface and into an offscreen texture (the screenshot).
 
 use super::camera::Camera;
-use crate::gpu::GpuSimulator;
 use crate::model::Model;
+use crate::stepping::GpuSimulator;
 use anyhow::{Context, Result};
 use wgpu::util::DeviceExt;
 

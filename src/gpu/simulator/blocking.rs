@@ -1,36 +1,32 @@
-//! The blocking side of [`GpuSimulator`]: calls that submit and wait. `Simulator::step_frame`
-//! ([`GpuSimulator::step_frame_blocking`]), local/global with the host's Cholesky global step
-//! ([`GpuSimulator::run_host_global_frame`]) and its phase profile, implicit Euler's adaptive step
-//! (Kauppila §3.2.3), k₀ by power iteration, and the read-backs for reports and checks.
+//! The blocking side of [`GpuEngine`]: calls that submit and wait. The steps the stepping policy asks
+//! for ([`GpuEngine::take_steps_blocking`], one submit and the report's read-back), local/global with the
+//! host's Cholesky global step ([`GpuEngine::run_host_global_frame`]) and its phase profile, implicit
+//! Euler's trial step for the adaptive step (Kauppila §3.2.3), k₀ by power iteration, and the
+//! read-backs for reports and checks.
 
-use super::{GpuCgState, GpuSimulator, LgEval};
+use super::{GpuCgState, GpuEngine, LgEval};
+use crate::engine::StepsReport;
 use crate::error::{Error, Result};
 use crate::gpu::integrator::Integrator;
 use crate::gpu::local_global::LgSplit;
 use crate::gpu::power::PowerKernels;
 use crate::gpu::state::read_words;
-use crate::method::{plan, GlobalSolve, Method};
-use crate::sim::FrameReport;
+use crate::method::{GlobalSolve, Method};
 
-impl GpuSimulator {
-    /// One frame, submitted and waited for, with its report: what `Simulator::step_frame` runs. The
-    /// adaptive implicit step and local/global with `--global cholesky` take several submits; every other
-    /// configuration is one submit of [`GpuSimulator::encode_frame`] followed by the report's read-back
-    /// (and, for the explicit methods and LEU, the divergence check of Shinya §5.3).
-    pub fn step_frame_blocking(&mut self) -> Result<FrameReport> {
-        if self.method == Method::ImplicitEuler && self.settings.adaptive {
-            let (substeps, iterations, residual) = self.implicit_adaptive_frame()?;
-            return Ok(FrameReport { substeps, leu_retries: 0, iterations, residual });
-        }
-        let substeps = self.plan.substeps;
-        self.run_steps(substeps)?;
+impl GpuEngine {
+    /// `steps` steps, submitted and waited for, with what the stepping policy needs to know: one submit of
+    /// [`GpuEngine::encode_steps`] (local/global with `--global cholesky`: the multi-submit driver), then
+    /// one small read-back of the report (the PCG's status, local/global's residual, LEU's retries or the
+    /// explicit methods' speed flag, which it clears).
+    pub fn take_steps_blocking(&mut self, steps: usize) -> Result<StepsReport> {
+        self.run_steps(steps)?;
         if let Integrator::LocalGlobal(lg) = &self.integrator {
             let (stats, cg) = lg.read_report(&self.device, &self.queue, &self.state)?;
             let (iters, budget) = (self.settings.lg_iterations, self.settings.global_iterations);
             let global = lg.global().unwrap_or(GlobalSolve::Cg);
             let iterations = match global {
-                GlobalSolve::Cholesky => substeps * iters,
-                GlobalSolve::Chebyshev => substeps * iters * budget,
+                GlobalSolve::Cholesky => steps * iters,
+                GlobalSolve::Chebyshev => steps * iters * budget,
                 _ => {
                     if cg.breakdowns > 0 {
                         return Err(Error::Solver(format!(
@@ -44,31 +40,26 @@ impl GpuSimulator {
             if !stats.iter().all(|v| v.is_finite()) {
                 return Err(Error::Solver(format!("local/global ({}) on the GPU produced a non-finite residual", global.name())));
             }
-            return Ok(FrameReport { substeps, leu_retries: 0, iterations, residual: stats[2] });
+            return Ok(StepsReport { iterations, residual: stats[2], ..Default::default() });
         }
-        if self.method == Method::Leu {
-            let r = self.leu_retries_gpu()?;
-            if r > self.leu_retries {
-                self.leu_retries = r;
-                // Shinya §5.3: recompute k₀ when divergence is detected.
-                self.replan()?;
+        let mut report = StepsReport::default();
+        match &self.integrator {
+            Integrator::Leu(_) => report.leu_retries = self.leu_retries_gpu()?,
+            Integrator::Explicit(_) => report.speed_exceeded = self.take_speed_flag()?,
+            Integrator::Implicit(implicit) => {
+                let cg = implicit.cg_state(&self.device, &self.queue, &self.state)?;
+                if cg.breakdowns > 0 {
+                    // no warm start from a failed solve
+                    implicit.clear_solution(&self.device, &self.queue);
+                    return Err(Error::Solver(format!(
+                        "GPU CG broke down in {} step(s) of this frame (pᵀAp <= 0: the system is not positive definite)",
+                        cg.breakdowns
+                    )));
+                }
+                report.iterations = cg.total_iterations;
+                report.residual = cg.residual;
             }
-        } else if self.method != Method::ImplicitEuler {
-            self.check_divergence()?;
-        }
-        let mut report = FrameReport { substeps, leu_retries: self.leu_retries, ..Default::default() };
-        if let Integrator::Implicit(implicit) = &self.integrator {
-            let cg = implicit.cg_state(&self.device, &self.queue, &self.state)?;
-            if cg.breakdowns > 0 {
-                // no warm start from a failed solve
-                implicit.clear_solution(&self.device, &self.queue);
-                return Err(Error::Solver(format!(
-                    "GPU CG broke down in {} step(s) of this frame (pᵀAp <= 0: the system is not positive definite)",
-                    cg.breakdowns
-                )));
-            }
-            report.iterations = cg.total_iterations;
-            report.residual = cg.residual;
+            Integrator::LocalGlobal(_) => {}
         }
         Ok(report)
     }
@@ -76,8 +67,8 @@ impl GpuSimulator {
     /// Local/global with the host's global step (`--global cholesky`, Liu et al. 2013 §4 with the f64
     /// factor on the CPU): runs one frame by several submits (per iteration one read-back of r and one
     /// upload of δ, n `vec4` each) and waits for it. This is the blocking call to use where
-    /// [`GpuSimulator::encode_frame`] refuses; it also runs the GPU solvers (`cg`, `chebyshev`) the same
-    /// way. The split of the frame is kept for [`GpuSimulator::lg_last_split`].
+    /// [`GpuEngine::encode_frame`] refuses; it also runs the GPU solvers (`cg`, `chebyshev`) the same
+    /// way. The split of the frame is kept for [`GpuEngine::lg_last_split`].
     pub fn run_host_global_frame(&mut self) -> Result<LgSplit> {
         self.run_host_global_steps(self.plan.substeps, false)
     }
@@ -116,7 +107,7 @@ impl GpuSimulator {
     }
 
     /// Local/global: the split of the last frame run by the multi-submit driver (the `cholesky` path, or
-    /// [`GpuSimulator::lg_profile_frames`]).
+    /// [`GpuEngine::lg_profile_frames`]).
     pub fn lg_last_split(&self) -> LgSplit {
         match &self.integrator {
             Integrator::LocalGlobal(lg) => lg.last_split(),
@@ -167,69 +158,37 @@ impl GpuSimulator {
         }
     }
 
-    /// Implicit Euler: every adaptive step tried so far, (h, accepted).
-    pub fn step_log(&self) -> &[(f64, bool)] {
-        &self.step_log
-    }
-
-    /// Implicit Euler with Kauppila §3.2.3's adaptive step, as the CPU twin does it: each step is one
-    /// submit from state[0] into state[1] followed by the strain check; the flag is read back after the
-    /// step (never inside the CG). A discarded step leaves state[0] as it was (the old state); an accepted
-    /// one is copied over. Returns the steps taken and the iterations used.
-    fn implicit_adaptive_frame(&mut self) -> Result<(usize, usize, f64)> {
-        if self.h_adaptive <= 0.0 || self.h_adaptive > self.plan.h {
-            self.h_adaptive = self.plan.h;
-        }
-        let frame = self.settings.frame_dt;
-        let h_floor = self.plan.h / 1024.0;
+    /// Implicit Euler's trial step of size `h` for the adaptive step (Kauppila §3.2.3): one submit from
+    /// state[0] into state[1] followed by the strain check, whose flag is read back after the step (never
+    /// inside the CG). state[0] keeps the old state until [`crate::engine::Engine::accept_trial`] copies
+    /// the new one over.
+    pub fn try_implicit_step(&mut self, h: f64) -> Result<StepsReport> {
         let n = self.state.n;
-        let (mut t, mut steps, mut iterations, mut residual) = (0.0, 0usize, 0usize, 0.0);
-        while t < frame * (1.0 - 1e-9) {
-            let h = self.h_adaptive.min(frame - t);
-            self.write_params_h(h);
-            let Integrator::Implicit(implicit) = &self.integrator else {
-                return Err(Error::param("method", self.method.name(), "the adaptive step is for implicit-euler"));
-            };
-            let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.adaptive") });
-            implicit.begin_frame(&mut enc);
-            {
-                let mut pass =
-                    enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("springsim.adaptive"), timestamp_writes: None });
-                implicit.encode_step(&mut pass, 0, n, self.settings.cg_max_iterations);
-                if let Some(c) = &self.colliders {
-                    c.encode(&mut pass, 1, n);
-                }
-                implicit.encode_strain(&mut pass, 0, n);
+        self.write_params_h(h);
+        let Integrator::Implicit(implicit) = &self.integrator else {
+            return Err(Error::param("method", self.method.name(), "the adaptive step is for implicit-euler"));
+        };
+        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.adaptive") });
+        implicit.begin_frame(&mut enc);
+        {
+            let mut pass =
+                enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("springsim.adaptive"), timestamp_writes: None });
+            implicit.encode_step(&mut pass, 0, n, self.settings.cg_max_iterations);
+            if let Some(c) = &self.colliders {
+                c.encode(&mut pass, 1, n);
             }
-            self.queue.submit([enc.finish()]);
-            let cg = implicit.cg_state(&self.device, &self.queue, &self.state)?;
-            iterations += cg.total_iterations;
-            residual = cg.residual;
-            if cg.breakdowns > 0 {
-                implicit.clear_solution(&self.device, &self.queue);
-                self.write_params();
-                return Err(Error::Solver("GPU CG broke down (pᵀAp <= 0: the system is not positive definite)".into()));
-            }
-            if cg.strained && h > h_floor {
-                self.step_log.push((h, false));
-                self.h_adaptive = h * 0.5;
-                self.good_steps = 0;
-                continue;
-            }
-            self.step_log.push((h, true));
-            let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.accept") });
-            enc.copy_buffer_to_buffer(&self.state.state[1], 0, &self.state.state[0], 0, self.state.state_bytes());
-            self.queue.submit([enc.finish()]);
-            t += h;
-            steps += 1;
-            self.good_steps += 1;
-            if self.good_steps >= 2 && self.h_adaptive < self.plan.h {
-                self.h_adaptive = (self.h_adaptive * 2.0).min(self.plan.h);
-                self.good_steps = 0;
-            }
+            implicit.encode_strain(&mut pass, 0, n);
         }
+        self.queue.submit([enc.finish()]);
+        // the planned step's parameters again for whatever is recorded next (queue writes land before the
+        // next submit, after this one)
         self.write_params();
-        Ok((steps, iterations, residual))
+        let cg = implicit.cg_state(&self.device, &self.queue, &self.state)?;
+        if cg.breakdowns > 0 {
+            implicit.clear_solution(&self.device, &self.queue);
+            return Err(Error::Solver("GPU CG broke down (pᵀAp <= 0: the system is not positive definite)".into()));
+        }
+        Ok(StepsReport { iterations: cg.total_iterations, residual: cg.residual, strained: cg.strained, ..Default::default() })
     }
 
     /// k₀ by `iters` power iterations on the GPU at the current positions (submits and reads back; the
@@ -243,12 +202,11 @@ impl GpuSimulator {
         kernels.k0(&self.device, &self.queue, &self.state, &self.model, iters)
     }
 
-    /// Explicit methods: whether a step since the last check exceeded the speed limit
-    /// (`StepSettings::speed_limit`); if so, and the state is finite, k₀ is recomputed at the
-    /// current state and the step re-planned (Shinya §5.3). `step_frame` calls this after each frame;
-    /// a host on the `encode_frame` path calls it when it wants to (one small read-back). Always false
-    /// for the implicit methods.
-    pub fn check_divergence(&mut self) -> Result<bool> {
+    /// The explicit methods: whether a step since the last call exceeded the speed limit
+    /// (`StepSettings::speed_limit`) with the state still finite; clears the flag (one small read-back).
+    /// The stepping policy re-plans on it (Shinya §5.3); a host on the `encode_frame` path calls
+    /// `springsim::GpuSimulator::check_divergence` when it wants to. Always false for the other methods.
+    pub fn take_speed_flag(&mut self) -> Result<bool> {
         let Some(flags) = self.integrator.flags() else {
             return Ok(false);
         };
@@ -257,16 +215,7 @@ impl GpuSimulator {
         enc.clear_buffer(flags, 12, Some(4));
         self.queue.submit([enc.finish()]);
         let words = crate::gpu::state::read_buffer(&self.device, &self.state.readback, 16)?;
-        let diverged = bytemuck::cast_slice::<u8, u32>(&words)[3] != 0;
-        if diverged {
-            let k0 = self.power_k0(self.settings.power_iterations)?;
-            if k0.is_finite() && k0 > 0.0 {
-                self.plan = plan(self.method, k0, self.model.drag, &self.settings);
-                self.integrator.relinearize();
-                self.write_params();
-            }
-        }
-        Ok(diverged)
+        Ok(bytemuck::cast_slice::<u8, u32>(&words)[3] != 0)
     }
 
     /// LEU: the divergence retries counted on the GPU so far (one read-back); 0 for the other methods.
