@@ -5,6 +5,9 @@
 use crate::error::{Error, Result};
 use crate::method::{Method, StepPlan, StepSettings};
 
+/// Positions and velocities, one `[x, y, z]` per particle each.
+pub type StateVectors = (Vec<[f64; 3]>, Vec<[f64; 3]>);
+
 /// What an engine saw over the steps it was asked to take.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StepsReport {
@@ -55,7 +58,7 @@ pub trait Engine {
     /// Makes the last trial step's state the current one.
     fn accept_trial(&mut self) -> Result<()>;
     /// Positions and velocities (the GPU reads them back).
-    fn read_state(&mut self) -> Result<(Vec<[f64; 3]>, Vec<[f64; 3]>)>;
+    fn read_state(&mut self) -> Result<StateVectors>;
     /// Overwrites positions and velocities (pinned particles keep zero velocity).
     fn write_state(&mut self, x: &[[f64; 3]], v: &[[f64; 3]]) -> Result<()>;
 }

@@ -3,7 +3,7 @@
 //! The layers, each importing only from those above it in this list:
 //! - [`error`], [`method`] (the methods and their settings), [`model`] (particles, springs, pins,
 //!   builders, validation, CSR incidence lists, the cursor spring) and [`scene`] (the built-in scenes);
-//! - [`reference`]: the f64 twin of every WGSL kernel, one plain function per entry point, and
+//! - [`reference`](mod@reference): the f64 twin of every WGSL kernel, one plain function per entry point, and
 //!   [`linalg`]: the sparse Cholesky, orderings, multigrid and CG that both engines use;
 //! - the engines behind the [`engine::Engine`] contract: [`cpu`] (the reference kernels in parallel with
 //!   rayon) and [`gpu`] (middleware on a caller's `Device` and `Queue`);

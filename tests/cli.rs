@@ -141,7 +141,7 @@ fn implicit_euler_bench_reports_iterations_and_residual() {
     let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).expect("one JSON line");
     assert_eq!(v["method"], "implicit-euler");
     let it = v["iterations"].as_u64().expect("iterations");
-    assert!(it >= 1 && it <= 10, "iterations {it}");
+    assert!((1..=10).contains(&it), "iterations {it}");
     let r = v["residual"].as_f64().expect("residual");
     assert!(r.is_finite() && r >= 0.0, "residual {r}");
     // the exact chain solve iterates nothing

@@ -238,7 +238,7 @@ enum Command {
 
 fn print_table(rows: &[BenchResult]) {
     println!(
-        "{:<10} {:>8} {:>8} {:<17} {:<4} {:>10} {:>10} {:>6} {:>10} {:>10} {:>6} {:>9} {:>6} {:>10} {:>12}  {}",
+        "{:<10} {:>8} {:>8} {:<17} {:<4} {:>10} {:>10} {:>6} {:>10} {:>10} {:>6} {:>9} {:>6} {:>10} {:>12}  adapter",
         "scene",
         "particles",
         "springs",
@@ -253,8 +253,7 @@ fn print_table(rows: &[BenchResult]) {
         "residual",
         "finite",
         "max_strain",
-        "energy",
-        "adapter"
+        "energy"
     );
     for r in rows {
         println!(

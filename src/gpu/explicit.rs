@@ -14,9 +14,9 @@ use crate::method::Method;
 /// Where a stage reads its derivative and writes its result (the step's base is always `state[p]`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Route {
-    /// state[p] → state[1−p].
+    /// state\[p\] → state[1−p].
     Direct,
-    /// state[p] → tmp0.
+    /// state\[p\] → tmp0.
     ToTmp0,
     /// tmp0 → tmp1.
     Tmp0ToTmp1,
@@ -76,7 +76,7 @@ pub struct ExplicitBuffers {
     pub tmp: Vec<wgpu::Buffer>,
     /// RK4's accumulator; a 64-byte placeholder for the others (bound, never read).
     pub acc: wgpu::Buffer,
-    /// [3]: a step exceeded the speed limit (`flags` in `shaders/explicit.wgsl`).
+    /// \[3\]: a step exceeded the speed limit (`flags` in `shaders/explicit.wgsl`).
     pub flags: wgpu::Buffer,
     /// Bytes of the buffers above.
     pub bytes: u64,
@@ -143,7 +143,7 @@ impl ExplicitIntegrator {
         &self.buffers.flags
     }
 
-    /// Records one step from state[p] into state[1−p].
+    /// Records one step from state\[p\] into state[1−p].
     pub fn encode_step(&self, pass: &mut wgpu::ComputePass, p: usize, n: usize) {
         for (pipeline, bind_groups) in self.kernels.stages.iter().zip(&self.stage_groups) {
             pass.set_pipeline(pipeline);

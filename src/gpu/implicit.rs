@@ -74,7 +74,7 @@ impl ImplicitBuffers {
 pub struct ImplicitIntegrator {
     kernels: ImplicitKernels,
     buffers: ImplicitBuffers,
-    /// The operator's groups per state parity p: state[p] → state[1−p].
+    /// The operator's groups per state parity p: state\[p\] → state[1−p].
     operator_groups: [wgpu::BindGroup; 2],
     /// The PCG's groups per iteration parity.
     pcg_groups: [wgpu::BindGroup; 2],
@@ -115,7 +115,7 @@ impl ImplicitIntegrator {
         encoder.clear_buffer(&self.buffers.pcg.status, 0, None);
     }
 
-    /// Records one implicit step from state[p] into state[1−p]: the system (blocks, right-hand side,
+    /// Records one implicit step from state\[p\] into state[1−p]: the system (blocks, right-hand side,
     /// preconditioner), the PCG with a budget of `iterations`, and the integration.
     pub fn encode_step(&self, pass: &mut wgpu::ComputePass, p: usize, n: usize, iterations: usize) {
         let k = &self.kernels;

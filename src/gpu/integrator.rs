@@ -73,7 +73,7 @@ impl Integrator {
         }
     }
 
-    /// The speed-limit flags ([3]) of the explicit family and LEU.
+    /// The speed-limit flags (\[3\]) of the explicit family and LEU.
     pub fn flags(&self) -> Option<&wgpu::Buffer> {
         match self {
             Integrator::Explicit(i) => Some(i.flags()),
@@ -92,7 +92,7 @@ impl Integrator {
         }
     }
 
-    /// Records one step from state[p] into state[1−p].
+    /// Records one step from state\[p\] into state[1−p].
     pub fn encode_step(
         &mut self,
         pass: &mut wgpu::ComputePass,

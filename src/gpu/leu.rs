@@ -52,7 +52,7 @@ pub struct LeuBuffers {
     pub lin: wgpu::Buffer,
     /// Three `vec4` per incidence entry (the K and D blocks).
     pub blocks: wgpu::Buffer,
-    /// Divergence flags of the two parities ([0], [1]) and the retry count ([2]); [3]: an explicit step
+    /// Divergence flags of the two parities (\[0\], \[1\]) and the retry count (\[2\]); \[3\]: an explicit step
     /// exceeded the speed limit.
     pub flags: wgpu::Buffer,
     /// The parity uniforms.
@@ -82,7 +82,7 @@ impl LeuBuffers {
 pub struct LeuIntegrator {
     kernels: LeuKernels,
     buffers: LeuBuffers,
-    /// Per parity p: state[p] → state[1−p].
+    /// Per parity p: state\[p\] → state[1−p].
     bind_groups: [wgpu::BindGroup; 2],
     /// Steps since the last `leu_linearize` (`usize::MAX`: linearise at the next step).
     steps_since_linearize: usize,
@@ -125,7 +125,7 @@ impl LeuIntegrator {
         encoder.clear_buffer(&self.buffers.flags, 0, Some(8));
     }
 
-    /// Records one step from state[p] into state[1−p], linearising first every `relinearize_every` steps.
+    /// Records one step from state\[p\] into state[1−p], linearising first every `relinearize_every` steps.
     pub fn encode_step(&mut self, pass: &mut wgpu::ComputePass, p: usize, n: usize, relinearize_every: usize) {
         let mut run = |pipeline: &wgpu::ComputePipeline| {
             pass.set_pipeline(pipeline);

@@ -137,7 +137,7 @@ pub struct LgEval {
 pub struct LocalGlobalIntegrator {
     kernels: LocalGlobalKernels,
     buffers: LocalGlobalBuffers,
-    /// The operator's groups per state parity p: state[p] (q, v) → state[1 − p] (x, then the new state).
+    /// The operator's groups per state parity p: state\[p\] (q, v) → state[1 − p] (x, then the new state).
     operator_groups: [wgpu::BindGroup; 2],
     /// The PCG's groups per iteration parity.
     pcg_groups: [wgpu::BindGroup; 2],
@@ -285,19 +285,19 @@ impl LocalGlobalIntegrator {
         encoder.clear_buffer(&self.buffers.pcg.status, 0, None);
     }
 
-    /// Records one phase of a step from state[p] into `pass`.
+    /// Records one phase of a step from state\[p\] into `pass`.
     fn encode_phase(&self, pass: &mut wgpu::ComputePass, rt: &LgRuntime, phase: LgPhase, p: usize, st: &GpuState) {
         let operator = &self.operator_groups[p];
         self.kernels.encode(pass, phase, operator, &self.pcg_groups, &rt.table, st.n, st.n_springs, rt.multigrid.as_ref());
     }
 
-    /// Records one phase of a step from state[p] into a compute pass of its own.
+    /// Records one phase of a step from state\[p\] into a compute pass of its own.
     fn record_phase(&self, encoder: &mut wgpu::CommandEncoder, rt: &LgRuntime, phase: LgPhase, p: usize, st: &GpuState) {
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("springsim.lg"), timestamp_writes: None });
         self.encode_phase(&mut pass, rt, phase, p, st);
     }
 
-    /// Records one whole step from state[p] into state[1−p] (`cg` and `chebyshev`: every phase on the GPU).
+    /// Records one whole step from state\[p\] into state[1−p] (`cg` and `chebyshev`: every phase on the GPU).
     /// With `cholesky` the step needs the host: an error naming [`super::GpuEngine::run_host_global_frame`].
     pub fn encode_step(&self, pass: &mut wgpu::ComputePass, p: usize, st: &GpuState, settings: &StepSettings) -> Result<()> {
         let rt = self.runtime()?;
@@ -315,7 +315,7 @@ impl LocalGlobalIntegrator {
     /// `steps` steps by several submits: the `cholesky` path (Liu et al. 2013 §4 with the global step on
     /// the host: per iteration one read-back of r, n `vec4`, and one upload of δ, n `vec4`, into the PCG's
     /// solution vector, which `lg_advance` adds), or any solver phase by phase when `profile` (each phase
-    /// its own submit, timed). Blocks until the steps are done; the state ends in state[0]. The split is
+    /// its own submit, timed). Blocks until the steps are done; the state ends in state\[0\]. The split is
     /// kept for [`LocalGlobalIntegrator::last_split`] and returned.
     #[allow(clippy::too_many_arguments)]
     pub fn host_frame(
@@ -459,7 +459,7 @@ impl LocalGlobalIntegrator {
 
     /// For checks against the CPU twins: runs `lg_inertia` on the current state (q, v), then `lg_local`
     /// and `lg_residual` at the positions `x` (pinned particles: give their q), and reads back y, d, r and
-    /// the inverse diagonal. state[0] is left as it was.
+    /// the inverse diagonal. state\[0\] is left as it was.
     pub fn eval(&self, device: &wgpu::Device, queue: &wgpu::Queue, st: &GpuState, m: &CpuModel, x: &[[f64; 3]]) -> Result<LgEval> {
         let rt = self.runtime()?;
         let n = m.n;

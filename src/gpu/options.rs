@@ -19,7 +19,7 @@ impl GpuOptions {
     /// The caller asserts that every index the kernels form is in range and every loop ends. springsim's
     /// kernels are written so that this holds for the buffers the engine allocates itself: particle
     /// indices are guarded by `i < n`; spring endpoints and CSR entries come from a model that passed
-    /// `Model::validate` (endpoints < n) and from `Incidence::build` (offsets[n] = entries.len()); the
+    /// `Model::validate` (endpoints < n) and from `Incidence::build` (offsets\[n\] = entries.len()); the
     /// buffers are sized from the same counts; the loops are bounded by the CSR offsets, the partial
     /// count or the workgroup size. A host that writes the engine's buffers itself (positions through
     /// `positions_buffer`, or anything bound to the kernels) must keep those invariants: an index out of

@@ -4,7 +4,7 @@
 //! ([`crate::stepping::Stepper`]; `springsim::GpuEngine` is the two together).
 //! [`GpuEngine::encode_frame`] only records a frame into the caller's encoder (no submit, no poll, no
 //! read-back); the blocking calls (the [`Engine`] steps, the host's Cholesky global step, the
-//! read-backs) are in [`blocking`].
+//! read-backs) are in `simulator/blocking.rs`.
 
 mod blocking;
 
@@ -235,7 +235,7 @@ impl GpuEngine {
 
     /// Overwrites one particle's position and velocity and pins or frees it (w = 1/m or 0), without
     /// touching the rest of the state: the window's mouse drag (a kinematic position constraint) and
-    /// pin toggle. The CPU twin is [`crate::CpuSimulator::set_particle`]. Queued before the next
+    /// pin toggle. The CPU twin is [`crate::cpu::CpuEngine::set_particle`]. Queued before the next
     /// submit, so it takes effect at the start of the next frame.
     pub fn set_particle(&mut self, i: usize, x: [f64; 3], v: [f64; 3], pinned: bool) -> Result<()> {
         let n = self.model.n;
@@ -271,7 +271,7 @@ impl GpuEngine {
     /// [`crate::model::Cursor`]; [`crate::model::Cursor::stable`] picks a stiffness the planned step
     /// stays stable with). The implicit methods keep it but do not apply it (they drag by a position
     /// constraint, [`GpuEngine::set_particle`]). Queued before the next submit. CPU twin:
-    /// [`crate::CpuSimulator::set_cursor`].
+    /// [`crate::cpu::CpuEngine::set_cursor`].
     pub fn set_cursor(&mut self, cursor: Option<crate::model::Cursor>) -> Result<()> {
         if let Some(c) = &cursor {
             c.validate(self.model.n)?;

@@ -121,6 +121,7 @@ pub fn cloth(n: usize, k: Option<f64>) -> Result<Model> {
 /// One strand of `n` particles from `start` along `dir` (unit), `length` long, `mass` in all, with
 /// edge springs and skip-one bend springs (the slides' hair: "springs between the non-immediate
 /// neighbours"), its first particle pinned.
+#[allow(clippy::too_many_arguments)] // the strand's geometry and material, each named at the call
 fn strand(m: &mut Model, n: usize, start: [f64; 3], dir: [f64; 3], length: f64, mass: f64, k: f64, kb: f64) {
     let first = m.n_particles() as u32;
     let step = length / (n - 1) as f64;

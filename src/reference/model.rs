@@ -40,7 +40,7 @@ pub struct CpuModel {
     pub central_strength: f64,
     /// The cursor spring the explicit methods and LEU add to the gather (see [`crate::model::Cursor`]);
     /// `None` leaves every result bit for bit as without it. Set through
-    /// [`CpuSimulator::set_cursor`], which keeps it `None` for the implicit methods.
+    /// [`crate::cpu::CpuEngine::set_cursor`], which keeps it `None` for the implicit methods.
     pub cursor: Option<crate::model::Cursor>,
     /// The model's colliders with unit normals (the `collide` kernel applies them after every step).
     pub colliders: Vec<crate::model::Collider>,

@@ -7,7 +7,7 @@ pub mod adaptive;
 mod engines;
 pub mod plan;
 
-use crate::engine::{Engine, StepsReport};
+use crate::engine::{Engine, StateVectors, StepsReport};
 use crate::error::Result;
 use crate::method::{Method, StepPlan};
 use adaptive::{AdaptiveStep, Verdict};
@@ -40,7 +40,7 @@ pub trait Simulator {
     /// Switches the method, keeping positions and velocities.
     fn set_method(&mut self, method: Method) -> Result<()>;
     /// Reads positions and velocities (the GPU copies them back).
-    fn read_state(&mut self) -> Result<(Vec<[f64; 3]>, Vec<[f64; 3]>)>;
+    fn read_state(&mut self) -> Result<StateVectors>;
     /// Overwrites positions and velocities.
     fn write_state(&mut self, x: &[[f64; 3]], v: &[[f64; 3]]) -> Result<()>;
     /// The backend, with the adapter for the GPU.
@@ -184,7 +184,7 @@ impl<E: Engine> Simulator for Stepper<E> {
         self.apply_plan(k0)
     }
 
-    fn read_state(&mut self) -> Result<(Vec<[f64; 3]>, Vec<[f64; 3]>)> {
+    fn read_state(&mut self) -> Result<StateVectors> {
         self.engine.read_state()
     }
 

@@ -442,6 +442,7 @@ impl SceneRenderer {
 
     /// Records the normals pass and the scene's render pass into `encoder`, drawing into `view`
     /// (`w`×`h`, the renderer's format, one sample), cleared first.
+    #[allow(clippy::too_many_arguments)] // the host's device, encoder and target, and what to draw
     pub fn encode(
         &mut self,
         device: &wgpu::Device,
@@ -511,6 +512,7 @@ impl SceneRenderer {
 
     /// Draws one frame offscreen (same pipelines) and reads it back as tightly packed RGBA8; with
     /// `readback` false it only draws (and waits), returning nothing.
+    #[allow(clippy::too_many_arguments)] // as `encode`, plus the queue and the read-back switch
     pub fn capture(
         &mut self,
         device: &wgpu::Device,

@@ -159,8 +159,8 @@ impl GpuEngine {
     }
 
     /// Implicit Euler's trial step of size `h` for the adaptive step (Kauppila §3.2.3): one submit from
-    /// state[0] into state[1] followed by the strain check, whose flag is read back after the step (never
-    /// inside the CG). state[0] keeps the old state until [`crate::engine::Engine::accept_trial`] copies
+    /// state\[0\] into state\[1\] followed by the strain check, whose flag is read back after the step (never
+    /// inside the CG). state\[0\] keeps the old state until [`crate::engine::Engine::accept_trial`] copies
     /// the new one over.
     pub fn try_implicit_step(&mut self, h: f64) -> Result<StepsReport> {
         let n = self.state.n;
