@@ -112,8 +112,11 @@ fn kernels_match_cpu_twins() {
     }
 }
 
+/// Positions: the GPU's, the CPU's and the start.
+type Positions3 = (Vec<[f64; 3]>, Vec<[f64; 3]>, Vec<[f64; 3]>);
+
 /// One frame of `iterations` local/global iterations, GPU vs CPU, from a moving curtain.
-fn one_frame(global: GlobalSolve, iterations: usize, budget: usize) -> (Vec<[f64; 3]>, Vec<[f64; 3]>, Vec<[f64; 3]>) {
+fn one_frame(global: GlobalSolve, iterations: usize, budget: usize) -> Positions3 {
     let ctx = gpu().expect("checked by the caller");
     let model = moving_curtain(21);
     let s = settings(global, iterations, budget);

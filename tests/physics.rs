@@ -210,9 +210,9 @@ fn slinky_wave_travels_at_most_one_particle_per_explicit_step() {
         for step in 1..=2 * n {
             a.step();
             b.step();
-            for i in 0..n {
-                if (a.x[i] != b.x[i] || a.v[i] != b.v[i]) && first_reached[i] == usize::MAX {
-                    first_reached[i] = step;
+            for (i, reached) in first_reached.iter_mut().enumerate() {
+                if (a.x[i] != b.x[i] || a.v[i] != b.v[i]) && *reached == usize::MAX {
+                    *reached = step;
                 }
             }
         }
