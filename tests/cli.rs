@@ -296,3 +296,33 @@ fn newton_on_the_gpu_is_refused() {
     let o = text(&out.stdout);
     assert!(o.contains("local-global") && !o.contains("\"newton\""), "{o}");
 }
+
+/// Every GPU record says what the chosen method allocated on the GPU: symplectic Euler on a cloth
+/// stays within 300 B per particle, and implicit Euler's integrator (its blocks and the PCG) is more.
+#[test]
+fn gpu_record_reports_the_methods_memory() {
+    let record = |method: &str| {
+        let out = springsim(&[
+            "bench", "--scene", "cloth", "--size", "24", "--method", method, "--backend", "gpu", "--frames", "1", "--format", "json",
+        ]);
+        if !out.status.success() && std::env::var("SPRINGSIM_REQUIRE_GPU").as_deref() != Ok("1") {
+            eprintln!("skipped: no GPU ({})", text(&out.stderr).trim());
+            return None;
+        }
+        assert!(out.status.success(), "{method}: {}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).expect("one JSON record");
+        let bytes = v["gpu_bytes"].as_u64().expect("gpu_bytes");
+        let per = v["gpu_bytes_per_particle"].as_f64().expect("gpu_bytes_per_particle");
+        assert_eq!(v["particles"].as_u64(), Some(24 * 24));
+        assert!((per - bytes as f64 / 576.0).abs() < 1e-9, "{method}: {per} B/particle of {bytes} B");
+        Some(per)
+    };
+    let Some(symplectic) = record("symplectic-euler") else { return };
+    let implicit = record("implicit-euler").expect("the adapter was there a moment ago");
+    eprintln!("gpu bytes per particle: symplectic {symplectic:.0}, implicit {implicit:.0}");
+    assert!(symplectic <= 300.0, "symplectic Euler holds {symplectic:.0} B per particle");
+    assert!(implicit > 1.5 * symplectic, "implicit Euler's blocks and PCG vectors: {implicit:.0} B per particle");
+    // and the CPU record has none
+    let out = springsim(&["bench", "--scene", "rope", "--backend", "cpu", "--frames", "1", "--format", "json"]);
+    assert!(!text(&out.stdout).contains("gpu_bytes"), "{}", text(&out.stdout));
+}

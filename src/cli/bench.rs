@@ -121,6 +121,13 @@ pub struct BenchResult {
     /// solve, upload of δ; GPU waits under `global_ms`), ms per frame, from the last timed frame.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lg_transfers: Option<LgSplit>,
+    /// GPU: bytes of every buffer the simulation holds at the end (the particle state and the chosen
+    /// method's integrator; absent on the CPU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_bytes: Option<u64>,
+    /// GPU: `gpu_bytes` per particle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_bytes_per_particle: Option<f64>,
 }
 
 /// Builds the simulator for a backend.
@@ -161,18 +168,18 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>) -> Result<BenchResult> {
         model.forces.drag = d;
     }
     let cm = CpuModel::new(&model)?;
-    // local/global on the GPU: the concrete simulator, for the phase split
-    let mut gpu_lg = None;
+    // on the GPU the concrete simulator: its memory, and local/global's phase split
+    let mut gpu_sim = None;
     let mut boxed = None;
-    if cfg.backend == Backend::Gpu && cfg.method == Method::LocalGlobal {
+    if cfg.backend == Backend::Gpu {
         let ctx = gpu.ok_or_else(|| Error::NoAdapter("the gpu backend needs a device".into()))?;
-        gpu_lg = Some(
+        gpu_sim = Some(
             GpuSimulator::new(&ctx.device, &ctx.queue, &model, cfg.method, cfg.settings.clone())?.with_adapter_name(ctx.adapter_name()),
         );
     } else {
         boxed = Some(make_simulator(&model, cfg.method, cfg.backend, cfg.settings.clone(), gpu)?);
     }
-    let sim: &mut dyn Simulator = match (gpu_lg.as_mut(), boxed.as_mut()) {
+    let sim: &mut dyn Simulator = match (gpu_sim.as_mut(), boxed.as_mut()) {
         (Some(g), _) => g,
         (None, Some(b)) => b.as_mut(),
         (None, None) => return Err(Error::Solver("no simulator".into())),
@@ -198,7 +205,8 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>) -> Result<BenchResult> {
     let ms = median(times.clone());
     let mut lg_split = None;
     let mut lg_transfers = None;
-    if let Some(g) = gpu_lg.as_mut() {
+    let gpu_bytes = gpu_sim.as_ref().map(|g| g.gpu_bytes());
+    if let Some(g) = gpu_sim.as_mut().filter(|_| cfg.method == Method::LocalGlobal) {
         if cfg.settings.global.resolve(Method::LocalGlobal)? == springsim::method::GlobalSolve::Cholesky {
             lg_transfers = Some(g.lg_last_split().per_frame());
         }
@@ -234,6 +242,8 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>) -> Result<BenchResult> {
         energy: stats.energy,
         min_y: stats.min_y,
         lg_split,
+        gpu_bytes,
+        gpu_bytes_per_particle: gpu_bytes.map(|b| b as f64 / model.n_particles().max(1) as f64),
         lg_transfers,
     })
 }

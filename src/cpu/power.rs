@@ -10,12 +10,7 @@ use super::implicit::for_each_particle;
 use super::sweep::SpringSweep;
 use super::{CpuModel, V3};
 
-/// The deterministic start vector shared with the GPU: a hash of the index, in [−0.5, 0.5).
-pub fn power_start(i: usize, c: usize) -> f64 {
-    let h = ((3 * i + c) as u32).wrapping_add(1).wrapping_mul(2_654_435_761u32);
-    let h = (h ^ (h >> 16)).wrapping_mul(2_246_822_519u32);
-    (h >> 8) as f64 / (1u32 << 24) as f64 - 0.5
-}
+pub use crate::reference::power::power_start;
 
 /// y = S x at positions `pos`.
 pub fn power_matvec(m: &CpuModel, pos: &[V3], x: &[V3], y: &mut [V3]) {

@@ -9,7 +9,7 @@ use super::leu::LeuIntegrator;
 use super::local_global_integrator::LocalGlobalIntegrator;
 use super::options::GpuOptions;
 use super::state::GpuState;
-use crate::cpu::CpuModel;
+use crate::reference::model::CpuModel;
 use crate::error::{Error, Result};
 use crate::method::{Method, StepPlan, StepSettings};
 

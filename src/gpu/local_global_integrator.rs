@@ -19,11 +19,12 @@ use super::options::GpuOptions;
 use super::pcg::{GpuCgState, PcgBuffers, INVERSE_DIAGONAL_VECTOR, SOLUTION_VECTOR};
 use super::pipelines::bind;
 use super::state::{read_buffer, read_vec4s, read_words, xyz, GpuState};
-use crate::cpu::local_global::{
-    chebyshev_rho, multigrid_rho, GlobalCholesky, LgParams, CHEBYSHEV_POWER_ITERATIONS, MULTIGRID_RHO_ITERATIONS,
-};
-use crate::cpu::multigrid::Multigrid;
-use crate::cpu::{CpuModel, V3};
+// ρ of the Chebyshev iteration is estimated in f64 by power iteration on the CPU engine's operator.
+use crate::cpu::local_global::{chebyshev_rho, multigrid_rho, CHEBYSHEV_POWER_ITERATIONS, MULTIGRID_RHO_ITERATIONS};
+use crate::linalg::global::GlobalCholesky;
+use crate::linalg::multigrid::Multigrid;
+use crate::reference::local_global::LgParams;
+use crate::reference::model::{CpuModel, V3};
 use crate::error::{Error, Result};
 use crate::method::{GlobalSolve, Method, Preconditioner, StepSettings};
 

@@ -13,7 +13,7 @@ use super::layout::{groups, MgPass, CG_VECTORS};
 use super::options::GpuOptions;
 use super::pcg::PcgBuffers;
 use super::pipelines::{bind, bind_dynamic, build, dynamic_uniform, storage};
-use crate::cpu::multigrid::{Csr, Multigrid};
+use crate::linalg::multigrid::{Csr, Multigrid};
 use crate::error::Result;
 
 /// The multigrid kernels and their layouts.

@@ -7,8 +7,8 @@ use super::layout::groups;
 use super::options::GpuOptions;
 use super::pipelines::{bind, build, storage, uniform};
 use super::state::{read_buffer, GpuState};
-use crate::cpu::power::power_start;
-use crate::cpu::CpuModel;
+use crate::reference::power::power_start;
+use crate::reference::model::CpuModel;
 use crate::error::Result;
 
 /// The power-iteration kernels and their layout.

@@ -5,7 +5,7 @@
 
 use super::alloc::Allocator;
 use super::layout::{GpuNbr, GpuParams};
-use crate::cpu::CpuModel;
+use crate::reference::model::CpuModel;
 use crate::error::{Error, Result};
 
 /// Bytes of the small staging buffer [`GpuState::readback`] (status words, flags, reports).

@@ -5,6 +5,7 @@
 //! engines.
 
 pub mod cg;
+pub mod chebyshev;
 pub mod global;
 pub mod multigrid;
 pub mod ordering;

@@ -16,4 +16,5 @@ pub mod forces;
 pub mod implicit;
 pub mod local_global;
 pub mod model;
+pub mod power;
 pub mod stats;
