@@ -1,6 +1,6 @@
 //! The GPU engine as middleware: the device context, the shared particle state (`GpuState`), one
 //! integrator per method family (its kernels, buffers and bind groups, built when the method is chosen),
-//! the checked allocator, the options (shader runtime checks on unless a host opts out, unsafely), and
+//! the checked allocator, the options (shader runtime checks on unless a host opts out explicitly), and
 //! the engine `GpuEngine` (the stepping policy drives it: `springsim::GpuSimulator`).
 
 pub mod alloc;
