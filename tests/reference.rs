@@ -1,6 +1,7 @@
 //! The reference kernels (`springsim::reference`, one function per WGSL entry point, per particle, as the
 //! GPU gathers) against the CPU engine (`springsim::cpu`, which evaluates each spring once and runs on
-//! rayon): the implicit Euler system, its operator, its integration and strain check, and the colliders.
+//! rayon): the implicit Euler system, its operator, its integration and strain check, the colliders,
+//! Shinya's linearized explicit Euler (`leu_*`) and the power iteration for k₀ (`power_*`).
 
 use springsim::cpu::implicit::{implicit_integrate, implicit_matvec, implicit_prepare, ImplicitSystem};
 use springsim::cpu::{collide, forces::max_strain, CpuModel, V3};
@@ -98,4 +99,97 @@ fn collide_kernel_matches_the_engine() {
     for i in 0..cm.n {
         assert_eq!((x[i], v[i]), want[i], "particle {i}");
     }
+}
+
+/// The engine's whole-array LEU against `reference::leu`, bit for bit: the linearization (a₀ and every
+/// incidence entry's blocks), a step from a moved state (some particles over the speed limit, one
+/// with the cursor spring, a central field) and the fix-up.
+#[test]
+fn leu_kernels_match_the_engine() {
+    use springsim::cpu::forces::StepParams;
+    use springsim::cpu::{leu, Scratch};
+    use springsim::reference::leu as kernel;
+    let model = curtain(21, None).unwrap();
+    let mut cm = CpuModel::new(&model).unwrap();
+    cm.central_strength = 0.3;
+    let free = (0..cm.n).rev().find(|&i| cm.inv_mass[i] != 0.0).unwrap();
+    cm.cursor = Some(springsim::model::Cursor { particle: free, target: [0.1, -0.2, 0.3], stiffness: 40.0, damping: 0.5 });
+    let (x0, v0) = state(&cm, &model.positions, 0.02);
+    let p = StepParams { h: 1e-3, alpha: 0.01 };
+    let (mut lin, mut scratch) = (leu::Linearization::default(), Scratch::default());
+    leu::leu_linearize(&cm, &p, &x0, &v0, &mut lin, &mut scratch);
+    let mut blocks = vec![([0.0; 6], [0.0; 6]); cm.incidence.entries.len()];
+    let mut a0 = vec![V3::zeros(); cm.n];
+    for (i, a) in a0.iter_mut().enumerate() {
+        let (e0, e1) = (cm.incidence.offsets[i] as usize, cm.incidence.offsets[i + 1] as usize);
+        *a = kernel::leu_linearize(i, &cm, &p, &x0, &v0, &mut blocks[e0..e1]);
+    }
+    assert_eq!(a0, lin.a0, "a₀");
+    assert_eq!(blocks, lin.blocks, "the blocks");
+    assert!(blocks.iter().any(|(k, d)| k[3] != 0.0 && d[0] != 0.0), "the blocks are not all zero");
+    // a step from a moved state
+    let (x, mut v) = state(&cm, &model.positions, 0.03);
+    v.iter_mut().enumerate().for_each(|(i, vi)| *vi += v0[i]);
+    let speed_limit = 0.6;
+    let (mut xo, mut vo) = (vec![V3::zeros(); cm.n], vec![V3::zeros(); cm.n]);
+    let diverged = leu::leu_step(&cm, &p, &lin, speed_limit, &x, &v, &mut xo, &mut vo);
+    let mut any_over = false;
+    for i in 0..cm.n {
+        let (xi, vi, over) = kernel::leu_step(i, &cm, p.h, speed_limit, &x, &v, &x0, &v0, &a0, &blocks);
+        assert_eq!((xi, vi), (xo[i], vo[i]), "leu_step, particle {i}");
+        assert_eq!(over, vi.norm() > speed_limit, "leu_step's flag, particle {i}");
+        any_over |= over;
+    }
+    assert!(any_over && diverged, "the step trips the speed limit");
+    assert!((0..cm.n).any(|i| !kernel::leu_step(i, &cm, p.h, speed_limit, &x, &v, &x0, &v0, &a0, &blocks).2), "not every particle");
+    // the fix-up: linearize at (x, v) and step with the exact force
+    leu::leu_fixup(&cm, &p, &mut lin, &x, &v, &mut xo, &mut vo, &mut scratch);
+    for i in 0..cm.n {
+        let (e0, e1) = (cm.incidence.offsets[i] as usize, cm.incidence.offsets[i + 1] as usize);
+        let (xi, vi, ai) = kernel::leu_fixup(i, &cm, &p, &x, &v, &mut blocks[e0..e1]);
+        assert_eq!((xi, vi, ai), (xo[i], vo[i], lin.a0[i]), "leu_fixup, particle {i}");
+    }
+    assert_eq!(blocks, lin.blocks, "the fix-up's blocks");
+}
+
+/// `reference::power`: `power_matvec` is the engine's S x bit for bit, and the iteration of
+/// `power_matvec` and `power_reduce` (the GPU's: x = y/|y| folded into the next matvec, the dot products
+/// summed in one sequential pass) reaches the engine's k₀ (the spring sweep, other summation orders) to
+/// 1e-12 relative.
+#[test]
+fn power_kernels_match_the_engine() {
+    use springsim::cpu::power::{power_k0, power_matvec, power_start};
+    use springsim::reference::power as kernel;
+    let mut model = curtain(21, None).unwrap();
+    model.positions[30] = model.positions[31]; // a collapsed spring: skipped by both
+    let mut cm = CpuModel::new(&model).unwrap();
+    cm.central_strength = 0.7;
+    let (pos, _) = state(&cm, &model.positions, 0.0);
+    let start: Vec<V3> = (0..cm.n)
+        .map(|i| if cm.inv_mass[i] == 0.0 { V3::zeros() } else { V3::new(power_start(i, 0), power_start(i, 1), power_start(i, 2)) })
+        .collect();
+    let mut y = vec![V3::zeros(); cm.n];
+    power_matvec(&cm, &pos, &start, &mut y);
+    for (i, yi) in y.iter().enumerate() {
+        assert_eq!(kernel::power_matvec(i, &cm, &pos, &start, 1.0).y, *yi, "power_matvec, particle {i}");
+    }
+    // the GPU's iteration: the first pass normalises the start vector through y_norm_sq = |start|²
+    let iters = 60;
+    let mut y_in = start.clone();
+    let mut y_norm_sq: f64 = start.iter().map(|a| a.norm_squared()).sum();
+    let mut lambda = 0.0;
+    for _ in 0..iters {
+        let rows: Vec<kernel::PowerRow> = (0..cm.n).map(|i| kernel::power_matvec(i, &cm, &pos, &y_in, y_norm_sq)).collect();
+        (y_norm_sq, lambda) = kernel::power_reduce(&rows);
+        y_in = rows.iter().map(|r| r.y).collect();
+    }
+    let want = power_k0(&cm, &pos, iters);
+    let rel = (lambda - want).abs() / want;
+    assert!(want > cm.central_strength && rel < 1e-12, "k₀: reference {lambda:e}, engine {want:e} ({rel:e} relative)");
+    // power_reduce is the plain sum
+    let rows = [
+        kernel::PowerRow { y: V3::zeros(), y_dot_y: 1.5, x_dot_y: -2.0 },
+        kernel::PowerRow { y: V3::zeros(), y_dot_y: 0.25, x_dot_y: 3.0 },
+    ];
+    assert_eq!(kernel::power_reduce(&rows), (1.75, 1.0));
 }

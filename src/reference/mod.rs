@@ -14,6 +14,7 @@ pub mod collide;
 pub mod explicit;
 pub mod forces;
 pub mod implicit;
+pub mod leu;
 pub mod local_global;
 pub mod model;
 pub mod power;
