@@ -193,3 +193,90 @@ fn power_kernels_match_the_engine() {
     ];
     assert_eq!(kernel::power_reduce(&rows), (1.75, 1.0));
 }
+
+/// `reference::local_global`'s global-step kernels against the engine, bit for bit: the operator
+/// `lg_apply`, Chebyshev-Jacobi iterations of `lg_chebyshev` against `chebyshev_solve`, the multigrid
+/// split (`lg_cheb_residual`, the V-cycle, `lg_cheb_combine`) against `chebyshev_solve_with`, and
+/// `lg_advance`, `lg_velocity` and `lg_report` against a whole step of `LocalGlobal`.
+#[test]
+fn local_global_kernels_match_the_engine() {
+    use springsim::cpu::local_global::{
+        chebyshev_omega, chebyshev_rho, chebyshev_rho_used, chebyshev_solve, chebyshev_solve_with, lg_apply, lg_inv_diag,
+        lg_local_residual, ChebyshevWork, LgParams, LocalGlobal,
+    };
+    use springsim::cpu::multigrid::Multigrid;
+    use springsim::cpu::sweep::SpringSweep;
+    use springsim::method::GlobalSolve;
+    use springsim::reference::local_global as kernel;
+    let model = curtain(21, None).unwrap();
+    let mut cm = CpuModel::new(&model).unwrap();
+    cm.central_strength = 0.2;
+    let (q, v) = state(&cm, &model.positions, 0.01);
+    let p = LgParams::new(&cm, 1e-2);
+    let free = |i: usize, a: V3| if cm.inv_mass[i] == 0.0 { V3::zeros() } else { a };
+    // the operator
+    let u: Vec<V3> = (0..cm.n).map(|i| free(i, V3::new(hash(3 * i), hash(3 * i + 1), hash(3 * i + 2)))).collect();
+    let mut au = vec![V3::zeros(); cm.n];
+    lg_apply(&cm, &p, &u, &mut au);
+    assert!(au.iter().any(|a| a.norm() > 0.0));
+    for (i, a) in au.iter().enumerate() {
+        assert_eq!(kernel::lg_apply(i, &cm, &p, &u), *a, "lg_apply, particle {i}");
+    }
+    // Chebyshev-Jacobi: `iters` iterations of lg_chebyshev from δ₀ = δ₋₁ = 0
+    let r: Vec<V3> = (0..cm.n).map(|i| free(i, V3::new(hash(3 * i + 5), hash(3 * i + 6), hash(3 * i + 7)))).collect();
+    let mut inv_diag = vec![V3::zeros(); cm.n];
+    lg_inv_diag(&cm, &p, &mut inv_diag);
+    let rho = chebyshev_rho_used(chebyshev_rho(&cm, &p, 100));
+    let iters = 12;
+    let (mut delta, mut work) = (vec![V3::zeros(); cm.n], ChebyshevWork::default());
+    chebyshev_solve(&cm, &p, &inv_diag, &r, &mut delta, rho, iters, &mut work);
+    let (mut cur, mut prev, mut omega) = (vec![V3::zeros(); cm.n], vec![V3::zeros(); cm.n], 1.0);
+    for k in 0..iters {
+        omega = chebyshev_omega(k, rho, omega);
+        let next: Vec<V3> = (0..cm.n).map(|i| kernel::lg_chebyshev(i, &cm, &p, omega, &r, &inv_diag, &cur, &prev)).collect();
+        prev = std::mem::replace(&mut cur, next);
+    }
+    assert!(cur.iter().any(|a| a.norm() > 0.0));
+    assert_eq!(cur, delta, "lg_chebyshev against chebyshev_solve");
+    // Chebyshev with the multigrid V-cycle: lg_cheb_residual, B, lg_cheb_combine
+    let mut mg = Multigrid::for_global(&cm, &p).unwrap();
+    let rho = 0.5;
+    chebyshev_solve_with(&cm, &p, |s, z| mg.apply(s, z), &r, &mut delta, rho, iters, &mut work);
+    let (mut cur, mut prev, mut omega) = (vec![V3::zeros(); cm.n], vec![V3::zeros(); cm.n], 1.0);
+    let mut z = vec![V3::zeros(); cm.n];
+    for k in 0..iters {
+        omega = chebyshev_omega(k, rho, omega);
+        let s: Vec<V3> = (0..cm.n).map(|i| kernel::lg_cheb_residual(i, &cm, &p, &r, &cur)).collect();
+        mg.apply(&s, &mut z);
+        let next: Vec<V3> = (0..cm.n).map(|i| kernel::lg_cheb_combine(i, omega, &cur, &prev, &z)).collect();
+        prev = std::mem::replace(&mut cur, next);
+    }
+    assert!(cur.iter().any(|a| a.norm() > 0.0));
+    assert_eq!(cur, delta, "lg_cheb_residual and lg_cheb_combine against chebyshev_solve_with");
+    // lg_advance: x + δ on the free particles, the pinned ones untouched
+    for i in 0..cm.n {
+        let want = if cm.inv_mass[i] == 0.0 { q[i] } else { q[i] + delta[i] };
+        assert_eq!(kernel::lg_advance(i, &cm, &q, &delta), want, "lg_advance, particle {i}");
+    }
+    // a whole step: the engine's end of step is lg_velocity's, and its residual ratio is lg_report's of
+    // the engine's own first and last residuals (the same sequential sums; the GPU's workgroup sums
+    // differ from these by rounding only)
+    let mut lg = LocalGlobal::new(&cm, p.h, GlobalSolve::Chebyshev, 1e-10, 20).unwrap();
+    let iterations = 3;
+    let (mut x, mut v_new) = (vec![V3::zeros(); cm.n], vec![V3::zeros(); cm.n]);
+    let report = lg.step(&cm, iterations, &q, &v, &mut x, &mut v_new).unwrap();
+    for i in 0..cm.n {
+        let x_before = if cm.inv_mass[i] == 0.0 { lg.y()[i] } else { x[i] };
+        let mut before = x.clone();
+        before[i] = x_before;
+        assert_eq!(kernel::lg_velocity(i, &cm, &p, &q, &before), (x[i], v_new[i]), "lg_velocity, particle {i}");
+    }
+    let sweep = SpringSweep::for_model(&cm);
+    let (mut r_first, mut r_last) = (vec![V3::zeros(); cm.n], vec![V3::zeros(); cm.n]);
+    lg_local_residual(&cm, &p, &sweep, lg.y(), lg.y(), &mut r_first);
+    lg_local_residual(&cm, &p, &sweep, lg.y(), &x, &mut r_last);
+    let stats = kernel::lg_report(&r_first, &r_last);
+    assert!(stats.first > 0.0 && stats.last < stats.first, "{stats:?}");
+    assert_eq!(stats.ratio, report.residual, "lg_report against LgReport::residual");
+    assert_eq!(kernel::lg_report(&[V3::zeros()], &[V3::new(1.0, 0.0, 0.0)]), kernel::LgStats { first: 0.0, last: 1.0, ratio: 0.0 });
+}
