@@ -17,5 +17,6 @@ pub mod implicit;
 pub mod leu;
 pub mod local_global;
 pub mod model;
+pub mod pcg;
 pub mod power;
 pub mod stats;
