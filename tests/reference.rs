@@ -372,3 +372,47 @@ fn pcg_kernels_match_the_engine() {
     let got = reference_pcg(cm.n, row, &sys.rhs, &sys.inv_diag, Some(&warm), tol, budget);
     check("implicit Euler", got, (x, rep.iterations, rep.residual));
 }
+
+/// The `reference::multigrid` kernels against the engine's V-cycle (`Multigrid::apply`), bit for bit: one
+/// V(1,1)-cycle on the global matrix of Liu's method, run level by level with `mg_down`, `mg_restrict`,
+/// `mg_coarse`, `mg_up` and `mg_post` over the engine's hierarchy.
+#[test]
+fn multigrid_kernels_match_the_engine() {
+    use springsim::cpu::local_global::LgParams;
+    use springsim::cpu::multigrid::Multigrid;
+    use springsim::reference::multigrid as kernel;
+    let model = curtain(41, None).unwrap();
+    let cm = CpuModel::new(&model).unwrap();
+    let mut mg = Multigrid::for_global(&cm, &LgParams::new(&cm, 1e-2)).unwrap();
+    assert!(mg.levels.len() >= 2, "a hierarchy of {} level(s)", mg.levels.len());
+    let r: Vec<V3> = (0..cm.n)
+        .map(|i| if cm.inv_mass[i] == 0.0 { V3::zeros() } else { V3::new(hash(3 * i), hash(3 * i + 1), hash(3 * i + 2)) })
+        .collect();
+    let mut want = vec![V3::zeros(); cm.n];
+    mg.apply(&r, &mut want);
+    // down: per level its right-hand side b, smoothed x and residual t
+    let levels = mg.levels.len();
+    let (mut b, mut x, mut t) = (vec![r.clone()], Vec::new(), Vec::new());
+    for lv in &mg.levels[..levels - 1] {
+        let bl = b.last().unwrap();
+        let rows: Vec<(V3, V3)> = (0..lv.a.rows()).map(|i| kernel::mg_down(i, lv.a.rows_view(), &lv.wdinv, bl)).collect();
+        x.push(rows.iter().map(|row| row.0).collect::<Vec<V3>>());
+        t.push(rows.iter().map(|row| row.1).collect::<Vec<V3>>());
+        let tl = t.last().unwrap();
+        b.push((0..lv.r.rows()).map(|c| kernel::mg_restrict(c, lv.r.rows_view(), tl)).collect());
+    }
+    let bl = b.last().unwrap();
+    let mut z: Vec<V3> = (0..bl.len()).map(|i| kernel::mg_coarse(i, mg.coarse_inv.rows_view(), bl).0).collect();
+    // up
+    for l in (0..levels - 1).rev() {
+        let lv = &mg.levels[l];
+        let tl: Vec<V3> = (0..lv.a.rows()).map(|i| kernel::mg_up(i, lv.p.rows_view(), &x[l], &z)).collect();
+        let rows: Vec<(V3, f64)> = (0..lv.a.rows()).map(|i| kernel::mg_post(i, lv.a.rows_view(), &lv.wdinv, &b[l], &tl)).collect();
+        for (i, row) in rows.iter().enumerate() {
+            assert_eq!(row.1, b[l][i].dot(&row.0), "mg_post's r·z term, level {l}, row {i}");
+        }
+        z = rows.iter().map(|row| row.0).collect();
+    }
+    assert!(z.iter().any(|a| a.norm() > 0.0));
+    assert_eq!(z, want, "the reference V-cycle against Multigrid::apply");
+}
