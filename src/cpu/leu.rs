@@ -11,6 +11,7 @@
 
 use super::forces::{accelerations, StepParams};
 use super::{CpuModel, Scratch, V3};
+use rayon::prelude::*;
 
 pub use crate::reference::implicit::{sym_apply, Sym3};
 use crate::reference::leu as kernel;
@@ -28,12 +29,10 @@ pub struct Linearization {
     pub a0: Vec<V3>,
     /// (K_s, D_s) per incidence entry (`m.incidence.entries`).
     pub blocks: Vec<LeuBlock>,
-    /// Working memory: (K_s, D_s) per spring, each evaluated once.
-    per_spring: Vec<LeuBlock>,
 }
 
 /// Step 1 of Shinya's procedure: evaluate f₀, K and D at (x, v). The numbers of the reference's
-/// `leu_linearize` for every particle, with each spring's force and blocks evaluated once.
+/// `leu_linearize` for every particle, with each spring's force evaluated once.
 pub fn leu_linearize(m: &CpuModel, p: &StepParams, x: &[V3], v: &[V3], lin: &mut Linearization, s: &mut Scratch) {
     lin.x0.clear();
     lin.x0.extend_from_slice(x);
@@ -41,10 +40,9 @@ pub fn leu_linearize(m: &CpuModel, p: &StepParams, x: &[V3], v: &[V3], lin: &mut
     lin.v0.extend_from_slice(v);
     lin.a0.resize(m.n, V3::zeros());
     accelerations(m, p, x, v, &mut lin.a0, &mut s.spring_f);
-    lin.per_spring.clear();
-    lin.per_spring.extend((0..m.sa.len()).map(|sp| spring_blocks(m, p.alpha, sp, x)));
+    // each spring's blocks for both of its entries (the same numbers from either end), in parallel
     lin.blocks.clear();
-    lin.blocks.extend(m.incidence.entries.iter().map(|&e| lin.per_spring[(e >> 1) as usize]));
+    lin.blocks.par_extend(m.incidence.entries.par_iter().map(|&e| spring_blocks(m, p.alpha, (e >> 1) as usize, x)));
 }
 
 /// Step 2.1-2.3: one Euler step with the linearized force (the reference's `leu_step` per particle).
