@@ -122,24 +122,10 @@ fn local_residual_chunk(ctx: &LocalResidual<'_>, &[p0, p1, _, _, c0, c1]: &[u32;
 }
 
 /// The global matrix times u, for the free particles: (A u)ᵢ = mᵢ(1 + h d₀ + h² s) uᵢ + h² Σₑ kₑ (uᵢ − uⱼ),
-/// with uⱼ = 0 for pinned j (their columns are eliminated); 0 on pinned rows. The operator of the
-/// corrections' PCG and Chebyshev iterations.
+/// with uⱼ = 0 for pinned j (their columns are eliminated); 0 on pinned rows ([`kernel::lg_apply`] per
+/// particle). The operator of the corrections' PCG and Chebyshev iterations.
 pub fn lg_apply(m: &CpuModel, p: &LgParams, u: &[V3], out: &mut [V3]) {
-    let h2 = p.h * p.h;
-    for_each_particle(out, |i| {
-        if m.inv_mass[i] == 0.0 {
-            return V3::zeros();
-        }
-        let ui = u[i];
-        let mut acc = V3::zeros();
-        for &e in m.incidence.of(i) {
-            let (s, sign) = entry_spring(e);
-            let j = if sign > 0.0 { m.sb[s] } else { m.sa[s] } as usize;
-            let uj = if m.inv_mass[j] == 0.0 { V3::zeros() } else { u[j] };
-            acc += (ui - uj) * m.k[s];
-        }
-        ui * (m.mass[i] * p.mass_diag) + acc * h2
-    });
+    for_each_particle(out, |i| kernel::lg_apply(i, m, p, u));
 }
 
 /// The Jacobi preconditioner: 1/Aᵢᵢ on each axis, 0 for pinned particles (the constraint filter).
@@ -296,8 +282,8 @@ pub fn multigrid_rho(m: &CpuModel, p: &LgParams, mg: &mut Multigrid, iters: usiz
 /// `iters` iterations of the preconditioned iteration δ̂ = δₖ + B(r − A δₖ) on A δ = r from δ = 0, with
 /// Chebyshev weights (Wang 2015, eq. 12, with B in place of D⁻¹): δ_{k+1} = ω_{k+1}(δ̂ − δ_{k−1}) + δ_{k−1};
 /// `precondition(s, z)` forms z = B s (the multigrid V-cycle), `rho` is the radius of I − BA to build
-/// the weights for. The twin of `lg_cheb_residual`, the V-cycle and `lg_cheb_combine` on the GPU, in
-/// that order. Returns the relative residual ‖r − Aδ‖/‖r‖ of the result.
+/// the weights for. [`kernel::lg_cheb_residual`], the V-cycle and [`kernel::lg_cheb_combine`] per
+/// iteration, as on the GPU (with Jacobi, the numbers of the fused [`kernel::lg_chebyshev`]). Returns the relative residual ‖r − Aδ‖/‖r‖ of the result.
 #[allow(clippy::too_many_arguments)]
 pub fn chebyshev_solve_with(
     m: &CpuModel,
@@ -319,15 +305,10 @@ pub fn chebyshev_solve_with(
     let mut omega = 1.0;
     for k in 0..iters {
         omega = chebyshev_omega(k, rho, omega);
-        lg_apply(m, p, delta, &mut w.ad);
-        for (s, ri) in w.ad.iter_mut().zip(r) {
-            *s = ri - *s;
-        }
+        let delta_k: &[V3] = delta;
+        for_each_particle(&mut w.ad, |i| kernel::lg_cheb_residual(i, m, p, r, delta_k));
         precondition(&w.ad, &mut w.z);
-        for (((next, d), z), prev) in w.next.iter_mut().zip(delta.iter()).zip(&w.z).zip(&w.prev) {
-            let hat = d + z;
-            *next = (hat - prev) * omega + prev;
-        }
+        for_each_particle(&mut w.next, |i| kernel::lg_cheb_combine(i, omega, delta_k, &w.prev, &w.z));
         // δ_{k−1} ← δₖ, δₖ ← δ_{k+1}
         std::mem::swap(&mut w.prev, &mut w.next);
         w.prev.swap_with_slice(delta);
@@ -557,8 +538,8 @@ impl LocalGlobal {
                 rep.iterations
             }
         };
-        for (xi, di) in x.iter_mut().zip(&self.delta) {
-            *xi += di;
+        for i in 0..m.n {
+            x[i] = kernel::lg_advance(i, m, x, &self.delta);
         }
         Ok((its, rnorm))
     }
@@ -587,12 +568,8 @@ impl LocalGlobal {
         }
         let g = self.gradient_norm(m, x_out);
         rep.residual = if g0 > 0.0 { g / g0 } else { 0.0 };
-        let inv_h = 1.0 / self.params.h;
         for i in 0..m.n {
-            v_out[i] = if m.inv_mass[i] == 0.0 { V3::zeros() } else { (x_out[i] - q[i]) * inv_h };
-            if m.inv_mass[i] == 0.0 {
-                x_out[i] = q[i];
-            }
+            (x_out[i], v_out[i]) = kernel::lg_velocity(i, m, &self.params, q, x_out);
         }
         if !x_out.iter().all(|p| p.iter().all(|c| c.is_finite())) {
             return Err(Error::Solver(format!("local/global ({}) produced a non-finite position", self.global.name())));

@@ -1,5 +1,5 @@
 //! The largest eigenvalue k₀ of M⁻¹K by power iteration (Shinya §5.3), matrix-free, in f64:
-//! the CPU twin of `shaders/power.wgsl`.
+//! the engine's whole-array form of `shaders/power.wgsl` (per-particle twins: [`crate::reference::power`]).
 //!
 //! We iterate on the symmetric S = M^{-1/2} K_c M^{-1/2} (+ s·I for a central field), which has the
 //! eigenvalues of M⁻¹K; pinned particles (infinite mass) drop out. K_c is the spring stiffness matrix
@@ -12,43 +12,9 @@ use super::{CpuModel, V3};
 
 pub use crate::reference::power::power_start;
 
-/// y = S x at positions `pos`.
+/// y = S x at positions `pos`: the reference's `power_matvec` for every particle (the GPU's gather).
 pub fn power_matvec(m: &CpuModel, pos: &[V3], x: &[V3], y: &mut [V3]) {
-    let dirs = spring_dirs(m, pos);
-    matvec_with(m, &dirs, x, y);
-}
-
-/// Per spring, n̂ and the clamped transverse factor c at `pos` (None when shorter than [`EPS_LEN`]):
-/// all that S needs of the positions, which power iteration keeps fixed.
-fn spring_dirs(m: &CpuModel, pos: &[V3]) -> Vec<Option<(V3, f64)>> {
-    let mut dirs = vec![None; m.sa.len()];
-    for_each_particle(&mut dirs, |s| {
-        let d = pos[m.sa[s] as usize] - pos[m.sb[s] as usize];
-        let l = d.norm();
-        (l > EPS_LEN).then(|| (d / l, (1.0 - m.rest[s] / l).max(0.0)))
-    });
-    dirs
-}
-
-/// y = S x with the springs' directions precomputed (the same numbers as forming them per entry:
-/// n̂ from particle b's side is −n̂ exactly, and K_c depends on n̂n̂ᵀ only).
-fn matvec_with(m: &CpuModel, dirs: &[Option<(V3, f64)>], x: &[V3], y: &mut [V3]) {
-    for_each_particle(y, |i| {
-        let wi = m.inv_mass[i];
-        if wi == 0.0 {
-            return V3::zeros();
-        }
-        let si = wi.sqrt();
-        let mut acc = V3::zeros();
-        for &e in m.incidence.of(i) {
-            let s = (e >> 1) as usize;
-            let j = if e & 1 == 0 { m.sb[s] } else { m.sa[s] } as usize;
-            let Some((n, c)) = dirs[s] else { continue };
-            let u = x[i] * si - x[j] * m.inv_mass[j].sqrt();
-            acc += kc_apply(m.k[s], c, n, u);
-        }
-        acc * si + x[i] * m.central_strength
-    });
+    for_each_particle(y, |i| crate::reference::power::power_matvec(i, m, pos, x, 1.0).y);
 }
 
 /// S at fixed positions as one pass over the springs ([`SpringSweep`]): per sorted spring n̂, the

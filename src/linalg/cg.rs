@@ -2,10 +2,13 @@
 //! preconditioner), the CPU twin of `shaders/pcg.wgsl` (`pcg_begin`, `pcg_matvec`, `pcg_update`,
 //! `pcg_finish`) step for step, for any operator: the implicit Euler system and Liu's global step.
 //! The dot products are summed in fixed blocks in block order, so they do not depend on the threads.
+//! The per-row kernels are in [`crate::reference::pcg`]; this whole-array form fuses them (and shares
+//! their scalar steps: β, the convergence test and the final residual).
 
 use super::PAR_N;
 use crate::error::{Error, Result};
 use crate::reference::model::V3;
+use crate::reference::pcg as kernel;
 use rayon::prelude::*;
 
 /// What a solve did.
@@ -145,12 +148,12 @@ pub fn pcg_solve(
         })
     };
     let mut rz_prev = 0.0;
-    let resid = |rr: f64| if bb > 0.0 { (rr / bb).sqrt() } else { 0.0 };
+    let resid = |rr: f64| kernel::pcg_finish(rr, bb);
     for k in 0..max_iter {
-        if rr <= tol * tol * bb {
+        if kernel::pcg_converged(rr, bb, tol) {
             return Ok(CgReport { iterations: k, residual: resid(rr) });
         }
-        let beta = if rz_prev > 0.0 { rz / rz_prev } else { 0.0 };
+        let beta = kernel::pcg_beta(rz, rz_prev);
         {
             let z = &w.z;
             by_block_rows(w.p.chunks_mut(BLOCK).collect(), |blk, ps| {
@@ -201,12 +204,12 @@ pub fn pcg_solve_with(
     precondition(&w.r, &mut w.z);
     let (bb, mut rr, mut rz) = (dot(b, b), dot(&w.r, &w.r), dot(&w.r, &w.z));
     let mut rz_prev = 0.0;
-    let resid = |rr: f64| if bb > 0.0 { (rr / bb).sqrt() } else { 0.0 };
+    let resid = |rr: f64| kernel::pcg_finish(rr, bb);
     for k in 0..max_iter {
-        if rr <= tol * tol * bb {
+        if kernel::pcg_converged(rr, bb, tol) {
             return Ok(CgReport { iterations: k, residual: resid(rr) });
         }
-        let beta = if rz_prev > 0.0 { rz / rz_prev } else { 0.0 };
+        let beta = kernel::pcg_beta(rz, rz_prev);
         for (p, z) in w.p.iter_mut().zip(&w.z) {
             *p = z + *p * beta;
         }

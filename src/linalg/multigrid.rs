@@ -31,12 +31,16 @@
 //! - up: x += P z_{l+1};
 //! - post: z_l = x + ω D⁻¹ (b − A x) (one Jacobi sweep).
 //!
-//! On the last level z = A⁻¹ b by the inverse. The GPU runs the same four kernels per level.
+//! On the last level z = A⁻¹ b by the inverse. The GPU runs the same four kernels per level; their
+//! per-row twins (`mg_down`, `mg_restrict`, `mg_coarse`, `mg_up`, `mg_post`) are in
+//! [`crate::reference::multigrid`], and [`Multigrid::apply`] calls them.
 
 use super::for_each_particle;
 use crate::error::{Error, Result};
 use crate::reference::local_global::{entry_spring, LgParams};
 use crate::reference::model::{CpuModel, V3};
+use crate::reference::multigrid as kernel;
+pub use crate::reference::multigrid::CsrRows;
 
 /// The strength threshold θ of the aggregation.
 pub const THETA: f64 = 0.08;
@@ -77,14 +81,15 @@ impl Csr {
         self.col[r.clone()].iter().zip(&self.val[r]).map(|(&c, &v)| (c as usize, v))
     }
 
-    /// Σ_j a_ij x_j.
+    /// Σ_j a_ij x_j ([`CsrRows::row_dot`]).
     #[inline]
     pub fn row_dot(&self, i: usize, x: &[V3]) -> V3 {
-        let mut s = V3::zeros();
-        for (j, v) in self.row(i) {
-            s += x[j] * v;
-        }
-        s
+        self.rows_view().row_dot(i, x)
+    }
+
+    /// The matrix as the reference kernels read it.
+    pub fn rows_view(&self) -> CsrRows<'_> {
+        CsrRows { ptr: &self.ptr, col: &self.col, val: &self.val }
     }
 
     /// The diagonal (0 where a row has no diagonal entry).
@@ -393,24 +398,21 @@ impl Multigrid {
             let (fine, coarse) = self.work.split_at_mut(l + 1);
             let [b, x, t] = &mut fine[l];
             // down: x = ωD⁻¹b, t = b − A x (the neighbours' x formed on the fly)
-            for_each_particle(x, |i| b[i] * lv.wdinv[i]);
-            for_each_particle(t, |i| {
-                let mut s = b[i];
-                for (j, v) in lv.a.row(i) {
-                    s -= b[j] * (v * lv.wdinv[j]);
-                }
-                s
-            });
+            let (a, wdinv, b) = (lv.a.rows_view(), &lv.wdinv[..], &b[..]);
+            // mg_down's two outputs in two passes (x = ωD⁻¹b is its first, formed here without the gather)
+            for_each_particle(x, |i| b[i] * wdinv[i]);
+            for_each_particle(t, |i| kernel::mg_down(i, a, wdinv, b).1);
             // restrict: b_{l+1} = R t
-            let t = &*t;
-            for_each_particle(&mut coarse[0][0], |c| lv.r.row_dot(c, t));
+            let (r, t) = (lv.r.rows_view(), &*t);
+            for_each_particle(&mut coarse[0][0], |c| kernel::mg_restrict(c, r, t));
         }
         {
             // the last level: x = A⁻¹ b
             let inv = &self.coarse_inv;
             let [b, x, _] = &mut self.work[nl - 1];
             let b = &*b;
-            for_each_particle(x, |i| inv.row_dot(i, b));
+            let inv = inv.rows_view();
+            for_each_particle(x, |i| kernel::mg_coarse(i, inv, b).0);
         }
         for l in (0..nl - 1).rev() {
             let lv = &self.levels[l];
@@ -418,10 +420,11 @@ impl Multigrid {
             let zc = &coarse[0][1];
             let [b, x, t] = &mut fine[l];
             // up: t = x + P z_{l+1}
-            for_each_particle(t, |i| x[i] + lv.p.row_dot(i, zc));
+            let (p, x_now) = (lv.p.rows_view(), &*x);
+            for_each_particle(t, |i| kernel::mg_up(i, p, x_now, zc));
             // post: x = t + ωD⁻¹(b − A t)
-            let t = &*t;
-            for_each_particle(x, |i| t[i] + (b[i] - lv.a.row_dot(i, t)) * lv.wdinv[i]);
+            let (a, wdinv, b, t) = (lv.a.rows_view(), &lv.wdinv[..], &*b, &*t);
+            for_each_particle(x, |i| kernel::mg_post(i, a, wdinv, b, t).0);
         }
         z.copy_from_slice(&self.work[0][1]);
     }

@@ -74,3 +74,84 @@ pub fn lg_residual(i: usize, m: &CpuModel, p: &LgParams, y: &[V3], d: &[V3], x: 
     }
     y[i] * (mi * p.inertia) + (acc + fext * mi) * h2 - xi * (mi * p.mass_diag)
 }
+
+/// The global matrix of Liu eq. 12 and 14 times u, row `i`: (A u)ᵢ = mᵢ(1 + h d₀ + h² s) uᵢ + h² Σₑ kₑ (uᵢ − uⱼ)
+/// with uⱼ = 0 for a pinned j (its column is eliminated); 0 on a pinned row. The WGSL helper `lg_apply`
+/// (the operator of `pcg_matvec` and of the Chebyshev kernels).
+pub fn lg_apply(i: usize, m: &CpuModel, p: &LgParams, u: &[V3]) -> V3 {
+    if m.inv_mass[i] == 0.0 {
+        return V3::zeros();
+    }
+    let ui = u[i];
+    let mut acc = V3::zeros();
+    for &e in m.incidence.of(i) {
+        let (s, sign) = entry_spring(e);
+        let j = if sign > 0.0 { m.sb[s] } else { m.sa[s] } as usize;
+        let uj = if m.inv_mass[j] == 0.0 { V3::zeros() } else { u[j] };
+        acc += (ui - uj) * m.k[s];
+    }
+    ui * (m.mass[i] * p.mass_diag) + acc * (p.h * p.h)
+}
+
+/// `lg_chebyshev`: one Chebyshev-accelerated Jacobi iteration on A δ = r (Wang 2015, eq. 12) for particle
+/// `i`: δ̂ᵢ = δₖ,ᵢ + D⁻¹ᵢ(rᵢ − (A δₖ)ᵢ), δₖ₊₁,ᵢ = ωₖ₊₁(δ̂ᵢ − δₖ₋₁,ᵢ) + δₖ₋₁,ᵢ (`inv_diag` = D⁻¹, 0 when pinned).
+#[allow(clippy::too_many_arguments)] // the kernel's bindings, in order
+pub fn lg_chebyshev(i: usize, m: &CpuModel, p: &LgParams, omega: f64, r: &[V3], inv_diag: &[V3], delta: &[V3], delta_prev: &[V3]) -> V3 {
+    let hat = delta[i] + (r[i] - lg_apply(i, m, p, delta)).component_mul(&inv_diag[i]);
+    (hat - delta_prev[i]) * omega + delta_prev[i]
+}
+
+/// `lg_cheb_residual`: the first half of a Chebyshev iteration preconditioned by the multigrid V-cycle B
+/// (Wang 2015, eq. 12 with B in place of D⁻¹) for particle `i`: sᵢ = rᵢ − (A δₖ)ᵢ, the V-cycle's right-hand side.
+pub fn lg_cheb_residual(i: usize, m: &CpuModel, p: &LgParams, r: &[V3], delta: &[V3]) -> V3 {
+    r[i] - lg_apply(i, m, p, delta)
+}
+
+/// `lg_cheb_combine`: the second half, after the V-cycle left z = B s: δ̂ᵢ = δₖ,ᵢ + zᵢ,
+/// δₖ₊₁,ᵢ = ωₖ₊₁(δ̂ᵢ − δₖ₋₁,ᵢ) + δₖ₋₁,ᵢ (Wang 2015, eq. 12).
+pub fn lg_cheb_combine(i: usize, omega: f64, delta: &[V3], delta_prev: &[V3], z: &[V3]) -> V3 {
+    let hat = delta[i] + z[i];
+    (hat - delta_prev[i]) * omega + delta_prev[i]
+}
+
+/// `lg_advance`: the end of a global step (Liu §4, on corrections): xₖ₊₁,ᵢ = xₖ,ᵢ + δᵢ; a pinned particle
+/// is not touched.
+pub fn lg_advance(i: usize, m: &CpuModel, x: &[V3], delta: &[V3]) -> V3 {
+    if m.inv_mass[i] == 0.0 {
+        x[i]
+    } else {
+        x[i] + delta[i]
+    }
+}
+
+/// `lg_velocity`: the end of a step (Liu §4, implicit Euler) for particle `i`: returns (x', v') with
+/// x' = xᵢ and v' = (xᵢ − qᵢ)/h, formed as (xᵢ − qᵢ)·(1/h) as the CPU engine does; a pinned particle:
+/// x' = qᵢ bit for bit, v' = 0.
+pub fn lg_velocity(i: usize, m: &CpuModel, p: &LgParams, q: &[V3], x: &[V3]) -> (V3, V3) {
+    if m.inv_mass[i] == 0.0 {
+        (q[i], V3::zeros())
+    } else {
+        (x[i], (x[i] - q[i]) * (1.0 / p.h))
+    }
+}
+
+/// What `lg_report` writes: ‖r₀‖ = ‖∇g(y)‖, the first residual of a step, ‖r‖ = ‖∇g(x)‖ at its end (the
+/// local step refreshed at x) and their ratio (Liu eq. 7; 0 when ‖r₀‖ = 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LgStats {
+    /// ‖r₀‖.
+    pub first: f64,
+    /// ‖r‖ at the end of the step.
+    pub last: f64,
+    /// ‖r‖/‖r₀‖.
+    pub ratio: f64,
+}
+
+/// `lg_report`: the norms of the step's first and last residuals (per particle, from [`lg_residual`]) and
+/// their ratio. The GPU sums |rᵢ|² per workgroup and then the workgroups' partials; this is the plain
+/// sequential sum, equal to the GPU's up to rounding.
+pub fn lg_report(r_first: &[V3], r_last: &[V3]) -> LgStats {
+    let first = r_first.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt();
+    let last = r_last.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt();
+    LgStats { first, last, ratio: if first > 0.0 { last / first } else { 0.0 } }
+}

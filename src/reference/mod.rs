@@ -3,18 +3,27 @@
 //! index first). Safe Rust only, no SIMD, no threads: the CPU engine ([`crate::cpu`]) runs these in
 //! parallel, and the tests hold the GPU to them.
 //!
-//! Here so far: the force model ([`forces`]: `accel`), [`explicit`] (`euler_step` … `rk4_stage4`),
+//! What is where: the force model ([`forces`]: `accel`), [`explicit`] (`euler_step` … `rk4_stage4`),
 //! [`collide`], [`implicit`] (`implicit_prepare`, `implicit_integrate`, `implicit_strain` and the PCG
-//! operator) and [`local_global`] (`lg_inertia`, `lg_local`, `lg_residual`). The other kernels' twins
-//! still live in their whole-array form beside the engine: `leu_*` in `crate::cpu::leu`, `power_matvec`
-//! in `crate::cpu::power`, the Chebyshev and step kernels of Liu's method in `crate::cpu::local_global`,
-//! `pcg_*` in [`crate::linalg::cg`] and `mg_*` in [`crate::linalg::multigrid`].
+//! operator `operator_apply`), [`leu`] (`leu_linearize`, `leu_step`, `leu_fixup`), [`power`]
+//! (`power_matvec`, `power_reduce` and the shared start vector), [`local_global`] (`lg_inertia`,
+//! `lg_local`, `lg_residual`, `lg_chebyshev`, `lg_cheb_residual`, `lg_cheb_combine`, `lg_advance`,
+//! `lg_velocity`, `lg_report` and the operator `lg_apply`), [`pcg`] (`pcg_begin`, `pcg_matvec`,
+//! `pcg_update`, `pcg_finish`, per row for any operator) and [`multigrid`] (`mg_down`, `mg_restrict`,
+//! `mg_coarse`, `mg_up`, `mg_post`, per row of a level; the hierarchy is built in
+//! [`crate::linalg::multigrid`]). Where a GPU kernel's dot products are sums over workgroups
+//! (`power_reduce`, `lg_report`, the PCG's), the twin sums sequentially in row order, and
+//! `tests/reference.rs` states the tolerance against the engine. [`model`] holds the f64 model layout
+//! and [`stats`] the energy and strain statistics.
 
 pub mod collide;
 pub mod explicit;
 pub mod forces;
 pub mod implicit;
+pub mod leu;
 pub mod local_global;
 pub mod model;
+pub mod multigrid;
+pub mod pcg;
 pub mod power;
 pub mod stats;

@@ -1,0 +1,69 @@
+//! The smoothed-aggregation multigrid V(1,1)-cycle (Vaněk, Mandel & Brezina 1996) that preconditions the
+//! `cg` global step of Liu's method, in f64: one function per kernel of `shaders/multigrid.wgsl`
+//! (`mg_down`, `mg_restrict`, `mg_coarse`, `mg_up`, `mg_post`), per row of a level.
+//!
+//! On level l with right-hand side b (b₀ = r) and smoothing weights ωD⁻¹ (`wdinv`, ω = 4/(3ρ(D⁻¹A))):
+//! down x = ωD⁻¹b (a Jacobi sweep from 0) and t = b − A x; restrict b_{l+1} = R t; on the last level
+//! x = A⁻¹b; up t = x + P z_{l+1}; post z_l = t + ωD⁻¹(b − A t). The hierarchy (A, P = (I − ωD⁻¹A)P̂,
+//! R = Pᵀ, the coarsest inverse) is built in [`crate::linalg::multigrid`]; the kernels read its
+//! matrices in compressed rows, as the GPU does, through [`CsrRows`].
+
+use super::model::V3;
+
+/// A sparse matrix in compressed rows as the kernels read it: `ptr` (rows + 1 offsets), the column and
+/// the value of each entry (columns sorted within a row).
+#[derive(Clone, Copy, Debug)]
+pub struct CsrRows<'a> {
+    /// `rows + 1` offsets into `col` and `val`.
+    pub ptr: &'a [u32],
+    /// Column of each entry.
+    pub col: &'a [u32],
+    /// Value of each entry.
+    pub val: &'a [f64],
+}
+
+impl CsrRows<'_> {
+    /// Σⱼ a_ij xⱼ over row `i`'s entries, in column order (the WGSL `row_dot`).
+    pub fn row_dot(&self, i: usize, x: &[V3]) -> V3 {
+        let mut s = V3::zeros();
+        for e in self.ptr[i] as usize..self.ptr[i + 1] as usize {
+            s += x[self.col[e] as usize] * self.val[e];
+        }
+        s
+    }
+}
+
+/// `mg_down`: the downward smoothing of row `i`: returns (xᵢ, tᵢ) with x = ωD⁻¹b and t = b − A x, the
+/// neighbours' xⱼ = ωD⁻¹ⱼ bⱼ formed on the fly.
+pub fn mg_down(i: usize, a: CsrRows<'_>, wdinv: &[f64], b: &[V3]) -> (V3, V3) {
+    let mut t = b[i];
+    for e in a.ptr[i] as usize..a.ptr[i + 1] as usize {
+        let j = a.col[e] as usize;
+        t -= b[j] * (a.val[e] * wdinv[j]);
+    }
+    (b[i] * wdinv[i], t)
+}
+
+/// `mg_restrict`: row `c` of the next level's right-hand side, b_{l+1} = R t.
+pub fn mg_restrict(c: usize, r: CsrRows<'_>, t: &[V3]) -> V3 {
+    r.row_dot(c, t)
+}
+
+/// `mg_coarse`: the last level's row `i`, x = A⁻¹b by the stored inverse (dense over the live rows).
+/// Returns (xᵢ, bᵢ·xᵢ), the second the row's term of r·z when the hierarchy has one level.
+pub fn mg_coarse(i: usize, inverse: CsrRows<'_>, b: &[V3]) -> (V3, f64) {
+    let x = inverse.row_dot(i, b);
+    (x, b[i].dot(&x))
+}
+
+/// `mg_up`: the coarse correction of row `i`, t = x + P z_{l+1}.
+pub fn mg_up(i: usize, p: CsrRows<'_>, x: &[V3], z_coarse: &[V3]) -> V3 {
+    x[i] + p.row_dot(i, z_coarse)
+}
+
+/// `mg_post`: the upward smoothing of row `i`, z = t + ωD⁻¹(b − A t). Returns (zᵢ, bᵢ·zᵢ), the second the
+/// row's term of r·z on level 0 (the GPU sums it into the PCG's partials).
+pub fn mg_post(i: usize, a: CsrRows<'_>, wdinv: &[f64], b: &[V3], t: &[V3]) -> (V3, f64) {
+    let z = t[i] + (b[i] - a.row_dot(i, t)) * wdinv[i];
+    (z, b[i].dot(&z))
+}
