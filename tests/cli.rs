@@ -303,7 +303,19 @@ fn newton_on_the_gpu_is_refused() {
 fn gpu_record_reports_the_methods_memory() {
     let record = |method: &str| {
         let out = springsim(&[
-            "bench", "--scene", "cloth", "--size", "24", "--method", method, "--backend", "gpu", "--frames", "1", "--format", "json",
+            "bench",
+            "--scene",
+            "cloth",
+            "--size",
+            "24",
+            "--method",
+            method,
+            "--backend",
+            "gpu",
+            "--frames",
+            "1",
+            "--format",
+            "json",
         ]);
         if !out.status.success() && std::env::var("SPRINGSIM_REQUIRE_GPU").as_deref() != Ok("1") {
             eprintln!("skipped: no GPU ({})", text(&out.stderr).trim());

@@ -9,9 +9,9 @@ use super::leu::LeuIntegrator;
 use super::local_global_integrator::LocalGlobalIntegrator;
 use super::options::GpuOptions;
 use super::state::GpuState;
-use crate::reference::model::CpuModel;
 use crate::error::{Error, Result};
 use crate::method::{Method, StepPlan, StepSettings};
+use crate::reference::model::CpuModel;
 
 /// The current method's integrator.
 pub enum Integrator {

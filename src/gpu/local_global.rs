@@ -13,8 +13,8 @@ use super::multigrid::{MultigridData, MultigridKernels};
 use super::options::GpuOptions;
 use super::pcg::PcgKernels;
 use super::pipelines::{bind_dynamic, build, dynamic_uniform, storage, uniform};
-use crate::linalg::chebyshev::{chebyshev_omega, chebyshev_rho_used};
 use crate::error::Result;
+use crate::linalg::chebyshev::{chebyshev_omega, chebyshev_rho_used};
 
 /// The local/global kernels, the PCG compiled with them, and their layouts.
 pub struct LocalGlobalKernels {

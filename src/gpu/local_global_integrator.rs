@@ -21,12 +21,12 @@ use super::pipelines::bind;
 use super::state::{read_buffer, read_vec4s, read_words, xyz, GpuState};
 // ρ of the Chebyshev iteration is estimated in f64 by power iteration on the CPU engine's operator.
 use crate::cpu::local_global::{chebyshev_rho, multigrid_rho, CHEBYSHEV_POWER_ITERATIONS, MULTIGRID_RHO_ITERATIONS};
+use crate::error::{Error, Result};
 use crate::linalg::global::GlobalCholesky;
 use crate::linalg::multigrid::Multigrid;
+use crate::method::{GlobalSolve, Method, Preconditioner, StepSettings};
 use crate::reference::local_global::LgParams;
 use crate::reference::model::{CpuModel, V3};
-use crate::error::{Error, Result};
-use crate::method::{GlobalSolve, Method, Preconditioner, StepSettings};
 
 /// Local/global's own buffers.
 pub struct LocalGlobalBuffers {

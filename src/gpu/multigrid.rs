@@ -13,8 +13,8 @@ use super::layout::{groups, MgPass, CG_VECTORS};
 use super::options::GpuOptions;
 use super::pcg::PcgBuffers;
 use super::pipelines::{bind, bind_dynamic, build, dynamic_uniform, storage};
-use crate::linalg::multigrid::{Csr, Multigrid};
 use crate::error::Result;
+use crate::linalg::multigrid::{Csr, Multigrid};
 
 /// The multigrid kernels and their layouts.
 pub struct MultigridKernels {

@@ -7,9 +7,9 @@ use super::layout::groups;
 use super::options::GpuOptions;
 use super::pipelines::{bind, build, storage, uniform};
 use super::state::{read_buffer, GpuState};
-use crate::reference::power::power_start;
-use crate::reference::model::CpuModel;
 use crate::error::Result;
+use crate::reference::model::CpuModel;
+use crate::reference::power::power_start;
 
 /// The power-iteration kernels and their layout.
 pub struct PowerKernels {

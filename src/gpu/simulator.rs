@@ -15,11 +15,11 @@ use super::local_global_integrator::host_global_error;
 use super::options::GpuOptions;
 use super::power::PowerKernels;
 use super::state::{pack_state, read_vec4s, xyz, GpuState};
-use crate::reference::model::CpuModel;
 use crate::engine::{check_state_len, Engine, StepsReport};
 use crate::error::{Error, Result};
 use crate::method::{GlobalSolve, Method, StepPlan, StepSettings};
 use crate::model::Model;
+use crate::reference::model::CpuModel;
 
 pub use super::local_global_integrator::LgEval;
 pub use super::pcg::GpuCgState;

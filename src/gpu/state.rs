@@ -5,8 +5,8 @@
 
 use super::alloc::Allocator;
 use super::layout::{GpuNbr, GpuParams};
-use crate::reference::model::CpuModel;
 use crate::error::{Error, Result};
+use crate::reference::model::CpuModel;
 
 /// Bytes of the small staging buffer [`GpuState::readback`] (status words, flags, reports).
 pub const READBACK_BYTES: u64 = 256;
