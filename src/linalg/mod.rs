@@ -10,6 +10,7 @@ pub mod global;
 pub mod multigrid;
 pub mod ordering;
 pub mod sparse;
+mod supernodal;
 
 use rayon::prelude::*;
 

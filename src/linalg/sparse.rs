@@ -6,6 +6,7 @@
 //! Used by Liu's global step (the m×m matrix M̃ + h²L), by Newton's method (the 3m×3m Hessian) and by the
 //! direct check of the implicit Euler system.
 
+use super::supernodal::{Factor3, SolvePlan};
 use crate::error::{Error, Result};
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::cholesky::llt::factor::{LltError, LltRegularization};
@@ -40,6 +41,8 @@ pub struct SpdFactor {
     l_tmp: Vec<f64>,
     perm_fwd: Vec<u32>,
     work: Vec<[f64; 4]>,
+    /// How the three-column solve splits over two threads (built with the supernodes).
+    plan: SolvePlan,
 }
 
 impl std::fmt::Debug for SpdFactor {
@@ -89,6 +92,7 @@ impl SpdFactor {
             l_tmp: Vec::new(),
             perm_fwd: Vec::new(),
             work: Vec::new(),
+            plan: SolvePlan::default(),
         })
     }
 
@@ -177,6 +181,7 @@ impl SpdFactor {
             let largest = self.l_sn.iter().map(|s| (s[1] as usize) * (s[1] + s[3] - s[2]) as usize).max().unwrap_or(0);
             self.l_tmp = vec![0.0; largest];
             self.work = vec![[0.0; 4]; n];
+            self.plan = SolvePlan::new(n, &self.l_sn, &self.l_row);
         }
         for sn in &self.l_sn {
             let ncols = sn[1] as usize;
@@ -198,7 +203,8 @@ impl SpdFactor {
     /// Solves A X = B for three right-hand sides stored interleaved (one `[x, y, z]` per row): the forward
     /// and backward substitutions walk L once each and update the three columns together (four lanes,
     /// one of them padding, which the compiler vectorises), which is much faster than the general solve
-    /// for this shape (Liu's global step, (m×m) ⊗ I₃).
+    /// for this shape (Liu's global step, (m×m) ⊗ I₃). Independent subtrees of the elimination tree run
+    /// on two threads, with the same result bit for bit (see [`super::supernodal`]).
     pub fn solve3_in_place(&mut self, b: &mut [[f64; 3]]) -> Result<()> {
         if b.len() != self.n {
             return Err(Error::param("rhs.len()", b.len(), format!("must equal the matrix dimension {}", self.n)));
@@ -226,8 +232,7 @@ impl SpdFactor {
             *x = [v[0], v[1], v[2], 0.0];
         }
         let f = Factor3 { sn: &self.l_sn, row: &self.l_row, val: &self.l_values };
-        forward(&f, &mut self.work);
-        backward(&f, &mut self.work);
+        self.plan.solve(&f, &mut self.work);
         for (x, &f) in self.work.iter().zip(&self.perm_fwd) {
             out(f as usize, [x[0], x[1], x[2]]);
         }
@@ -315,144 +320,9 @@ fn symbolic_ordered(
     }
 }
 
-/// The supernodal factor as [`SpdFactor`] keeps it for the three-column solve.
-struct Factor3<'a> {
-    /// Per supernode: first column, columns, pattern range in `row`, offset of its column-major
-    /// (columns + pattern) × columns block in `val`.
-    sn: &'a [[u32; 5]],
-    row: &'a [u32],
-    val: &'a [f64],
-}
-
-/// L y = b over every supernode, in increasing order: the diagonal block by columns, then each pattern
-/// row of the rectangle below it as one dot product with the block's solved rows. Rows are (x, y, z,
-/// padding); the padding lane stays 0.
-fn forward(f: &Factor3<'_>, x: &mut [[f64; 4]]) {
-    for &[start, nc, p0, p1, off] in f.sn {
-        let (start, nc, off) = (start as usize, nc as usize, off as usize);
-        let pat = &f.row[p0 as usize..p1 as usize];
-        let diag = &f.val[off..off + nc * nc];
-        let rect = &f.val[off + nc * nc..off + nc * (nc + pat.len())];
-        let xs = &mut x[start..start + nc];
-        for c in 0..nc {
-            let col = &diag[c * nc..(c + 1) * nc];
-            let xj = scale(xs[c], 1.0 / col[c]);
-            xs[c] = xj;
-            for r in c + 1..nc {
-                xs[r] = fnmadd(xs[r], col[r], xj);
-            }
-        }
-        // four rows at a time: four independent dot products share each load of the solved block
-        let np = pat.len();
-        let mut k = 0;
-        while k + 4 <= np {
-            let mut a = [[0.0; 4]; 4];
-            let l = &rect[k * nc..(k + 4) * nc];
-            for c in 0..nc {
-                let xc = x[start + c];
-                for u in 0..4 {
-                    a[u] = fnmadd(a[u], l[u * nc + c], xc);
-                }
-            }
-            for u in 0..4 {
-                let i = pat[k + u] as usize;
-                x[i] = add(x[i], a[u]);
-            }
-            k += 4;
-        }
-        for k in k..np {
-            let l = &rect[k * nc..(k + 1) * nc];
-            let mut a = [0.0; 4];
-            for c in 0..nc {
-                a = fnmadd(a, l[c], x[start + c]);
-            }
-            let i = pat[k] as usize;
-            x[i] = add(x[i], a);
-        }
-    }
-}
-
-/// a − l·x, lane by lane.
-#[inline(always)]
-fn fnmadd(a: [f64; 4], l: f64, x: [f64; 4]) -> [f64; 4] {
-    [a[0] - l * x[0], a[1] - l * x[1], a[2] - l * x[2], a[3] - l * x[3]]
-}
-
-/// a + b, lane by lane.
-#[inline(always)]
-fn add(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
-    [a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]]
-}
-
-/// a · s, lane by lane.
-#[inline(always)]
-fn scale(a: [f64; 4], s: f64) -> [f64; 4] {
-    [a[0] * s, a[1] * s, a[2] * s, a[3] * s]
-}
-
-/// The backward substitution's rectangle update of columns c0..c0 + B of the supernode starting at
-/// `start`: x_c −= Σₖ R[k, c] x_{pat k}, B running sums in registers over all pattern rows.
-#[inline(always)]
-fn backward_cols<const B: usize>(rect: &[f64], nc: usize, c0: usize, pat: &[u32], x: &mut [[f64; 4]], start: usize) {
-    let mut a = [[0.0; 4]; B];
-    for (k, &i) in pat.iter().enumerate() {
-        let xi = x[i as usize];
-        let l = &rect[k * nc + c0..k * nc + c0 + B];
-        for u in 0..B {
-            a[u] = fnmadd(a[u], l[u], xi);
-        }
-    }
-    for u in 0..B {
-        x[start + c0 + u] = add(x[start + c0 + u], a[u]);
-    }
-}
-
-/// Lᵀ x = y over every supernode, in decreasing order: the rectangle's rows first (x of the pattern rows
-/// is final), then the diagonal block by columns.
-fn backward(f: &Factor3<'_>, x: &mut [[f64; 4]]) {
-    for &[start, nc, p0, p1, off] in f.sn.iter().rev() {
-        let (start, nc, off) = (start as usize, nc as usize, off as usize);
-        let pat = &f.row[p0 as usize..p1 as usize];
-        let diag = &f.val[off..off + nc * nc];
-        let rect = &f.val[off + nc * nc..off + nc * (nc + pat.len())];
-        // columns in register blocks of 8 and 4, the last few one at a time with four partial sums
-        let mut c0 = 0;
-        while c0 + 8 <= nc {
-            backward_cols::<8>(rect, nc, c0, pat, x, start);
-            c0 += 8;
-        }
-        if c0 + 4 <= nc {
-            backward_cols::<4>(rect, nc, c0, pat, x, start);
-            c0 += 4;
-        }
-        for c in c0..nc {
-            let mut a = [[0.0; 4]; 4];
-            let rows = pat.chunks_exact(4);
-            let k0 = pat.len() - rows.remainder().len();
-            for (q, r4) in rows.enumerate() {
-                for u in 0..4 {
-                    a[u] = fnmadd(a[u], rect[(4 * q + u) * nc + c], x[r4[u] as usize]);
-                }
-            }
-            for (k, &i) in pat.iter().enumerate().skip(k0) {
-                a[0] = fnmadd(a[0], rect[k * nc + c], x[i as usize]);
-            }
-            x[start + c] = add(x[start + c], add(add(a[0], a[1]), add(a[2], a[3])));
-        }
-        let xs = &mut x[start..start + nc];
-        for c in (0..nc).rev() {
-            let col = &diag[c * nc..(c + 1) * nc];
-            let mut a = xs[c];
-            for r in c + 1..nc {
-                a = fnmadd(a, col[r], xs[r]);
-            }
-            xs[c] = scale(a, 1.0 / col[c]);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::supernodal::PARALLEL_SOLVE_MIN;
     use super::*;
 
     /// A w×w grid with 4- and 8-neighbour couplings (a cloth's structural and shear springs) and a heavy
@@ -516,6 +386,20 @@ mod tests {
                     (0..n).flat_map(|i| (0..3).map(move |c| (i, c))).map(|(i, c)| (m4[(i, c)] - m[(i, c)]).abs()).fold(0.0, f64::max);
                 assert!(general <= 1e-12 * norm, "{w}×{w}, {ordering:?}: solve_in_place differs by {general:e}");
                 assert!((0..n).all(|i| (m4[(i, 3)] - m4[(i, 1)]).abs() <= 1e-12 * norm), "the fourth column (all ones) equals the second");
+                // the two-thread solve equals the one-thread solve bit for bit
+                let rhs: Vec<[f64; 3]> = (0..n).map(|i| [(i % 13) as f64 - 6.0, 1.0, (i as f64).sin()]).collect();
+                let mut split = rhs.clone();
+                f.solve3_in_place(&mut split).unwrap();
+                let parallel = f.plan.is_parallel();
+                if n >= PARALLEL_SOLVE_MIN && f.is_supernodal() && rayon::current_num_threads() > 1 {
+                    assert!(parallel, "{w}×{w}, {ordering:?}: the solve did not split over two threads");
+                }
+                f.plan = SolvePlan::with_threads(n, &f.l_sn, &f.l_row, 1);
+                assert!(!f.plan.is_parallel() || !f.is_supernodal());
+                let mut serial = rhs.clone();
+                f.solve3_in_place(&mut serial).unwrap();
+                let same = split.iter().flatten().zip(serial.iter().flatten()).all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(same, "{w}×{w}, {ordering:?} (split: {parallel}): the two-thread solve differs from the one-thread one");
             }
         }
     }
