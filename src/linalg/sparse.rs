@@ -204,7 +204,7 @@ impl SpdFactor {
     /// and backward substitutions walk L once each and update the three columns together (four lanes,
     /// one of them padding, which the compiler vectorises), which is much faster than the general solve
     /// for this shape (Liu's global step, (m×m) ⊗ I₃). Independent subtrees of the elimination tree run
-    /// on two threads, with the same result bit for bit (see [`super::supernodal`]).
+    /// on two threads, with the same result bit for bit (see `linalg/supernodal.rs`).
     pub fn solve3_in_place(&mut self, b: &mut [[f64; 3]]) -> Result<()> {
         if b.len() != self.n {
             return Err(Error::param("rhs.len()", b.len(), format!("must equal the matrix dimension {}", self.n)));
