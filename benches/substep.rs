@@ -9,13 +9,21 @@ use springsim::stepping::GpuSimulator;
 use springsim::{model, Method, Model, Simulator, StepSettings};
 use std::time::Duration;
 
+/// One step of each method; the explicit ones also with the plain reference passes in place of the fused
+/// force kernel (`…/reference`), side by side in the same run.
 fn cpu_steps(c: &mut Criterion, name: &str, m: &Model, methods: &[Method]) {
     let mut g = c.benchmark_group(format!("cpu_step/{name}"));
     g.sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    for &method in methods {
+    let variants = methods.iter().flat_map(|&m| {
+        let explicit = !m.is_implicit() && m != Method::Leu;
+        [(m, true), (m, false)].into_iter().filter(move |&(_, fast)| fast || explicit)
+    });
+    for (method, fast) in variants {
         let settings = StepSettings { cg_max_iterations: 10, ..Default::default() };
         let mut sim = CpuSimulator::new(m, method, settings).expect("valid scene");
-        g.bench_function(method.name(), |b| {
+        sim.set_fast_kernel(fast);
+        let label = if fast { method.name().to_string() } else { format!("{}/reference", method.name()) };
+        g.bench_function(label, |b| {
             b.iter(|| {
                 if method == Method::ImplicitEuler {
                     sim.step_frame().expect("implicit frame");

@@ -6,110 +6,124 @@
 //! gathers its acceleration ([`gather`], bit for bit the reference's `accel`) and applies the
 //! reference kernel's update body ([`euler_update`] and friends) at once.
 
+use super::fast::{FastScratch, ForcePlan};
 use super::forces::{gather, spring_forces, StepParams, MIN_PAR_LEN};
 use super::{CpuModel, Scratch, V3};
 use crate::reference::explicit::{euler_update, rk4_accumulate, rk4_finish, symplectic_update, State};
 use rayon::prelude::*;
 
-/// `f(i, out_a[i], out_b[i])` for every particle i < n, in parallel for large n.
-fn each2(n: usize, a: &mut [V3], b: &mut [V3], f: impl Fn(usize, &mut V3, &mut V3) + Sync) {
-    let (a, b) = (&mut a[..n], &mut b[..n]);
-    if n < 2 * MIN_PAR_LEN {
-        a.iter_mut().zip(b.iter_mut()).enumerate().for_each(|(i, (a, b))| f(i, a, b));
-    } else {
-        a.par_iter_mut().zip(b.par_iter_mut()).with_min_len(MIN_PAR_LEN).enumerate().for_each(|(i, (a, b))| f(i, a, b));
-    }
-}
+/// The state (x, v) a derivative is taken at.
+type At<'a> = (&'a [V3], &'a [V3]);
 
-/// [`each2`] over two pairs of outputs: the state and the RK4 accumulator.
-fn each4(n: usize, [a, b, c, d]: [&mut [V3]; 4], f: impl Fn(usize, (&mut V3, &mut V3), (&mut V3, &mut V3)) + Sync) {
-    let (a, b, c, d) = (&mut a[..n], &mut b[..n], &mut c[..n], &mut d[..n]);
-    if n < 2 * MIN_PAR_LEN {
-        a.iter_mut()
-            .zip(b.iter_mut())
-            .zip(c.iter_mut().zip(d.iter_mut()))
-            .enumerate()
-            .for_each(|(i, ((a, b), (c, d)))| f(i, (a, b), (c, d)));
+/// For every particle i: aᵢ = M⁻¹f(x, v) at `at`, then `f(i, aᵢ, outs[..][i])`. With `fast` the fused
+/// kernel of [`super::fast`] runs (its plan made or remade for the current pool's thread count);
+/// without it, the plain passes: every spring's force ([`spring_forces`] into `spring_f`), then per
+/// particle the gather. Both give the reference's `accel` bit for bit.
+fn derive<const K: usize>(
+    m: &CpuModel,
+    alpha: f64,
+    at: At<'_>,
+    (spring_f, fast): (&mut Vec<V3>, &mut Option<(ForcePlan, FastScratch)>),
+    outs: [&mut [V3]; K],
+    f: impl Fn(usize, V3, [&mut V3; K]) + Sync,
+) {
+    let (x, v) = at;
+    if let Some((plan, scratch)) = fast {
+        let threads = rayon::current_num_threads();
+        if !plan.fits(m, threads) {
+            *plan = ForcePlan::new(m, threads);
+        }
+        return plan.for_each_accel(scratch, m, alpha, at, outs, f);
+    }
+    spring_forces(m, alpha, x, v, spring_f);
+    let sf = &spring_f[..];
+    let n = m.n;
+    let mut rest = outs.map(|o| &mut o[..n]);
+    let mut pieces = Vec::with_capacity(n.div_ceil(MIN_PAR_LEN));
+    let mut lo = 0;
+    while lo < n {
+        let len = MIN_PAR_LEN.min(n - lo);
+        let piece = rest.each_mut().map(|r| {
+            let (head, tail) = std::mem::take(r).split_at_mut(len);
+            *r = tail;
+            head
+        });
+        pieces.push((lo, piece));
+        lo += len;
+    }
+    let task = |(lo, mut piece): (usize, [&mut [V3]; K])| {
+        for j in 0..piece[0].len() {
+            let i = lo + j;
+            f(i, gather(m, sf, i, x, v), piece.each_mut().map(|o| &mut o[j]));
+        }
+    };
+    if pieces.len() < 2 {
+        pieces.into_iter().for_each(task);
     } else {
-        a.par_iter_mut()
-            .zip(b.par_iter_mut())
-            .zip(c.par_iter_mut().zip(d.par_iter_mut()))
-            .with_min_len(MIN_PAR_LEN)
-            .enumerate()
-            .for_each(|(i, ((a, b), (c, d)))| f(i, (a, b), (c, d)));
+        pieces.into_par_iter().for_each(task);
     }
 }
 
 /// Stores a particle's state.
 #[inline(always)]
-fn put((x, v): (&mut V3, &mut V3), s: State) {
+fn put([x, v]: [&mut V3; 2], s: State) {
     (*x, *v) = s;
 }
 
 /// Explicit Euler (slides; Shinya eq. 10-11): x' = x + h v, v' = v + h a(x, v) (`euler_step`).
 pub fn euler_step(m: &CpuModel, p: &StepParams, x: &[V3], v: &[V3], x_out: &mut [V3], v_out: &mut [V3], s: &mut Scratch) {
-    spring_forces(m, p.alpha, x, v, &mut s.spring_f);
-    let sf = &s.spring_f[..];
-    each2(m.n, x_out, v_out, |i, xo, vo| put((xo, vo), euler_update(x[i], v[i], v[i], gather(m, sf, i, x, v), p.h)));
+    let Scratch { spring_f, fast, .. } = s;
+    derive(m, p.alpha, (x, v), (spring_f, fast), [x_out, v_out], |i, a, o| put(o, euler_update(x[i], v[i], v[i], a, p.h)));
 }
 
 /// Symplectic Euler: v' = v + h a(x, v), x' = x + h v' (`symplectic_step`).
 pub fn symplectic_step(m: &CpuModel, p: &StepParams, x: &[V3], v: &[V3], x_out: &mut [V3], v_out: &mut [V3], s: &mut Scratch) {
-    spring_forces(m, p.alpha, x, v, &mut s.spring_f);
-    let sf = &s.spring_f[..];
-    each2(m.n, x_out, v_out, |i, xo, vo| put((xo, vo), symplectic_update(x[i], v[i], gather(m, sf, i, x, v), p.h)));
+    let Scratch { spring_f, fast, .. } = s;
+    derive(m, p.alpha, (x, v), (spring_f, fast), [x_out, v_out], |i, a, o| put(o, symplectic_update(x[i], v[i], a, p.h)));
 }
 
 /// The midpoint method (slides; Shinya eq. 18): a half Euler step to (x_m, v_m) (`midpoint_stage1`),
 /// then a full step from (x, v) with the derivative there (`midpoint_stage2`).
 pub fn midpoint_step(m: &CpuModel, p: &StepParams, x: &[V3], v: &[V3], x_out: &mut [V3], v_out: &mut [V3], s: &mut Scratch) {
     let h = p.h;
-    let Scratch { spring_f, xt, vt, .. } = s;
+    let Scratch { spring_f, fast, xt, vt, .. } = s;
     // x_m = x + h/2 v, v_m = v + h/2 a(x, v)
-    spring_forces(m, p.alpha, x, v, spring_f);
-    let sf = &spring_f[..];
-    each2(m.n, xt, vt, |i, xo, vo| put((xo, vo), euler_update(x[i], v[i], v[i], gather(m, sf, i, x, v), 0.5 * h)));
+    derive(m, p.alpha, (x, v), (spring_f, fast), [xt, vt], |i, a, o| put(o, euler_update(x[i], v[i], v[i], a, 0.5 * h)));
     // x' = x + h v_m, v' = v + h a(x_m, v_m)
     let (xm, vm) = (&xt[..], &vt[..]);
-    spring_forces(m, p.alpha, xm, vm, spring_f);
-    let sf = &spring_f[..];
-    each2(m.n, x_out, v_out, |i, xo, vo| put((xo, vo), euler_update(x[i], v[i], vm[i], gather(m, sf, i, xm, vm), h)));
+    derive(m, p.alpha, (xm, vm), (spring_f, fast), [x_out, v_out], |i, a, o| put(o, euler_update(x[i], v[i], vm[i], a, h)));
 }
 
 /// Classic fourth-order Runge-Kutta (Shinya eq. 19) on w = (x, v), ẇ = (v, a(x, v)): `rk4_stage1` to
 /// `rk4_stage4`.
 pub fn rk4_step(m: &CpuModel, p: &StepParams, x: &[V3], v: &[V3], x_out: &mut [V3], v_out: &mut [V3], s: &mut Scratch) {
-    let (h, n) = (p.h, m.n);
-    let Scratch { spring_f, xt, vt, xt2, vt2, acc_x, acc_v, .. } = s;
+    let h = p.h;
+    let Scratch { spring_f, fast, xt, vt, xt2, vt2, acc_x, acc_v } = s;
+    let work = (spring_f, fast);
     // k1 at (x, v): acc = k1, (xt, vt) = w + h/2 k1
-    spring_forces(m, p.alpha, x, v, spring_f);
-    let sf = &spring_f[..];
-    each4(n, [xt, vt, acc_x, acc_v], |i, st, acc| {
-        let a = gather(m, sf, i, x, v);
-        put(st, euler_update(x[i], v[i], v[i], a, 0.5 * h));
-        put(acc, (v[i], a));
+    derive(m, p.alpha, (x, v), (&mut *work.0, &mut *work.1), [xt, vt, acc_x, acc_v], |i, a, [xo, vo, ax, av]| {
+        put([xo, vo], euler_update(x[i], v[i], v[i], a, 0.5 * h));
+        put([ax, av], (v[i], a));
     });
     // k2 at (xt, vt): acc += 2 k2, (xt2, vt2) = w + h/2 k2
-    rk4_middle(m, p, 0.5 * h, [x, v, xt, vt], [xt2, vt2, acc_x, acc_v], spring_f);
+    rk4_middle(m, p, 0.5 * h, [x, v, xt, vt], [xt2, vt2, acc_x, acc_v], (&mut *work.0, &mut *work.1));
     // k3 at (xt2, vt2): acc += 2 k3, (xt, vt) = w + h k3
-    rk4_middle(m, p, h, [x, v, xt2, vt2], [xt, vt, acc_x, acc_v], spring_f);
+    rk4_middle(m, p, h, [x, v, xt2, vt2], [xt, vt, acc_x, acc_v], (&mut *work.0, &mut *work.1));
     // k4 at (xt, vt): w' = w + h/6 (k1 + 2 k2 + 2 k3 + k4)
     let (xs, vs, ax, av) = (&xt[..], &vt[..], &acc_x[..], &acc_v[..]);
-    spring_forces(m, p.alpha, xs, vs, spring_f);
-    let sf = &spring_f[..];
-    each2(n, x_out, v_out, |i, xo, vo| put((xo, vo), rk4_finish(x[i], v[i], (ax[i], av[i]), vs[i], gather(m, sf, i, xs, vs), h)));
+    derive(m, p.alpha, (xs, vs), work, [x_out, v_out], |i, a, o| put(o, rk4_finish(x[i], v[i], (ax[i], av[i]), vs[i], a, h)));
 }
+
+/// The working memory of [`derive`].
+type Work<'a> = (&'a mut Vec<V3>, &'a mut Option<(ForcePlan, FastScratch)>);
 
 /// RK4 stages 2 and 3 (`rk4_stage2`, `rk4_stage3`): the derivative at (xs, vs), acc += 2 k, and the
 /// state w₀ + hs k into (xo, vo).
-fn rk4_middle(m: &CpuModel, p: &StepParams, hs: f64, [x, v, xs, vs]: [&[V3]; 4], [xo, vo, ax, av]: [&mut [V3]; 4], spring_f: &mut Vec<V3>) {
-    spring_forces(m, p.alpha, xs, vs, spring_f);
-    let sf = &spring_f[..];
-    each4(m.n, [xo, vo, ax, av], |i, st, (ax, av)| {
-        let a = gather(m, sf, i, xs, vs);
-        put(st, euler_update(x[i], v[i], vs[i], a, hs));
+fn rk4_middle(m: &CpuModel, p: &StepParams, hs: f64, [x, v, xs, vs]: [&[V3]; 4], outs: [&mut [V3]; 4], work: Work<'_>) {
+    derive(m, p.alpha, (xs, vs), work, outs, |i, a, [xo, vo, ax, av]| {
+        put([xo, vo], euler_update(x[i], v[i], vs[i], a, hs));
         let acc = rk4_accumulate((*ax, *av), vs[i], a);
-        put((ax, av), acc);
+        put([ax, av], acc);
     });
 }
 
@@ -131,7 +145,8 @@ mod tests {
     }
 
     /// Every explicit step of the engine equals, bit for bit, the reference kernels run one particle at a
-    /// time in the GPU's dispatch order, on one thread and on several.
+    /// time in the GPU's dispatch order, on one thread and on several, with the fused kernel of
+    /// [`super::super::fast`] and with the plain passes.
     #[test]
     fn the_engine_steps_are_the_reference_kernels_bit_for_bit() {
         for n in [21, 71] {
@@ -161,13 +176,16 @@ mod tests {
                     ("midpoint", midpoint_step, &midpoint),
                     ("rk4", rk4_step, &rk4),
                 ];
-                for (name, step, want) in steps {
+                for ((name, step, want), fast) in steps.into_iter().flat_map(|s| [(s, false), (s, true)]) {
                     let mut s = Scratch::new(np, cm.sa.len());
+                    if !fast {
+                        s.fast = None;
+                    }
                     let (mut xo, mut vo) = (vec![V3::zeros(); np], vec![V3::zeros(); np]);
                     pool.install(|| step(&cm, &p, &x, &v, &mut xo, &mut vo, &mut s));
                     assert!(
                         xo == want.0 && vo == want.1,
-                        "{name}, {n}×{n}, {threads} threads: the engine differs from the reference kernels"
+                        "{name}, {n}×{n}, {threads} threads, fused kernel {fast}: the engine differs from the reference kernels"
                     );
                 }
             }

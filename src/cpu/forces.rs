@@ -70,7 +70,7 @@ pub fn accelerations(m: &CpuModel, p: &StepParams, x: &[V3], v: &[V3], out: &mut
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::model::{Forces, Model};
 
@@ -105,7 +105,7 @@ mod tests {
     }
 
     /// A jittered state of `model`.
-    fn state(model: &Model) -> (Vec<V3>, Vec<V3>) {
+    pub(crate) fn state(model: &Model) -> (Vec<V3>, Vec<V3>) {
         let x = model
             .positions
             .iter()
@@ -118,7 +118,7 @@ mod tests {
 
     /// Random springs between random particles, damping, wind, a central field, pins and a
     /// zero-length spring: the generic paths and chunk-straddling springs.
-    fn tangle(n: usize) -> Model {
+    pub(crate) fn tangle(n: usize) -> Model {
         let mut m =
             Model::new(Forces { gravity: [0.0, -9.81, 0.0], drag: 0.3, wind: [1.0, 0.0, 0.5], central: Some(([0.1, 0.2, 0.3], 2.0)) });
         for i in 0..n {

@@ -1,10 +1,12 @@
 //! The CPU engine: every method in f64 on the kernels of [`crate::reference`], run in parallel on rayon
 //! (the global pool, or a pool of its own: [`CpuEngine::with_threads`]), with the sparse solvers of
-//! [`crate::linalg`]. Users without a GPU run on it; the tests hold the GPU to it. Safe Rust only, and no
-//! thread outlives a call except the pool's, which sleep between jobs.
+//! [`crate::linalg`]. Users without a GPU run on it; the tests hold the GPU to it. Safe Rust except
+//! [`fast`], the explicit methods' fused force kernel (its AVX loads and stores), and no thread outlives a
+//! call except the pool's, which sleep between jobs.
 
 pub mod collide;
 pub mod explicit;
+pub mod fast;
 pub mod forces;
 pub mod implicit;
 pub mod leu;
@@ -33,6 +35,9 @@ pub struct Scratch {
     pub(crate) vt2: Vec<V3>,
     pub(crate) acc_x: Vec<V3>,
     pub(crate) acc_v: Vec<V3>,
+    /// The explicit methods' fused kernel ([`fast`]): its plan (made on first use for the current
+    /// thread count) and working memory; `None`: they run the plain reference passes.
+    pub(crate) fast: Option<(fast::ForcePlan, fast::FastScratch)>,
 }
 
 impl Scratch {
@@ -46,6 +51,7 @@ impl Scratch {
             vt2: z.clone(),
             acc_x: z.clone(),
             acc_v: z,
+            fast: Some(Default::default()),
         }
     }
 }
@@ -156,6 +162,12 @@ impl CpuEngine {
             .map_err(|e| Error::param("threads", threads, format!("the thread pool could not be started: {e}")))?;
         self.pool = Some(std::sync::Arc::new(pool));
         Ok(self)
+    }
+
+    /// Whether the explicit methods run the fused force kernel of [`fast`] (the default: bit for bit the
+    /// same results, faster) or the plain reference passes (`false`; for comparisons and benchmarks).
+    pub fn set_fast_kernel(&mut self, on: bool) {
+        self.scratch.fast = on.then(Default::default);
     }
 
     /// The threads the parallel passes run on.
