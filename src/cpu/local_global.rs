@@ -30,7 +30,10 @@ use super::forces::EPS_LEN;
 use super::sweep::{Rows, SpringSweep};
 use super::{CpuModel, V3};
 use crate::error::{Error, Result};
-pub use crate::linalg::chebyshev::{chebyshev_omega, chebyshev_rho_used, CHEBYSHEV_MARGIN};
+pub use crate::linalg::chebyshev::{
+    chebyshev_omega, chebyshev_rho, chebyshev_rho_used, lg_inv_diag, multigrid_rho, CHEBYSHEV_MARGIN, CHEBYSHEV_POWER_ITERATIONS,
+    MULTIGRID_RHO_ITERATIONS,
+};
 pub use crate::linalg::global::{free_rows, GlobalCholesky};
 use crate::linalg::multigrid::Multigrid;
 use crate::linalg::{
@@ -128,20 +131,6 @@ pub fn lg_apply(m: &CpuModel, p: &LgParams, u: &[V3], out: &mut [V3]) {
     for_each_particle(out, |i| kernel::lg_apply(i, m, p, u));
 }
 
-/// The Jacobi preconditioner: 1/Aᵢᵢ on each axis, 0 for pinned particles (the constraint filter).
-#[allow(clippy::needless_range_loop)] // i indexes the particles' arrays
-pub fn lg_inv_diag(m: &CpuModel, p: &LgParams, out: &mut [V3]) {
-    let h2 = p.h * p.h;
-    for i in 0..m.n {
-        out[i] = if m.inv_mass[i] == 0.0 {
-            V3::zeros()
-        } else {
-            let ksum: f64 = m.incidence.of(i).iter().map(|&e| m.k[entry_spring(e).0]).sum();
-            V3::repeat(1.0 / (m.mass[i] * p.mass_diag + h2 * ksum))
-        };
-    }
-}
-
 /// The terms of g shared by eq. 8 and eq. 14: the inertia and the external and field potentials of the
 /// free particles.
 fn inertia_and_fields(m: &CpuModel, p: &LgParams, y: &[V3], x: &[V3]) -> f64 {
@@ -189,42 +178,6 @@ pub fn relative_error(g_i: f64, g_star: f64, g_0: f64) -> f64 {
     }
 }
 
-/// The spectral radius of an iteration matrix G over the free particles by `iters` power iterations from
-/// a fixed start (0 on pinned particles): `apply_g(u, out)` forms out = G u. The estimate approaches the
-/// radius from below.
-fn power_radius(m: &CpuModel, iters: usize, mut apply_g: impl FnMut(&[V3], &mut [V3])) -> f64 {
-    let n = m.n;
-    let mut u: Vec<V3> =
-        (0..n).map(|i| if m.inv_mass[i] == 0.0 { V3::zeros() } else { V3::repeat(super::power::power_start(i, 0) - 0.5) }).collect();
-    let mut gu = vec![V3::zeros(); n];
-    let mut rho = 0.0;
-    for _ in 0..iters {
-        let norm = u.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt();
-        if norm == 0.0 {
-            return 0.0;
-        }
-        u.iter_mut().for_each(|a| *a /= norm);
-        apply_g(&u, &mut gu);
-        rho = gu.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt();
-        std::mem::swap(&mut u, &mut gu);
-    }
-    rho
-}
-
-/// The spectral radius of the Jacobi iteration matrix I − D⁻¹A of the global system, by `iters` power
-/// iterations from a fixed start (Wang 2015 §4 estimates it once per system). The estimate approaches
-/// the radius from below; [`chebyshev_solve`] adds a margin.
-pub fn chebyshev_rho(m: &CpuModel, p: &LgParams, iters: usize) -> f64 {
-    let mut inv_d = vec![V3::zeros(); m.n];
-    lg_inv_diag(m, p, &mut inv_d);
-    power_radius(m, iters, |u, out| {
-        lg_apply(m, p, u, out);
-        for ((o, ui), di) in out.iter_mut().zip(u).zip(&inv_d) {
-            *o = ui - o.component_mul(di);
-        }
-    })
-}
-
 /// Working vectors of [`chebyshev_solve`].
 #[derive(Clone, Debug, Default)]
 pub struct ChebyshevWork {
@@ -259,24 +212,6 @@ pub fn jacobi_apply(inv_diag: &[V3], s: &[V3], z: &mut [V3]) {
     for ((zi, si), di) in z.iter_mut().zip(s).zip(inv_diag) {
         *zi = si.component_mul(di);
     }
-}
-
-/// Power iterations for ρ(I − BA) with the multigrid V-cycle B (its radius is far from 1, so far fewer
-/// than Jacobi's [`CHEBYSHEV_POWER_ITERATIONS`] settle it).
-pub const MULTIGRID_RHO_ITERATIONS: usize = 50;
-
-/// The spectral radius of I − BA, B the multigrid V-cycle of A (the iteration matrix of the
-/// preconditioned iteration that [`chebyshev_solve_with`] accelerates), by `iters` power iterations
-/// from the same start as [`chebyshev_rho`].
-pub fn multigrid_rho(m: &CpuModel, p: &LgParams, mg: &mut Multigrid, iters: usize) -> f64 {
-    let mut au = vec![V3::zeros(); m.n];
-    power_radius(m, iters, |u, out| {
-        lg_apply(m, p, u, &mut au);
-        mg.apply(&au, out);
-        for (o, ui) in out.iter_mut().zip(u) {
-            *o = ui - *o;
-        }
-    })
 }
 
 /// `iters` iterations of the preconditioned iteration δ̂ = δₖ + B(r − A δₖ) on A δ = r from δ = 0, with
@@ -361,9 +296,6 @@ pub struct LocalGlobal {
     /// The budget of each CG or Chebyshev global step.
     pub budget: usize,
 }
-
-/// Power iterations for the Chebyshev radius.
-pub const CHEBYSHEV_POWER_ITERATIONS: usize = 300;
 
 impl LocalGlobal {
     /// Prepares the solver `global` (cholesky, cg or chebyshev) for steps of size h: the factorisation,

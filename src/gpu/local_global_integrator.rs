@@ -20,8 +20,8 @@ use super::pcg::{GpuCgState, PcgBuffers, INVERSE_DIAGONAL_VECTOR, SOLUTION_VECTO
 use super::pipelines::bind;
 use super::state::{read_buffer, read_vec4s, read_words, xyz, GpuState};
 // ρ of the Chebyshev iteration is estimated in f64 by power iteration on the CPU engine's operator.
-use crate::cpu::local_global::{chebyshev_rho, multigrid_rho, CHEBYSHEV_POWER_ITERATIONS, MULTIGRID_RHO_ITERATIONS};
 use crate::error::{Error, Result};
+use crate::linalg::chebyshev::{chebyshev_rho, multigrid_rho, CHEBYSHEV_POWER_ITERATIONS, MULTIGRID_RHO_ITERATIONS};
 use crate::linalg::global::GlobalCholesky;
 use crate::linalg::multigrid::Multigrid;
 use crate::method::{GlobalSolve, Method, Preconditioner, StepSettings};
