@@ -27,7 +27,7 @@ pub mod stepping;
 pub mod viewer;
 
 pub use error::{Error, Result};
-pub use method::{GlobalSolve, Method, Preconditioner, StepPlan, StepSettings};
+pub use method::{FactorPrecision, GlobalSolve, Method, Preconditioner, StepPlan, StepSettings};
 pub use model::Model;
 pub use stepping::{CpuSimulator, FrameReport, GpuSimulator, Simulator};
 pub use wgpu;

@@ -168,6 +168,43 @@ impl GlobalSolve {
     }
 }
 
+/// The precision of the triangular solves of the `cholesky` global step (local/global, on the CPU and in
+/// the GPU's host-driven frame). The global step solves A δ = r for the correction δ with the residual r
+/// formed in f64 (Liu eq. 14 in correction form), so a single-precision factor changes δ by about 1e-7 of
+/// itself: far below the error of 10 local/global iterations (eq. 15). Measured on the 2-core CI VM
+/// (docs/BENCHMARKS.md, eighth session): the solves 1.36× faster on the 81×81 curtain and 1.8× on the
+/// 256×256 cloth (half the bytes per solve).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FactorPrecision {
+    /// An f32 copy of the f64 factor, rounded once per factorisation (the default).
+    #[default]
+    F32,
+    /// The f64 factor: the reference.
+    F64,
+}
+
+impl FactorPrecision {
+    /// Every name, for messages.
+    pub const NAMES: &'static str = "f32, f64";
+
+    /// Parses a CLI name.
+    pub fn parse(s: &str) -> Result<FactorPrecision> {
+        match s {
+            "f32" => Ok(FactorPrecision::F32),
+            "f64" => Ok(FactorPrecision::F64),
+            _ => Err(Error::param("factor-precision", s, format!("must be one of {}", FactorPrecision::NAMES))),
+        }
+    }
+
+    /// The CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            FactorPrecision::F32 => "f32",
+            FactorPrecision::F64 => "f64",
+        }
+    }
+}
+
 /// The preconditioner of the iterative global steps of local/global (`cg`, `chebyshev`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Preconditioner {
@@ -266,6 +303,8 @@ pub struct StepSettings {
     pub global_iterations: usize,
     /// Local/global with `cg`: the preconditioner of the global step.
     pub preconditioner: Preconditioner,
+    /// Local/global with `cholesky`: the precision of the triangular solves.
+    pub factor_precision: FactorPrecision,
     /// Newton: the iteration limit per step (it stops earlier when ‖∇g‖ ≤ `newton_tolerance`·‖∇g(x₀)‖).
     pub newton_iterations: usize,
     /// Newton: the relative gradient norm at which it stops.
@@ -303,6 +342,7 @@ impl Default for StepSettings {
             lg_iterations: 10,
             global_iterations: 20,
             preconditioner: Preconditioner::Jacobi,
+            factor_precision: FactorPrecision::F32,
             newton_iterations: 50,
             newton_tolerance: 1e-10,
             adaptive: false,

@@ -10,7 +10,7 @@ use bench::{Backend, BenchConfig, BenchResult};
 use springsim::gpu::context::{adapter_name, instance_from_env};
 use springsim::gpu::GpuContext;
 use springsim::scene::{self, SceneOptions};
-use springsim::{GlobalSolve, Method, Preconditioner, StepSettings};
+use springsim::{FactorPrecision, GlobalSolve, Method, Preconditioner, StepSettings};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -95,6 +95,7 @@ fn default_demo() -> Command {
 // --- end of the demo ---
 
 #[derive(Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per run
 enum Command {
     /// Opens the window: the simulation drawn from its own GPU buffer, with camera, dragging, live
     /// method switching and an overlay (`?` lists the keys). `--frames N --screenshot out.png` writes
@@ -164,6 +165,10 @@ enum Command {
         /// smoothed-aggregation V-cycle, built once per step size).
         #[arg(long, default_value = "jacobi")]
         preconditioner: String,
+        /// Local/global with cholesky: the precision of the triangular solves, f32 (an f32 copy of the
+        /// factor in correction form; the default) or f64 (the reference).
+        #[arg(long, default_value = "f32")]
+        factor_precision: String,
         /// Local/global on the GPU: after the timed frames, run this many with every phase its own submit
         /// and report the split (local step, right-hand side, global step, transfers).
         #[arg(long, default_value_t = 0)]
@@ -329,6 +334,7 @@ fn run() -> Result<()> {
             lg_iterations,
             global_iterations,
             preconditioner,
+            factor_precision,
             newton_iterations,
             lg_split,
             cg_iterations,
@@ -369,6 +375,7 @@ fn run() -> Result<()> {
                 settings.global_iterations = v;
             }
             settings.preconditioner = Preconditioner::parse(&preconditioner)?;
+            settings.factor_precision = FactorPrecision::parse(&factor_precision)?;
             if let Some(v) = newton_iterations {
                 settings.newton_iterations = v;
             }

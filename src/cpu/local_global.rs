@@ -40,7 +40,7 @@ use crate::linalg::{
     cg::{pcg_solve, pcg_solve_with, CgWork},
     for_each_particle,
 };
-use crate::method::{GlobalSolve, Method, Preconditioner};
+use crate::method::{FactorPrecision, GlobalSolve, Method, Preconditioner};
 use crate::reference::local_global as kernel;
 pub use crate::reference::local_global::{entry_spring, LgParams};
 
@@ -289,6 +289,8 @@ pub struct LocalGlobal {
     cg: CgWork,
     cheb: ChebyshevWork,
     precond: Preconditioner,
+    /// The precision of the `cholesky` solves.
+    precision: FactorPrecision,
     /// The multigrid hierarchy of A, when `cg` is preconditioned by it.
     mg: Option<Multigrid>,
     /// The global solver's tolerance and budget (CG, Chebyshev).
@@ -318,6 +320,7 @@ impl LocalGlobal {
             cg: CgWork::default(),
             cheb: ChebyshevWork::default(),
             precond: Preconditioner::Jacobi,
+            precision: FactorPrecision::default(),
             mg: None,
             tol,
             budget,
@@ -331,7 +334,11 @@ impl LocalGlobal {
         match self.global {
             GlobalSolve::Cholesky => match &mut self.chol {
                 Some(c) => c.refactor(m, &self.params)?,
-                None => self.chol = Some(GlobalCholesky::new(m, &self.params)?),
+                None => {
+                    let mut c = GlobalCholesky::new(m, &self.params)?;
+                    c.set_single_precision(self.precision == FactorPrecision::F32);
+                    self.chol = Some(c)
+                }
             },
             GlobalSolve::Chebyshev if self.precond == Preconditioner::Jacobi => {
                 self.rho = chebyshev_rho(m, &self.params, CHEBYSHEV_POWER_ITERATIONS)
@@ -357,6 +364,14 @@ impl LocalGlobal {
             self.prepare(m)?;
         }
         Ok(())
+    }
+
+    /// The precision of the `cholesky` global step's solves.
+    pub fn set_factor_precision(&mut self, precision: FactorPrecision) {
+        self.precision = precision;
+        if let Some(c) = self.chol.as_mut() {
+            c.set_single_precision(precision == FactorPrecision::F32);
+        }
     }
 
     /// The preconditioner of the `cg` global step.

@@ -249,6 +249,7 @@ impl CpuEngine {
         let lg = self.lg.as_mut().ok_or_else(|| Error::Solver("local/global solver missing".into()))?;
         lg.set_h(&self.model, h)?;
         lg.set_preconditioner(&self.model, s.preconditioner)?;
+        lg.set_factor_precision(s.factor_precision);
         lg.tol = s.cg_tolerance;
         lg.budget = s.global_iterations;
         Ok(lg)

@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::linalg::chebyshev::{chebyshev_rho, multigrid_rho, CHEBYSHEV_POWER_ITERATIONS, MULTIGRID_RHO_ITERATIONS};
 use crate::linalg::global::GlobalCholesky;
 use crate::linalg::multigrid::Multigrid;
-use crate::method::{GlobalSolve, Method, Preconditioner, StepSettings};
+use crate::method::{FactorPrecision, GlobalSolve, Method, Preconditioner, StepSettings};
 use crate::reference::local_global::LgParams;
 use crate::reference::model::{CpuModel, V3};
 
@@ -90,6 +90,8 @@ struct LgRuntime {
     multigrid: Option<MultigridData>,
     /// The preconditioner the runtime was built for.
     precond: Preconditioner,
+    /// The precision of the host Cholesky solves it was built for.
+    precision: FactorPrecision,
     /// The split of the last host-driven frame.
     split: LgSplit,
     /// Bytes of the table and the hierarchy.
@@ -230,7 +232,14 @@ impl LocalGlobalIntegrator {
         precond.check(Method::LocalGlobal, global)?;
         let budget = if global == GlobalSolve::Chebyshev { settings.global_iterations } else { 0 };
         let fresh = match &self.runtime {
-            Some(rt) => rt.global != global || rt.h != h || rt.stale || rt.budget != budget || rt.precond != precond,
+            Some(rt) => {
+                rt.global != global
+                    || rt.h != h
+                    || rt.stale
+                    || rt.budget != budget
+                    || rt.precond != precond
+                    || rt.precision != settings.factor_precision
+            }
             None => true,
         };
         if !fresh {
@@ -249,6 +258,9 @@ impl LocalGlobalIntegrator {
                     }
                     _ => GlobalCholesky::new(m, &params)?,
                 });
+                if let Some(c) = cholesky.as_mut() {
+                    c.set_single_precision(settings.factor_precision == FactorPrecision::F32);
+                }
             }
             GlobalSolve::Chebyshev if precond == Preconditioner::Jacobi => rho = chebyshev_rho(m, &params, CHEBYSHEV_POWER_ITERATIONS),
             _ => {}
@@ -272,8 +284,20 @@ impl LocalGlobalIntegrator {
         };
         let table = LgPassTable::new(device, &mut alloc, &self.kernels, budget, rho, global == GlobalSolve::Chebyshev)?;
         let bytes = alloc.bytes();
-        self.runtime =
-            Some(LgRuntime { global, h, budget, stale: false, rho, table, cholesky, multigrid, precond, split: LgSplit::default(), bytes });
+        self.runtime = Some(LgRuntime {
+            global,
+            h,
+            budget,
+            stale: false,
+            rho,
+            table,
+            cholesky,
+            multigrid,
+            precond,
+            precision: settings.factor_precision,
+            split: LgSplit::default(),
+            bytes,
+        });
         Ok(())
     }
 

@@ -95,6 +95,16 @@ impl GlobalCholesky {
         self.factor.factor_nnz()
     }
 
+    /// Whether the solve runs on a single-precision copy of the factor ([`SpdFactor::set_single_precision`]).
+    pub fn set_single_precision(&mut self, on: bool) {
+        self.factor.set_single_precision(on);
+    }
+
+    /// Whether the solves run in single precision ([`SpdFactor::single_precision`]).
+    pub fn single_precision(&self) -> bool {
+        self.factor.single_precision()
+    }
+
     /// The global step on corrections: δ = A⁻¹ r over the free particles (three columns), 0 on pinned ones.
     pub fn solve(&mut self, r: &[V3], delta: &mut [V3]) -> Result<()> {
         for (d, &k) in delta.iter_mut().zip(&self.row) {

@@ -4,16 +4,35 @@
 //! (the "top") serially. Every row gets the same operations in the same order as in the one-thread
 //! solve, so the result does not depend on the split, bit for bit.
 
-use std::ops::Range;
+use std::ops::{Add, Div, Mul, Range, Sub};
+
+/// The scalar of a solve: f64, or f32 for the single-precision factor (issue #15: the global step in
+/// correction form, A δ = r with r formed in f64).
+pub(super) trait Lane:
+    Copy + Send + Sync + std::fmt::Debug + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self>
+{
+    const ZERO: Self;
+    const ONE: Self;
+}
+
+impl Lane for f64 {
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
+}
+
+impl Lane for f32 {
+    const ZERO: f32 = 0.0;
+    const ONE: f32 = 1.0;
+}
 
 /// The supernodal factor as [`super::sparse::SpdFactor`] keeps it for the three-column solve.
-pub(super) struct Factor3<'a> {
+pub(super) struct Factor3<'a, T> {
     /// Per supernode: first column, columns, pattern range in `row`, offset of its block in `val`
     /// (the columns × columns diagonal block column-major, then the pattern × columns rectangle below
     /// it row-major).
     pub sn: &'a [[u32; 5]],
     pub row: &'a [u32],
-    pub val: &'a [f64],
+    pub val: &'a [T],
 }
 
 /// Solves of this dimension or less run on one thread (the fork costs more than it saves).
@@ -26,8 +45,8 @@ pub(super) const PARALLEL_SOLVE_MIN: usize = 2048;
 /// increasing supernode order, those updates are added and the top supernodes solved: every row gets
 /// its updates in the one-thread order. The backward substitution runs the top first, copies the top
 /// rows each subtree reads into `deferred`, then runs the subtrees at once.
-#[derive(Debug, Default)]
-pub(super) struct SolvePlan {
+#[derive(Debug)]
+pub(super) struct SolvePlan<T> {
     /// Per supernode: how many of its pattern rows lie inside its task's subtree (all of them for top
     /// supernodes).
     split: Vec<u32>,
@@ -38,12 +57,25 @@ pub(super) struct SolvePlan {
     /// Per supernode: whether it belongs to a subtree task.
     in_task: Vec<bool>,
     /// The deferred updates (forward) and copied top rows (backward).
-    deferred: Vec<[f64; 4]>,
+    deferred: Vec<[T; 4]>,
     /// Each thread's scratch: the updates or gathered values of one supernode's pattern rows.
-    scratch: [Vec<[f64; 4]>; 2],
+    scratch: [Vec<[T; 4]>; 2],
 }
 
-impl SolvePlan {
+impl<T> Default for SolvePlan<T> {
+    fn default() -> Self {
+        SolvePlan {
+            split: Vec::new(),
+            deferred_at: Vec::new(),
+            tasks: Vec::new(),
+            in_task: Vec::new(),
+            deferred: Vec::new(),
+            scratch: [Vec::new(), Vec::new()],
+        }
+    }
+}
+
+impl<T: Lane> SolvePlan<T> {
     /// The plan for the supernodes `sn` (pattern rows in `row`) of an n×n factor: serial when n is
     /// below [`PARALLEL_SOLVE_MIN`], when rayon has one thread, or when no split pays.
     pub fn new(n: usize, sn: &[[u32; 5]], row: &[u32]) -> Self {
@@ -59,8 +91,9 @@ impl SolvePlan {
             split: sn.iter().map(|s| s[3] - s[2]).collect(),
             deferred_at: vec![0; ns + 1],
             in_task: vec![false; ns],
-            scratch: [vec![[0.0; 4]; largest], Vec::new()],
-            ..Default::default()
+            scratch: [vec![[T::ZERO; 4]; largest], Vec::new()],
+            tasks: Vec::new(),
+            deferred: Vec::new(),
         };
         if n < PARALLEL_SOLVE_MIN || threads < 2 {
             return plan;
@@ -82,8 +115,8 @@ impl SolvePlan {
         for s in 0..ns {
             plan.deferred_at[s + 1] = plan.deferred_at[s] + (sn[s][3] - sn[s][2]) - plan.split[s];
         }
-        plan.deferred = vec![[0.0; 4]; plan.deferred_at[ns] as usize];
-        plan.scratch[1] = vec![[0.0; 4]; largest];
+        plan.deferred = vec![[T::ZERO; 4]; plan.deferred_at[ns] as usize];
+        plan.scratch[1] = vec![[T::ZERO; 4]; largest];
         plan
     }
 
@@ -94,7 +127,7 @@ impl SolvePlan {
     }
 
     /// Solves L Lᵀ x = b in place (`x` holds b on entry; n rows).
-    pub fn solve(&mut self, f: &Factor3<'_>, x: &mut [[f64; 4]]) {
+    pub fn solve(&mut self, f: &Factor3<'_, T>, x: &mut [[T; 4]]) {
         let ns = f.sn.len();
         let SolvePlan { split, deferred_at, tasks, in_task, deferred, scratch } = self;
         let [scratch0, scratch1] = scratch;
@@ -216,22 +249,22 @@ impl Slots<'_> {
 
 /// A run of supernodes `sns` with the rows of its columns, `x` (from row `x0`), and the slots of its
 /// deferred rows (from slot `d0`).
-struct Part<'x> {
+struct Part<'x, T> {
     sns: Range<usize>,
-    x: &'x mut [[f64; 4]],
+    x: &'x mut [[T; 4]],
     x0: usize,
-    deferred: &'x mut [[f64; 4]],
+    deferred: &'x mut [[T; 4]],
     d0: usize,
 }
 
 /// Each thread's subtrees, with disjoint slices of `x` (their columns) and of `deferred`.
-fn parts<'x>(
-    f: &Factor3<'_>,
+fn parts<'x, T>(
+    f: &Factor3<'_, T>,
     at: &Slots<'_>,
     tasks: &[(u32, u32, u8)],
-    x: &'x mut [[f64; 4]],
-    deferred: &'x mut [[f64; 4]],
-) -> [Vec<Part<'x>>; 2] {
+    x: &'x mut [[T; 4]],
+    deferred: &'x mut [[T; 4]],
+) -> [Vec<Part<'x, T>>; 2] {
     let mut out = [Vec::new(), Vec::new()];
     let (mut x_rest, mut x_at) = (x, 0);
     let (mut d_rest, mut d_at) = (deferred, 0);
@@ -250,11 +283,11 @@ fn parts<'x>(
     out
 }
 
-impl Part<'_> {
+impl<T: Lane> Part<'_, T> {
     /// L y = b over the supernodes, in increasing order: the diagonal block by columns, then each pattern
     /// row's update (one dot product with the block's solved rows), added to its row when inside the part
     /// and put in its slot otherwise. The padding lane stays 0.
-    fn forward(&mut self, f: &Factor3<'_>, at: &Slots<'_>, scratch: &mut [[f64; 4]]) {
+    fn forward(&mut self, f: &Factor3<'_, T>, at: &Slots<'_>, scratch: &mut [[T; 4]]) {
         for s in self.sns.clone() {
             let [start, nc, p0, p1, off] = f.sn[s];
             let (start, nc, off) = (start as usize - self.x0, nc as usize, off as usize);
@@ -276,7 +309,7 @@ impl Part<'_> {
 
     /// Lᵀ x = y over the supernodes, in decreasing order: the pattern rows' final values gathered (from
     /// the part or its slots), then the rectangle's rows and the diagonal block by columns.
-    fn backward(&mut self, f: &Factor3<'_>, at: &Slots<'_>, scratch: &mut [[f64; 4]]) {
+    fn backward(&mut self, f: &Factor3<'_, T>, at: &Slots<'_>, scratch: &mut [[T; 4]]) {
         for s in self.sns.clone().rev() {
             let [start, nc, p0, p1, off] = f.sn[s];
             let (start, nc, off) = (start as usize - self.x0, nc as usize, off as usize);
@@ -300,11 +333,11 @@ impl Part<'_> {
 /// −Σ_c R[k, c] xs[c] for each pattern row k, four rows at a time (four independent dot products share
 /// each load of the solved block).
 #[inline(always)]
-fn forward_supernode(diag: &[f64], rect: &[f64], xs: &mut [[f64; 4]], updates: &mut [[f64; 4]]) {
+fn forward_supernode<T: Lane>(diag: &[T], rect: &[T], xs: &mut [[T; 4]], updates: &mut [[T; 4]]) {
     let nc = xs.len();
     for c in 0..nc {
         let col = &diag[c * nc..(c + 1) * nc];
-        let xj = scale(xs[c], 1.0 / col[c]);
+        let xj = scale(xs[c], T::ONE / col[c]);
         xs[c] = xj;
         for r in c + 1..nc {
             xs[r] = fnmadd(xs[r], col[r], xj);
@@ -313,7 +346,7 @@ fn forward_supernode(diag: &[f64], rect: &[f64], xs: &mut [[f64; 4]], updates: &
     let np = updates.len();
     let mut k = 0;
     while k + 4 <= np {
-        let mut a = [[0.0; 4]; 4];
+        let mut a = [[T::ZERO; 4]; 4];
         let l = &rect[k * nc..(k + 4) * nc];
         for (c, &xc) in xs.iter().enumerate() {
             for u in 0..4 {
@@ -325,7 +358,7 @@ fn forward_supernode(diag: &[f64], rect: &[f64], xs: &mut [[f64; 4]], updates: &
     }
     for k in k..np {
         let l = &rect[k * nc..(k + 1) * nc];
-        let mut a = [0.0; 4];
+        let mut a = [T::ZERO; 4];
         for (c, &xc) in xs.iter().enumerate() {
             a = fnmadd(a, l[c], xc);
         }
@@ -336,8 +369,8 @@ fn forward_supernode(diag: &[f64], rect: &[f64], xs: &mut [[f64; 4]], updates: &
 /// The backward substitution's rectangle update of columns c0..c0 + B of one supernode:
 /// xs_c −= Σₖ R[k, c] x_{pat k}, B running sums in registers over all pattern rows.
 #[inline(always)]
-fn backward_cols<const B: usize>(rect: &[f64], nc: usize, c0: usize, gathered: &[[f64; 4]], xs: &mut [[f64; 4]]) {
-    let mut a = [[0.0; 4]; B];
+fn backward_cols<T: Lane, const B: usize>(rect: &[T], nc: usize, c0: usize, gathered: &[[T; 4]], xs: &mut [[T; 4]]) {
+    let mut a = [[T::ZERO; 4]; B];
     for (k, &xi) in gathered.iter().enumerate() {
         let l = &rect[k * nc + c0..k * nc + c0 + B];
         for u in 0..B {
@@ -353,19 +386,19 @@ fn backward_cols<const B: usize>(rect: &[f64], nc: usize, c0: usize, gathered: &
 /// first (columns in register blocks of 8 and 4, the last few one at a time with four partial sums),
 /// then the diagonal block by columns.
 #[inline(always)]
-fn backward_supernode(diag: &[f64], rect: &[f64], gathered: &[[f64; 4]], xs: &mut [[f64; 4]]) {
+fn backward_supernode<T: Lane>(diag: &[T], rect: &[T], gathered: &[[T; 4]], xs: &mut [[T; 4]]) {
     let nc = xs.len();
     let mut c0 = 0;
     while c0 + 8 <= nc {
-        backward_cols::<8>(rect, nc, c0, gathered, xs);
+        backward_cols::<T, 8>(rect, nc, c0, gathered, xs);
         c0 += 8;
     }
     if c0 + 4 <= nc {
-        backward_cols::<4>(rect, nc, c0, gathered, xs);
+        backward_cols::<T, 4>(rect, nc, c0, gathered, xs);
         c0 += 4;
     }
     for c in c0..nc {
-        let mut a = [[0.0; 4]; 4];
+        let mut a = [[T::ZERO; 4]; 4];
         let rows = gathered.chunks_exact(4);
         let k0 = gathered.len() - rows.remainder().len();
         for (q, r4) in rows.enumerate() {
@@ -384,24 +417,24 @@ fn backward_supernode(diag: &[f64], rect: &[f64], gathered: &[[f64; 4]], xs: &mu
         for r in c + 1..nc {
             a = fnmadd(a, col[r], xs[r]);
         }
-        xs[c] = scale(a, 1.0 / col[c]);
+        xs[c] = scale(a, T::ONE / col[c]);
     }
 }
 
 /// a − l·x, lane by lane.
 #[inline(always)]
-fn fnmadd(a: [f64; 4], l: f64, x: [f64; 4]) -> [f64; 4] {
+fn fnmadd<T: Lane>(a: [T; 4], l: T, x: [T; 4]) -> [T; 4] {
     [a[0] - l * x[0], a[1] - l * x[1], a[2] - l * x[2], a[3] - l * x[3]]
 }
 
 /// a + b, lane by lane.
 #[inline(always)]
-fn add(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
+fn add<T: Lane>(a: [T; 4], b: [T; 4]) -> [T; 4] {
     [a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]]
 }
 
 /// a · s, lane by lane.
 #[inline(always)]
-fn scale(a: [f64; 4], s: f64) -> [f64; 4] {
+fn scale<T: Lane>(a: [T; 4], s: T) -> [T; 4] {
     [a[0] * s, a[1] * s, a[2] * s, a[3] * s]
 }
