@@ -19,7 +19,7 @@
 
 mod common;
 
-use common::hash01;
+use common::{central, hash01};
 use springsim::cpu::{CpuModel, V3};
 use springsim::model::{Forces, Model};
 use springsim::reference::forces::{accel, energy};
@@ -55,10 +55,6 @@ fn random_state(seed: u64) -> (Model, Vec<V3>, Vec<V3>) {
         .collect();
     let v: Vec<V3> = (0..n).map(|i| V3::new(r(9000 + 3 * i as u64), r(9001 + 3 * i as u64), r(9002 + 3 * i as u64))).collect();
     (m, x, v)
-}
-
-fn central(model: &Model) -> (V3, f64) {
-    model.forces.central.map(|(c, s)| (V3::from(c), s)).unwrap_or((V3::zeros(), 0.0))
 }
 
 /// E(x): Σ ½k(l − L)² + Σ m(½ s|x − c|² − g·x) (Shinya §2, the slides' central field).
@@ -255,22 +251,6 @@ fn inertia_and_fields(model: &Model, h: f64, y: &[V3], x: &[V3]) -> f64 {
         .sum()
 }
 
-/// ∇ of eq. 8 written out: M̃(x − y) + h²[Σ k(l − L)n̂ (±) + m s(x − c) − m(g + d₀w)], 0 on pinned rows.
-fn liu8_gradient(model: &Model, h: f64, y: &[V3], x: &[V3]) -> Vec<V3> {
-    let (c, s) = central(model);
-    let (g, w, d0) = (V3::from(model.forces.gravity), V3::from(model.forces.wind), model.forces.drag);
-    let mut r: Vec<V3> =
-        (0..x.len()).map(|i| (x[i] - y[i]) * (model.masses[i] * (1.0 + h * d0)) + ((x[i] - c) * s - g - w * d0) * (h * h * model.masses[i])).collect();
-    for sp in &model.springs {
-        let (a, b) = (sp.a as usize, sp.b as usize);
-        let dd = x[a] - x[b];
-        let t = dd * (sp.k * (dd.norm() - sp.rest) / dd.norm() * h * h);
-        r[a] += t;
-        r[b] -= t;
-    }
-    (0..x.len()).map(|i| if model.pinned[i] { V3::zeros() } else { r[i] }).collect()
-}
-
 #[test]
 fn local_global_residual_is_minus_the_gradient_of_liu_eq_14() {
     let h = 1.0 / 30.0;
@@ -319,13 +299,13 @@ fn newton_gradient_and_solution_check_against_liu_eq_8() {
         nt.gradient(&cm, &xs);
         let fd = gradient(|z| liu8(&model, h, &y, z), &model, &xs);
         let e_newton = rel_free(&model, nt.last_gradient(), &fd);
-        let e_mine = rel_free(&model, &liu8_gradient(&model, h, &y, &xs), &fd);
+        let e_mine = rel_free(&model, &common::liu8_gradient(&model, h, &y, &xs), &fd);
         // Newton's answer is a stationary point of eq. 8 as written here
         let mut xn = vec![V3::zeros(); cm.n];
         let mut vn = vec![V3::zeros(); cm.n];
         let rep = nt.step(&cm, 100, 1e-12, &x, &v, &mut xn, &mut vn).unwrap();
         let norm = |g: &[V3]| g.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt();
-        let stat = norm(&liu8_gradient(&model, h, &y, &xn)) / norm(&liu8_gradient(&model, h, &y, &y));
+        let stat = norm(&common::liu8_gradient(&model, h, &y, &xn)) / norm(&common::liu8_gradient(&model, h, &y, &y));
         eprintln!(
             "state {seed}: Newton ∇g vs differences of eq. 8 {e_newton:.2e} (this file's ∇g {e_mine:.2e}); after {} iterations ‖∇g(x*)‖/‖∇g(y)‖ = {stat:.2e}",
             rep.iterations
