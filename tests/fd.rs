@@ -230,7 +230,8 @@ fn leu_blocks_are_the_force_jacobians() {
 /// Liu eq. 14 with the drag and fields of `lg_residual`'s doc: ½(x − y)ᵀM̃(x − y) + h²[½Σk‖x_a − x_b − dₛ‖²
 /// + Σ m(½ s‖x − c‖² − x·(g + d₀w))], M̃ = (1 + h d₀)M.
 fn liu14(model: &Model, h: f64, y: &[V3], x: &[V3], d: &[V3]) -> f64 {
-    let springs: f64 = model.springs.iter().zip(d).map(|(sp, ds)| 0.5 * sp.k * (x[sp.a as usize] - x[sp.b as usize] - ds).norm_squared()).sum();
+    let springs: f64 =
+        model.springs.iter().zip(d).map(|(sp, ds)| 0.5 * sp.k * (x[sp.a as usize] - x[sp.b as usize] - ds).norm_squared()).sum();
     inertia_and_fields(model, h, y, x) + h * h * springs
 }
 
@@ -246,7 +247,8 @@ fn inertia_and_fields(model: &Model, h: f64, y: &[V3], x: &[V3]) -> f64 {
     (0..x.len())
         .map(|i| {
             let m = model.masses[i];
-            0.5 * m * (1.0 + h * d0) * (x[i] - y[i]).norm_squared() + h * h * m * (0.5 * s * (x[i] - c).norm_squared() - x[i].dot(&(g + w * d0)))
+            0.5 * m * (1.0 + h * d0) * (x[i] - y[i]).norm_squared()
+                + h * h * m * (0.5 * s * (x[i] - c).norm_squared() - x[i].dot(&(g + w * d0)))
         })
         .sum()
 }
@@ -261,7 +263,8 @@ fn local_global_residual_is_minus_the_gradient_of_liu_eq_14() {
         let p = LgParams::new(&cm, h);
         let y: Vec<V3> = x.iter().zip(&v).map(|(a, b)| a + b * 0.05).collect();
         // random directions dₛ (not those of the local step: the gradient holds for any d)
-        let d: Vec<V3> = (0..model.springs.len()).map(|s| V3::new(hash01(77 * s as u64 + seed), hash01(77 * s as u64 + seed + 1), 0.3) * 0.2).collect();
+        let d: Vec<V3> =
+            (0..model.springs.len()).map(|s| V3::new(hash01(77 * s as u64 + seed), hash01(77 * s as u64 + seed + 1), 0.3) * 0.2).collect();
         // the residual at positions that are not y: pinned particles sit at their x
         let xs: Vec<V3> = x.iter().zip(random_dir(&model, seed + 3)).map(|(a, q)| a + q * 0.05).collect();
         let r: Vec<V3> = (0..cm.n).map(|i| -lg_residual(i, &cm, &p, &y, &d, &xs)).collect();

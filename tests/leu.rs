@@ -48,7 +48,14 @@ fn settings(h: f64, every: usize, speed_limit: f64) -> StepSettings {
 /// their schedule of every `every` steps (the GPU, whose host records the steps without reading the
 /// divergence flag back). Returns the positions after each step, the steps that were retaken and each
 /// step's fastest speed of eq. 34's step (the one the check judges).
-fn procedure(model: &Model, p: StepParams, every: usize, speed_limit: f64, steps: usize, restart: bool) -> (Vec<Vec<V3>>, Vec<usize>, Vec<f64>) {
+fn procedure(
+    model: &Model,
+    p: StepParams,
+    every: usize,
+    speed_limit: f64,
+    steps: usize,
+    restart: bool,
+) -> (Vec<Vec<V3>>, Vec<usize>, Vec<f64>) {
     let cm = springsim::cpu::CpuModel::new(model).unwrap();
     let off = cm.incidence.offsets.clone();
     let mut x: Vec<V3> = model.positions.iter().map(|q| V3::from(*q)).collect();
@@ -197,7 +204,10 @@ fn leu_rolls_back_a_diverging_step_inside_the_interval() {
         let xg = g.read_state().unwrap().0;
         let xc: Vec<[f64; 3]> = want_gpu[STEPS - 1].iter().map(|q| [q.x, q.y, q.z]).collect();
         let em = rel_err_motion(&xg, &xc, &model.positions);
-        eprintln!("gpu: {r} retries (its policy's procedure {}, {close} close calls), position error relative to the motion {em:.2e}", retaken_gpu.len());
+        eprintln!(
+            "gpu: {r} retries (its policy's procedure {}, {close} close calls), position error relative to the motion {em:.2e}",
+            retaken_gpu.len()
+        );
         assert!(r.abs_diff(retaken_gpu.len()) <= close, "the GPU retook {r} steps, its procedure {}", retaken_gpu.len());
         // f32 against f64 over 150 steps: measured 4e-7 of the motion
         assert!(em < 1e-5, "gpu vs its procedure: {em:e} of the motion");

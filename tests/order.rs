@@ -62,17 +62,19 @@ fn halving_h_divides_the_error_by_two_to_the_order() {
     let reference = run(&model, Method::Rk4, 6400);
     let moved = max_diff(&reference, &model.positions.iter().map(|p| V3::from(*p)).collect::<Vec<_>>());
     assert!(moved > 0.3, "the tetrahedron hardly moved ({moved} m)");
-    let cases = [
-        (Method::ExplicitEuler, 1, 400),
-        (Method::SymplecticEuler, 1, 400),
-        (Method::Midpoint, 2, 200),
-        (Method::Rk4, 4, 40),
-    ];
+    let cases = [(Method::ExplicitEuler, 1, 400), (Method::SymplecticEuler, 1, 400), (Method::Midpoint, 2, 200), (Method::Rk4, 4, 40)];
     for (method, order, n0) in cases {
         let errors: Vec<f64> = [n0, 2 * n0, 4 * n0].iter().map(|&n| max_diff(&run(&model, method, n), &reference)).collect();
         let want = 2f64.powi(order);
         let ratios = [errors[0] / errors[1], errors[1] / errors[2]];
-        eprintln!("{method:17} h = T/{n0}, T/{}, T/{}: errors {:.3e} {:.3e} {:.3e}, ratios {ratios:.3?} (want {want})", 2 * n0, 4 * n0, errors[0], errors[1], errors[2]);
+        eprintln!(
+            "{method:17} h = T/{n0}, T/{}, T/{}: errors {:.3e} {:.3e} {:.3e}, ratios {ratios:.3?} (want {want})",
+            2 * n0,
+            4 * n0,
+            errors[0],
+            errors[1],
+            errors[2]
+        );
         // the errors must be far above the reference's own and f64 rounding
         assert!(errors[2] > 1e-10, "{method}: error {:e} too small to measure", errors[2]);
         for r in ratios {

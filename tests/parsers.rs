@@ -89,7 +89,9 @@ fn obj_text(rng: &mut Rng) -> String {
             }
             9 => format!("vt {} {}", rng.number(), rng.number()),
             10 => format!("vn {} {} {}", rng.number(), rng.number(), rng.number()),
-            11 => rng.pick(&["o a", "g b c", "s off", "s 1", "usemtl m", "mtllib missing.mtl", "# comment", "", "l 1 2", "p 1"]).to_string(),
+            11 => {
+                rng.pick(&["o a", "g b c", "s off", "s 1", "usemtl m", "mtllib missing.mtl", "# comment", "", "l 1 2", "p 1"]).to_string()
+            }
             12 if !rng.1 => {
                 // a stray byte string
                 let len = rng.below(12);

@@ -350,7 +350,11 @@ fn explicit_divergence_recomputes_k0() {
         let kb = g.plan().k0;
         g.step_frame().unwrap();
         let ka = g.plan().k0;
-        eprintln!("gpu k0 before {kb:.5e} ({:.1e}) after {ka:.5e} ({:.1e})", (kb - dense_before).abs() / dense_before, (ka - dense_after).abs() / dense_after);
+        eprintln!(
+            "gpu k0 before {kb:.5e} ({:.1e}) after {ka:.5e} ({:.1e})",
+            (kb - dense_before).abs() / dense_before,
+            (ka - dense_after).abs() / dense_after
+        );
         // the GPU's (f32) power iteration at its end state against the CPU's dense solve at the CPU's
         assert!((kb - dense_before).abs() / dense_before < K0_TOL, "gpu k0 before {kb} vs dense {dense_before}");
         assert!((ka - dense_after).abs() / dense_after < K0_TOL, "gpu k0 after {ka} vs dense {dense_after}");

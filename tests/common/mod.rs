@@ -84,8 +84,9 @@ pub fn central(model: &Model) -> (V3, f64) {
 pub fn liu8_gradient(model: &Model, h: f64, y: &[V3], x: &[V3]) -> Vec<V3> {
     let (c, s) = central(model);
     let (g, w, d0) = (V3::from(model.forces.gravity), V3::from(model.forces.wind), model.forces.drag);
-    let mut r: Vec<V3> =
-        (0..x.len()).map(|i| (x[i] - y[i]) * (model.masses[i] * (1.0 + h * d0)) + ((x[i] - c) * s - g - w * d0) * (h * h * model.masses[i])).collect();
+    let mut r: Vec<V3> = (0..x.len())
+        .map(|i| (x[i] - y[i]) * (model.masses[i] * (1.0 + h * d0)) + ((x[i] - c) * s - g - w * d0) * (h * h * model.masses[i]))
+        .collect();
     for sp in &model.springs {
         let (a, b) = (sp.a as usize, sp.b as usize);
         let dd = x[a] - x[b];
