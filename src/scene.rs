@@ -49,8 +49,16 @@ pub fn scene_names() -> String {
     SCENES.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
 }
 
-/// Builds a scene by name.
+/// Builds a scene by name. The model is validated ([`Model::validate`]): options or a mesh file that give
+/// an invalid one (an OBJ coordinate that overflows to ±inf, a negative orbit stiffness) are an error
+/// here, not a model that every engine then refuses.
 pub fn build(name: &str, opts: &SceneOptions) -> Result<Model> {
+    let model = build_unchecked(name, opts)?;
+    model.validate()?;
+    Ok(model)
+}
+
+fn build_unchecked(name: &str, opts: &SceneOptions) -> Result<Model> {
     let info = SCENES.iter().find(|s| s.name == name).ok_or_else(|| Error::UnknownScene(name.to_string(), scene_names()))?;
     let n = opts.size.unwrap_or(info.default_size);
     let k = opts.stiffness;

@@ -47,7 +47,7 @@ fn screenshot(scene: &str, extra: &[&str], frames: usize, tag: &str) -> Option<(
     if !o.status.success() {
         let no_gpu = stderr.contains("adapter") || stderr.contains("No display");
         if no_gpu && std::env::var("SPRINGSIM_REQUIRE_GPU").as_deref() != Ok("1") {
-            eprintln!("skipping: no GPU");
+            common::skipped("no GPU");
             return None;
         }
         panic!("springsim demo failed: {stderr}");

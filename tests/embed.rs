@@ -12,6 +12,8 @@
 //! Xvfb) the example opens its window; without one it renders headless; the test prints which mode ran.
 #![cfg(feature = "viewer")]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -95,7 +97,7 @@ fn screenshot(frames: usize) -> Option<(Picture, String, String)> {
         Ok(binary) => binary,
         Err(msg) => {
             assert!(!gpu_required(), "SPRINGSIM_REQUIRE_GPU=1 but {msg}");
-            eprintln!("skipped: {msg}");
+            common::skipped(&msg);
             return None;
         }
     };
@@ -112,7 +114,7 @@ fn screenshot(frames: usize) -> Option<(Picture, String, String)> {
     eprintln!("{} --frames {frames} ({:.1} s):\n{stdout}{stderr}", binary.display(), started.elapsed().as_secs_f64());
     if !run.status.success() {
         if stderr.contains("no GPU adapter") && !gpu_required() {
-            eprintln!("skipped: no GPU adapter");
+            common::skipped("no GPU adapter");
             return None;
         }
         panic!("the embed example failed: {stderr}");

@@ -339,9 +339,15 @@ fn adaptive_step_halves_on_impact_and_recovers() {
     }
 }
 
-/// Item 6 (Shinya §5.2): the PCG iterations for a fixed tolerance grow no faster than h·√k₀. Over three
-/// steps and three stiffnesses, iterations(h, k) ≤ 1.25·it₀·(h√k₀)/(h√k₀)₀ + 2, with it₀ at the smallest
-/// h√k₀ (the bound an iteration count growing like h²k₀ would break).
+/// Item 6 (Shinya §5.2): the PCG iterations for a fixed tolerance are a function of h·√k₀ that grows no
+/// faster than it. Over three steps and three stiffnesses on the 31×31 curtain (h√k₀ from 16 to 254):
+/// - runs with the same h√k₀ (k×4 and h/2) take the same number of iterations (measured: equal; ±1
+///   allowed), since their systems differ only by a scale;
+/// - the least-squares slope of ln(iterations) against ln(h√k₀) lies in [SLOPE_LO, SLOPE_HI] = [0.35, 0.6].
+///   Measured 0.467: below Shinya's bound of 1 (√κ of the system, κ ≈ h²k₀) since CG on the curtain's
+///   clustered spectrum does better than √κ and the count saturates near 220 at the largest h√k₀ (the
+///   31×31 mesh bounds the condition number). A count growing like h√k₀ or h²k₀ (slope 1 or 2) breaks the
+///   upper side; one that stops growing (a solve that quits early, a broken counter: slope 0) the lower.
 #[test]
 fn pcg_iterations_grow_no_faster_than_h_sqrt_k0() {
     let n = 31;
@@ -365,12 +371,23 @@ fn pcg_iterations_grow_no_faster_than_h_sqrt_k0() {
     for (kf, h, k0, hk, it) in &rows {
         eprintln!("{kf:<4} {h:.5}  {k0:.4e}  {hk:9.2}  {it:5}");
     }
-    let (_, _, _, hk0, it0) = rows.iter().cloned().min_by(|a, b| a.3.total_cmp(&b.3)).unwrap();
-    for (kf, h, _, hk, it) in &rows {
-        let bound = 1.25 * it0 as f64 * hk / hk0 + 2.0;
-        assert!((*it as f64) <= bound, "k×{kf} h={h}: {it} iterations > {bound:.1}");
+    // least squares of ln(iterations) against ln(h√k₀)
+    let pts: Vec<(f64, f64)> = rows.iter().map(|r| (r.3.ln(), (r.4 as f64).ln())).collect();
+    let n = pts.len() as f64;
+    let (mx, my) = (pts.iter().map(|p| p.0).sum::<f64>() / n, pts.iter().map(|p| p.1).sum::<f64>() / n);
+    let slope = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>() / pts.iter().map(|p| (p.0 - mx).powi(2)).sum::<f64>();
+    eprintln!("fitted slope of ln(iterations) against ln(h·sqrt(k0)): {slope:.3}");
+    for a in &rows {
+        for b in rows.iter().filter(|b| (b.3 / a.3 - 1.0).abs() < 1e-9) {
+            assert!(a.4.abs_diff(b.4) <= 1, "same h√k₀ = {:.2}, iterations {} (k×{}) and {} (k×{})", a.3, a.4, a.0, b.4, b.0);
+        }
     }
+    assert!((SLOPE_LO..=SLOPE_HI).contains(&slope), "slope {slope:.3} outside [{SLOPE_LO}, {SLOPE_HI}]");
 }
+
+/// The band of the fitted slope (measured 0.467, see above).
+const SLOPE_LO: f64 = 0.35;
+const SLOPE_HI: f64 = 0.6;
 
 /// Item 7: zero-length springs, coincident endpoints and singular systems: a documented guard or an error,
 /// never NaN.

@@ -138,6 +138,12 @@ impl Newton {
         self.lambda = 0.0;
     }
 
+    /// The working gradient ∇g of the last [`Newton::gradient`] call (a test hook: `tests/fd.rs` holds it
+    /// to finite differences of eq. 8 written apart from the local/global code it is built from).
+    pub fn last_gradient(&self) -> &[V3] {
+        &self.grad
+    }
+
     /// ∇g(x) (Liu eq. 7) into the working gradient; returns its norm.
     pub fn gradient(&mut self, m: &CpuModel, x: &[V3]) -> f64 {
         lg_local(m, x, &mut self.d);
