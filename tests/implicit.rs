@@ -9,6 +9,7 @@ use springsim::cpu::forces::max_strain;
 use springsim::cpu::implicit::{self, CgWork, ImplicitSystem};
 use springsim::cpu::{CpuModel, V3};
 use springsim::engine::Engine;
+use springsim::method::{DivergencePolicy, GuardSettings};
 use springsim::model::Forces;
 use springsim::stepping::CpuSimulator;
 use springsim::stepping::GpuSimulator;
@@ -235,8 +236,14 @@ fn stiff_curtain_is_stable_where_explicit_euler_diverges() {
         iters as f64 / 300.0
     );
     assert!(last_strain < 0.01, "the curtain settles");
-    let mut ex =
-        CpuSimulator::new(&model, Method::ExplicitEuler, StepSettings { fixed_h: Some(1.0 / 30.0), ..Default::default() }).unwrap();
+    // past Shinya's bound on purpose, with the divergence guard off: the raw method is what is shown
+    let unguarded = StepSettings {
+        fixed_h: Some(1.0 / 30.0),
+        allow_unstable: true,
+        guard: GuardSettings { policy: DivergencePolicy::Ignore, ..Default::default() },
+        ..Default::default()
+    };
+    let mut ex = CpuSimulator::new(&model, Method::ExplicitEuler, unguarded).unwrap();
     let plan = ex.plan();
     eprintln!(
         "explicit Euler: h = {:.4e}, h_max = 2/sqrt(k0) = {:.4e} (k0 = {:.3e}), h sqrt(k0) = {:.1}",
@@ -271,7 +278,8 @@ fn one_implicit_step_carries_a_pull_to_the_far_end() {
     // stretch the first spring: a pull on particle 0
     m.positions[0][1] += 0.01;
     let run = |method: Method| -> Vec<f64> {
-        let mut s = CpuSimulator::new(&m, method, settings(1000, 1e-12)).unwrap();
+        // explicit Euler past Shinya's bound on purpose
+        let mut s = CpuSimulator::new(&m, method, StepSettings { allow_unstable: true, ..settings(1000, 1e-12) }).unwrap();
         s.set_h(1.0 / 30.0).unwrap();
         s.step();
         s.v.iter().map(|v| v.norm()).collect()

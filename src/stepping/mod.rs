@@ -118,7 +118,9 @@ impl<E: Engine> Stepper<E> {
         if method.is_implicit() || self.engine.settings().allow_unstable || !(p.h > p.h_max * (1.0 + 1e-9)) {
             return Ok(());
         }
-        Err(Error::Unstable { method: method.name(), h: p.h, h_max: p.h_max, k0: p.k0 })
+        // the step asked for (a fixed h), else the one planned
+        let h = self.engine.settings().fixed_h.map_or(p.h, |h| h * self.watch.h_scale);
+        Err(Error::Unstable { method: method.name(), h, h_max: p.h_max, k0: p.k0 })
     }
 
     /// Recomputes k₀ at the current state and re-plans the step (Shinya §5.3). A k₀ that is not finite
