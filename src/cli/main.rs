@@ -112,6 +112,7 @@ fn default_demo() -> Command {
 // --- end of the demo ---
 
 #[derive(Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per run; `Bench` holds every option by value
 enum Command {
     /// Opens the window: the simulation drawn from its own GPU buffer, with camera, dragging, live
     /// method switching and an overlay (`?` lists the keys). `--frames N --screenshot out.png` writes

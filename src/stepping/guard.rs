@@ -156,7 +156,7 @@ impl Guard {
         }
         if let Some((residual, tolerance)) = solver {
             let limit = tolerance.max(settings.solver_residual_limit);
-            if !(residual <= limit) {
+            if residual.is_nan() || residual > limit {
                 return Some(Cause::Solver { residual, limit });
             }
         }

@@ -115,7 +115,7 @@ impl<E: Engine> Stepper<E> {
     /// construction, `set_h`, `set_method`), not when a re-plan after a divergence lowers h_max.
     fn check_stable(&self) -> Result<()> {
         let (method, p) = (self.engine.method(), self.plan);
-        if method.is_implicit() || self.engine.settings().allow_unstable || !(p.h > p.h_max * (1.0 + 1e-9)) {
+        if method.is_implicit() || self.engine.settings().allow_unstable || p.h <= p.h_max * (1.0 + 1e-9) {
             return Ok(());
         }
         // the step asked for (a fixed h), else the one planned
