@@ -111,8 +111,9 @@ impl<E: Engine> Stepper<E> {
     }
 
     /// Plans that say what they do: an explicit method whose step is above Shinya's h_max is an
-    /// [`Error::Unstable`] unless `allow_unstable` is set. Checked when the user chooses the step (at
-    /// construction, `set_h`, `set_method`), not when a re-plan after a divergence lowers h_max.
+    /// [`Error::Unstable`] unless `allow_unstable` is set. Checked when the settings choose the step (at
+    /// construction and `set_method`), not by `set_h` (an outright step) nor when a re-plan after a
+    /// divergence lowers h_max.
     fn check_stable(&self) -> Result<()> {
         let (method, p) = (self.engine.method(), self.plan);
         if method.is_implicit() || self.engine.settings().allow_unstable || p.h <= p.h_max * (1.0 + 1e-9) {
@@ -133,21 +134,15 @@ impl<E: Engine> Stepper<E> {
         Ok(())
     }
 
-    /// Sets the step h outright (one step per frame of length h, α for it), keeping k₀.
+    /// Sets the step h outright (one step per frame of length h, α for it), keeping k₀. Not refused above
+    /// h_max: this is the call that studies the stability boundary (the guard still watches the frames).
     pub fn set_h(&mut self, h: f64) -> Result<()> {
         let mut s = self.engine.settings().clone();
         s.fixed_h = Some(h);
         s.frame_dt = h;
         s.validate()?;
-        let old = self.engine.settings().clone();
         self.engine.set_settings(s)?;
-        self.apply_plan(self.plan.k0)?;
-        if let Err(e) = self.check_stable() {
-            self.engine.set_settings(old)?;
-            self.apply_plan(self.plan.k0)?;
-            return Err(e);
-        }
-        Ok(())
+        self.apply_plan(self.plan.k0)
     }
 
     /// Implicit Euler's adaptive step: every step tried so far, (h, accepted).

@@ -297,12 +297,15 @@ fn an_explicit_step_above_h_max_is_refused_unless_allowed() {
     }
     let allowed = StepSettings { allow_unstable: true, ..settings };
     assert!(Stepper::drive(Scripted { settings: allowed, ..Default::default() }).is_ok());
-    // set_h above h_max is refused and keeps the plan; implicit Euler has no h_max
-    let mut s = Stepper::drive(Scripted::default()).unwrap();
+    // a switch to a method whose plan is above its h_max is refused and keeps the method (RK4's bound is
+    // √8.75/√k₀ = 2.96 ms, explicit Euler's 2 ms)
+    let settings = StepSettings { fixed_h: Some(2.5e-3), ..Default::default() };
+    let mut s = Stepper::drive(Scripted { settings, method: Some(Method::Rk4), ..Default::default() }).unwrap();
     let before = s.plan();
-    assert!(matches!(s.set_h(5e-3), Err(Error::Unstable { .. })));
-    assert_eq!(s.plan(), before);
-    s.set_h(1e-3).unwrap();
-    let mut s = Stepper::drive(Scripted { method: Some(Method::ImplicitEuler), ..Default::default() }).unwrap();
-    s.set_h(0.1).unwrap();
+    assert!(matches!(s.set_method(Method::ExplicitEuler), Err(Error::Unstable { .. })));
+    assert_eq!((s.method(), s.plan()), (Method::Rk4, before));
+    // set_h is an outright step, not refused (the stability boundary is studied through it)
+    let mut s = Stepper::drive(Scripted::default()).unwrap();
+    s.set_h(5e-3).unwrap();
+    assert_eq!(s.plan().h, 5e-3);
 }
