@@ -4,6 +4,8 @@
 
 use crate::error::{Error, Result};
 use crate::method::{Method, StepPlan, StepSettings};
+use crate::reference::forces;
+use crate::reference::model::{CpuModel, V3};
 
 /// Positions and velocities, one `[x, y, z]` per particle each.
 pub type StateVectors = (Vec<[f64; 3]>, Vec<[f64; 3]>);
@@ -25,6 +27,66 @@ pub struct StepsReport {
     /// Implicit Euler: the step stretched or compressed a spring beyond `StepSettings::strain_limit`
     /// (Kauppila §3.2.3's adaptive step discards it).
     pub strained: bool,
+}
+
+/// The raw signals of the divergence guard ([`crate::stepping::guard`]) at one state: an engine supplies
+/// them, the stepping policy judges them.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Signals {
+    /// Every coordinate finite.
+    pub finite: bool,
+    /// Total energy: kinetic, spring, gravity and central field (J) ([`forces::energy`]).
+    pub energy: f64,
+    /// Largest |l − L|/L ([`forces::max_strain`]).
+    pub max_strain: f64,
+    /// The model's energy scale (J): Σ mᵢ|g| times the diagonal of the positions' bounding box, plus
+    /// the kinetic, spring and field energy (the guard takes it once, at its baseline).
+    pub energy_scale: f64,
+    /// The most power (W) the external forces can put in: the drag against a wind w gives
+    /// −d₀m(v − w)·v ≤ d₀m|w|²/4 per particle; gravity and the central field are in the energy and
+    /// the drag without wind only removes it.
+    pub external_power: f64,
+}
+
+impl Signals {
+    /// The signals of state (`x`, `v`) of `model`: O(particles + springs), on the calling thread.
+    pub fn of(model: &CpuModel, x: &[V3], v: &[V3]) -> Signals {
+        let finite = x.iter().chain(v.iter()).all(|p| p.iter().all(|c| c.is_finite()));
+        let (mut lo, mut hi) = (V3::repeat(f64::INFINITY), V3::repeat(f64::NEG_INFINITY));
+        let mut mass = 0.0;
+        let mut positive = 0.0;
+        for i in 0..model.n {
+            lo = lo.inf(&x[i]);
+            hi = hi.sup(&x[i]);
+            mass += model.mass[i];
+            positive += 0.5 * model.mass[i] * v[i].norm_squared();
+            if model.central_strength != 0.0 {
+                positive += 0.5 * model.mass[i] * model.central_strength * (x[i] - model.central_center).norm_squared();
+            }
+        }
+        for s in 0..model.sa.len() {
+            let l = (x[model.sa[s] as usize] - x[model.sb[s] as usize]).norm();
+            positive += 0.5 * model.k[s] * (l - model.rest[s]).powi(2);
+        }
+        let extent = if model.n > 0 { (hi - lo).norm() } else { 0.0 };
+        let wind = model.wind.norm_squared();
+        Signals {
+            finite,
+            energy: forces::energy(model, x, v),
+            max_strain: forces::max_strain(model, x),
+            energy_scale: mass * model.gravity.norm() * extent + positive,
+            external_power: 0.25 * model.drag * mass * wind,
+        }
+    }
+}
+
+/// A state saved by [`Engine::checkpoint`] for [`Engine::rollback`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Checkpoint {
+    /// Positions and velocities copied to the host.
+    Host(StateVectors),
+    /// Kept on the device by the engine (the GPU: a buffer copy, nothing read back).
+    Device,
 }
 
 /// One simulation engine: a model, its state and one method's integrator, on one device.
@@ -61,6 +123,24 @@ pub trait Engine {
     fn read_state(&mut self) -> Result<StateVectors>;
     /// Overwrites positions and velocities (pinned particles keep zero velocity).
     fn write_state(&mut self, x: &[[f64; 3]], v: &[[f64; 3]]) -> Result<()>;
+    /// The divergence guard's signals at the current state (the GPU reads the state back).
+    fn signals(&mut self) -> Result<Signals>;
+    /// Whether [`Engine::signals`] reads back from a device (the guard then checks every few frames).
+    fn signals_read_back(&self) -> bool {
+        false
+    }
+    /// Saves the current state for [`Engine::rollback`]. The default copies it to the host.
+    fn checkpoint(&mut self) -> Result<Checkpoint> {
+        self.read_state().map(Checkpoint::Host)
+    }
+    /// Returns to a state saved by [`Engine::checkpoint`]; what the integrator carries between steps
+    /// (LEU's linearization, a CG warm start) is rebuilt.
+    fn rollback(&mut self, checkpoint: &Checkpoint) -> Result<()> {
+        match checkpoint {
+            Checkpoint::Host((x, v)) => self.write_state(x, v),
+            Checkpoint::Device => Err(Error::Gpu("this engine keeps no device checkpoint".into())),
+        }
+    }
 }
 
 /// The error for a state of the wrong length: `x` and `v` must have one entry per particle.

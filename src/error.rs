@@ -66,6 +66,20 @@ pub enum Error {
     /// model, or the adaptive step fell below its floor.
     #[error("linear solve failed: {0}")]
     Solver(String),
+    /// An explicit method was asked for a step above Shinya's stable step and `allow_unstable` is off.
+    #[error(
+        "h = {h:.4e} s is above {method}'s stable step h_max = {h_max:.4e} s (Shinya §3, k0 = {k0:.4e} 1/s²): pass --allow-unstable to run it anyway"
+    )]
+    Unstable {
+        /// The method's CLI name.
+        method: &'static str,
+        /// The step asked for (s).
+        h: f64,
+        /// The stable step (s).
+        h_max: f64,
+        /// k₀ = λ_max(M⁻¹K) (1/s²).
+        k0: f64,
+    },
     /// The simulation left the finite range.
     #[error("simulation diverged at frame {frame}: {what}")]
     Diverged {

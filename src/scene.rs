@@ -44,6 +44,16 @@ pub const SCENES: &[SceneInfo] = &[
     SceneInfo { name: "mesh", about: "an OBJ triangle mesh (--mesh path.obj): edge and bending springs", default_size: 0 },
 ];
 
+impl SceneOptions {
+    /// Checks the options that need no model built; the error names the field.
+    pub fn validate(&self) -> Result<()> {
+        if let Some(k) = self.stiffness.filter(|k| !(k.is_finite() && *k > 0.0)) {
+            return Err(Error::param("stiffness", k, "must be finite and > 0"));
+        }
+        Ok(())
+    }
+}
+
 /// The names, comma-separated.
 pub fn scene_names() -> String {
     SCENES.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
@@ -62,6 +72,7 @@ fn build_unchecked(name: &str, opts: &SceneOptions) -> Result<Model> {
     let info = SCENES.iter().find(|s| s.name == name).ok_or_else(|| Error::UnknownScene(name.to_string(), scene_names()))?;
     let n = opts.size.unwrap_or(info.default_size);
     let k = opts.stiffness;
+    opts.validate()?;
     match name {
         "curtain" => model::curtain(n, k),
         "cloth" => model::cloth(n, k),

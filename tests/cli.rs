@@ -100,18 +100,24 @@ fn bench_table_rope_cpu() {
 
 #[test]
 fn diverged_run_reports_not_finite_and_the_frame() {
-    // Symplectic Euler at 1.3 h_max leaves the stable region (Shinya §3): the record says so.
+    // Symplectic Euler at 1.3 h_max leaves the stable region (Shinya §3): the record says so. The plan
+    // refuses it without --allow-unstable; with it, the guard reports the divergence (exit status 3).
+    let out = springsim(&["bench", "--scene", "rope", "--method", "symplectic-euler", "--backend", "cpu", "--substep-scale", "1.3"]);
+    assert_clean_failure(&out, "h_max");
+    assert_eq!(out.status.code(), Some(2));
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_springsim"))
         .args(["bench", "--scene", "rope", "--method", "symplectic-euler", "--backend", "cpu", "--frames", "60"])
-        .args(["--substep-scale", "1.3", "--format", "json"])
+        .args(["--substep-scale", "1.3", "--allow-unstable", "--format", "json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["finite"], serde_json::Value::Bool(false));
     let f = v["failed_frame"].as_u64().expect("failed_frame is a number");
     assert!(f < 60);
     assert_eq!(v["frames"].as_u64(), Some(f + 1));
+    let d = v["diverged"]["frame"].as_u64().expect("diverged.frame");
+    assert!(d <= f, "the guard saw it at frame {d}, no later than the first non-finite frame {f}");
     // and at the default scale the same run stays finite
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_springsim"))
         .args(["bench", "--scene", "rope", "--method", "symplectic-euler", "--backend", "cpu", "--frames", "60", "--format", "json"])
@@ -337,4 +343,93 @@ fn gpu_record_reports_the_methods_memory() {
     // and the CPU record has none
     let out = springsim(&["bench", "--scene", "rope", "--backend", "cpu", "--frames", "1", "--format", "json"]);
     assert!(!text(&out.stdout).contains("gpu_bytes"), "{}", text(&out.stdout));
+}
+
+/// Item 2 of issue #18: an explicit method asked for h above Shinya's h_max refuses with one line naming
+/// h, h_max and --allow-unstable (exit status 2); with the flag it runs, and the record says `diverged`
+/// with the frame and the cause, exit status 3.
+#[test]
+fn unstable_h_is_refused_and_with_allow_unstable_the_guard_reports_it() {
+    // the issue's command: the 81×81 curtain, h_max 0.25 ms
+    let base = ["bench", "--scene", "curtain", "--method", "symplectic-euler", "--backend", "cpu", "--h", "1e-3"];
+    let out = springsim(&base);
+    assert_clean_failure(&out, "h_max");
+    assert_eq!(out.status.code(), Some(2));
+    let line = text(&out.stderr);
+    for needle in ["h = 1.0000e-3", "h_max = ", "--allow-unstable", "symplectic-euler"] {
+        assert!(line.contains(needle), "'{line}' lacks {needle}");
+    }
+    let out = springsim(&[&base[..], &["--allow-unstable", "--frames", "10"]].concat());
+    assert_eq!(out.status.code(), Some(3), "stderr: {}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).expect("one JSON record");
+    assert_eq!(v["divergence"], "report");
+    let d = &v["diverged"];
+    let frame = d["frame"].as_u64().expect("diverged.frame");
+    assert!(frame < 10, "{d}");
+    assert!(["non-finite", "strain", "energy"].contains(&d["kind"].as_str().unwrap()), "{d}");
+    assert!(!d["cause"].as_str().unwrap().is_empty());
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains(&format!("diverged at frame {frame}")) && !stderr.contains("panicked"), "{stderr}");
+    // and a stable run says nothing: diverged is null, exit status 0
+    let out =
+        springsim(&["bench", "--scene", "curtain", "--size", "21", "--method", "symplectic-euler", "--backend", "cpu", "--frames", "10"]);
+    // (a smaller curtain, for time: its k scales with the resolution, so its plan is as stable)
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert!(v["diverged"].is_null(), "{v}");
+}
+
+/// Item 1: `--divergence recover` rolls back and halves h, lists each rollback and exits 0 once the
+/// halved step holds; `ignore` checks nothing and exits 0; a name it does not know is one line.
+#[test]
+fn divergence_policies_recover_and_ignore() {
+    // symplectic Euler at 1.3 h_max on the rope: one halving (0.65 h_max) is stable
+    let args = ["bench", "--scene", "rope", "--method", "symplectic-euler", "--backend", "cpu", "--frames", "60", "--substep-scale", "1.3"];
+    let out = springsim(&[&args[..], &["--allow-unstable", "--divergence", "recover"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    let rec = v["recoveries"].as_array().expect("recoveries");
+    assert!(!rec.is_empty(), "{v}");
+    assert!(v["diverged"].is_null() && v["finite"] == true && v["frames"].as_u64() >= Some(60), "{v}");
+    let h = rec.last().unwrap()["h"].as_f64().expect("h after the rollback");
+    assert!(h <= 0.65 * v["h_max"].as_f64().unwrap() * 1.001 && (h - v["h"].as_f64().unwrap()).abs() < 1e-15, "{v}");
+    let out = springsim(&[&args[..], &["--allow-unstable", "--divergence", "ignore"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert!(v["diverged"].is_null() && v["finite"] == false && v["guard_ms_per_frame"] == 0.0, "{v}");
+    let out = springsim(&[&args[..], &["--divergence", "panic"]].concat());
+    assert_clean_failure(&out, "divergence = panic");
+}
+
+/// Item 4: negative numbers reach the validators: one line naming the field and its value, exit status 2,
+/// for every numeric flag (no clap "unexpected argument").
+#[test]
+fn negative_numbers_get_the_validators_one_line_error() {
+    for (flag, field) in [
+        ("--stiffness", "stiffness = -5"),
+        ("--cg-iterations", "cg_iterations = -5"),
+        ("--size", "size = -5"),
+        ("--frames", "frames = -5"),
+        ("--h", "h = -5"),
+        ("--frame-dt", "frame_dt = -5"),
+        ("--substep-scale", "substep_scale = -5"),
+        ("--drag", "drag = -5"),
+        ("--speed-limit", "speed_limit = -5"),
+        ("--leu-interval", "leu_interval = -5"),
+        ("--cg-tolerance", "cg_tolerance = -5"),
+        ("--strain-limit", "strain_limit = -5"),
+        ("--lg-iterations", "lg_iterations = -5"),
+        ("--global-iterations", "global_iterations = -5"),
+        ("--newton-iterations", "newton_iterations = -5"),
+        ("--lg-split", "lg_split = -5"),
+        ("--guard-every", "guard_every = -5"),
+    ] {
+        // the default backend is the GPU's: the validators answer before any adapter is sought
+        let out = springsim(&["bench", flag, "-5"]);
+        assert_clean_failure(&out, field);
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        assert!(!text(&out.stderr).contains("unexpected argument"), "{flag}: {}", text(&out.stderr));
+    }
+    let out = springsim(&["converge", "--iterations", "-3"]);
+    assert_clean_failure(&out, "iterations = -3");
 }

@@ -5,9 +5,10 @@ use springsim::cpu::CpuModel;
 use springsim::error::{Error, Result};
 use springsim::gpu::local_global::LgSplit;
 use springsim::gpu::GpuContext;
-use springsim::method::{Method, StepSettings};
+use springsim::method::{DivergencePolicy, Method, StepSettings};
 use springsim::reference::stats::state_stats;
 use springsim::scene::{self, SceneOptions};
+use springsim::stepping::guard::{Action, Divergence};
 use springsim::stepping::CpuSimulator;
 use springsim::stepping::GpuSimulator;
 use springsim::Simulator;
@@ -128,6 +129,39 @@ pub struct BenchResult {
     /// GPU: `gpu_bytes` per particle.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_bytes_per_particle: Option<f64>,
+    /// The divergence guard's policy: `report`, `recover` or `ignore`.
+    pub divergence: String,
+    /// Policy `report`: the first divergence the guard found (the run goes on to its last frame or its
+    /// first non-finite one); null when none was found.
+    pub diverged: Option<DivergedRecord>,
+    /// Policy `recover`: the rollbacks (each halved h; the record's `h` is the last step).
+    pub recoveries: Vec<DivergedRecord>,
+    /// Wall time of the guard's checks and checkpoints (ms per frame, the mean; not in `ms_per_frame`).
+    pub guard_ms_per_frame: f64,
+}
+
+/// A divergence in the record.
+#[derive(Clone, Debug, Serialize)]
+pub struct DivergedRecord {
+    /// The frame (0-based) whose check found it.
+    pub frame: usize,
+    /// `non-finite`, `strain`, `solver` or `energy`.
+    pub kind: String,
+    /// The cause in words, with its figures.
+    pub cause: String,
+    /// Policy `recover`: the step after the rollback (s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub h: Option<f64>,
+}
+
+impl DivergedRecord {
+    fn of(d: &Divergence) -> Self {
+        let h = match d.action {
+            Action::RolledBack { h, .. } => Some(h),
+            Action::Reported => None,
+        };
+        DivergedRecord { frame: d.frame, kind: d.cause.kind().to_string(), cause: d.cause.to_string(), h }
+    }
 }
 
 /// Builds the simulator for a backend.
@@ -160,8 +194,9 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-/// Runs one benchmark. Each frame is timed alone; the state is checked for finiteness between frames,
-/// outside the timing, and a run stops at the first non-finite frame.
+/// Runs one benchmark. Each frame is timed alone, less the divergence guard's checks (reported as
+/// `guard_ms_per_frame`); the state is checked for finiteness between frames, outside the timing, and a
+/// run stops at the first non-finite frame.
 pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>) -> Result<BenchResult> {
     let mut model = scene::build(&cfg.scene, &cfg.options)?;
     if let Some(d) = cfg.drag {
@@ -189,9 +224,9 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>) -> Result<BenchResult> {
     let mut report: springsim::stepping::FrameReport = Default::default();
     let mut iterations = 0usize;
     for f in 0..cfg.frames {
-        let t = Instant::now();
+        let (t, guard) = (Instant::now(), sim.guard_seconds());
         report = sim.step_frame()?;
-        times.push(t.elapsed().as_secs_f64() * 1e3);
+        times.push((t.elapsed().as_secs_f64() - (sim.guard_seconds() - guard)) * 1e3);
         iterations += report.iterations;
         let (x, v) = sim.read_state()?;
         if !x.iter().chain(v.iter()).all(|p| p.iter().all(|c| c.is_finite())) {
@@ -201,6 +236,10 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>) -> Result<BenchResult> {
     }
     let (x, v) = sim.read_state()?;
     let stats = state_stats(&cm, &x, &v);
+    let policy = cfg.settings.guard.policy;
+    let log: Vec<DivergedRecord> = sim.divergences().iter().map(DivergedRecord::of).collect();
+    let (diverged, recoveries) = if policy == DivergencePolicy::Report { (log.into_iter().next(), Vec::new()) } else { (None, log) };
+    let guard_ms_per_frame = if times.is_empty() { 0.0 } else { sim.guard_seconds() * 1e3 / times.len() as f64 };
     let plan = sim.plan();
     let ms = median(times.clone());
     let mut lg_split = None;
@@ -245,5 +284,9 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>) -> Result<BenchResult> {
         gpu_bytes,
         gpu_bytes_per_particle: gpu_bytes.map(|b| b as f64 / model.n_particles().max(1) as f64),
         lg_transfers,
+        divergence: policy.name().to_string(),
+        diverged,
+        recoveries,
+        guard_ms_per_frame,
     })
 }

@@ -9,6 +9,7 @@ mod converge;
 use bench::{Backend, BenchConfig, BenchResult};
 use springsim::gpu::context::{adapter_name, instance_from_env};
 use springsim::gpu::GpuContext;
+use springsim::method::DivergencePolicy;
 use springsim::scene::{self, SceneOptions};
 use springsim::{FactorPrecision, GlobalSolve, Method, Preconditioner, StepSettings};
 use std::path::PathBuf;
@@ -38,29 +39,36 @@ struct DemoCli {
     #[arg(long, default_value = "symplectic-euler")]
     method: String,
     /// Particles per side (or per strand).
-    #[arg(long)]
-    size: Option<usize>,
+    #[arg(long, allow_negative_numbers = true)]
+    size: Option<i64>,
     /// Spring stiffness k (N/m).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     stiffness: Option<f64>,
     /// An OBJ file to hang (selects the mesh scene).
     #[arg(long)]
     mesh: Option<PathBuf>,
     /// Run this many frames, then exit.
-    #[arg(long)]
-    frames: Option<usize>,
+    #[arg(long, allow_negative_numbers = true)]
+    frames: Option<i64>,
     /// Write the last frame as a PNG (with --frames; offscreen when there is no display).
     #[arg(long)]
     screenshot: Option<PathBuf>,
     /// Window / image width.
-    #[arg(long, default_value_t = 960)]
-    width: u32,
+    #[arg(long, default_value_t = 960, allow_negative_numbers = true)]
+    width: i64,
     /// Window / image height.
-    #[arg(long, default_value_t = 720)]
-    height: u32,
+    #[arg(long, default_value_t = 720, allow_negative_numbers = true)]
+    height: i64,
     /// Never open a window: render offscreen (for --screenshot / --frames).
     #[arg(long)]
     headless: bool,
+    /// What the divergence guard does: recover (roll back and halve h, with a banner), report (a banner
+    /// only) or ignore.
+    #[arg(long, default_value = "recover")]
+    divergence: String,
+    /// Run an explicit method with a step above Shinya's h_max.
+    #[arg(long)]
+    allow_unstable: bool,
 }
 
 #[cfg(feature = "viewer")]
@@ -68,14 +76,16 @@ fn run_demo(d: DemoCli) -> Result<()> {
     let args = springsim::viewer::DemoArgs {
         scene: d.scene,
         method: Method::parse(&d.method)?,
-        size: d.size,
+        size: count_opt("size", d.size)?,
         stiffness: d.stiffness,
         mesh: d.mesh,
-        frames: d.frames,
+        frames: count_opt("frames", d.frames)?,
         screenshot: d.screenshot,
-        width: d.width.max(16),
-        height: d.height.max(16),
+        width: pixels("width", d.width)?.max(16),
+        height: pixels("height", d.height)?.max(16),
         headless: d.headless,
+        divergence: DivergencePolicy::parse(&d.divergence)?,
+        allow_unstable: d.allow_unstable,
     };
     if !scene::SCENES.iter().any(|i| i.name == args.scene) {
         anyhow::bail!("unknown scene '{}' (known: {})", args.scene, scene::scene_names());
@@ -89,13 +99,20 @@ fn run_demo(_: DemoCli) -> Result<()> {
 }
 
 fn default_demo() -> Command {
-    Command::Demo(DemoCli { scene: "curtain".into(), method: "symplectic-euler".into(), width: 960, height: 720, ..Default::default() })
+    Command::Demo(DemoCli {
+        scene: "curtain".into(),
+        method: "symplectic-euler".into(),
+        width: 960,
+        height: 720,
+        divergence: "recover".into(),
+        ..Default::default()
+    })
 }
 
 // --- end of the demo ---
 
 #[derive(Subcommand)]
-#[allow(clippy::large_enum_variant)] // parsed once per run
+#[allow(clippy::large_enum_variant)] // parsed once per run; `Bench` holds every option by value
 enum Command {
     /// Opens the window: the simulation drawn from its own GPU buffer, with camera, dragging, live
     /// method switching and an overlay (`?` lists the keys). `--frames N --screenshot out.png` writes
@@ -115,28 +132,28 @@ enum Command {
         #[arg(long, default_value = "gpu")]
         backend: String,
         /// Frames per run.
-        #[arg(long, default_value_t = 60)]
-        frames: usize,
+        #[arg(long, default_value_t = 60, allow_negative_numbers = true)]
+        frames: i64,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Json)]
         format: Format,
         /// Particles per side (or per strand).
-        #[arg(long)]
-        size: Option<usize>,
+        #[arg(long, allow_negative_numbers = true)]
+        size: Option<i64>,
         /// Spring stiffness k (N/m), instead of the scene's resolution-aware default.
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         stiffness: Option<f64>,
         /// h = S · h_max (default 1/sqrt(1.5), Shinya's safety factor).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         substep_scale: Option<f64>,
         /// A fixed step h (s) instead of the stable one.
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         h: Option<f64>,
         /// The frame step (s).
-        #[arg(long, default_value_t = 1.0 / 30.0)]
+        #[arg(long, default_value_t = 1.0 / 30.0, allow_negative_numbers = true)]
         frame_dt: f64,
         /// Air drag d0 (1/s).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         drag: Option<f64>,
         /// Turn Rayleigh damping (alpha K) off.
         #[arg(long)]
@@ -145,10 +162,10 @@ enum Command {
         #[arg(long)]
         mesh: Option<PathBuf>,
         /// LEU: the interval h_nl (s) at which K and D are re-evaluated.
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         leu_interval: Option<f64>,
         /// The speed (m/s) above which a step counts as diverging (LEU retries it; k0 is recomputed).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         speed_limit: Option<f64>,
         /// The linear solver: implicit Euler cg (CPU and GPU) or tridiagonal (CPU, chains only); local-global
         /// cholesky (f64 on the CPU; with --backend gpu one read-back of r and one upload of the correction per
@@ -156,11 +173,11 @@ enum Command {
         #[arg(long, default_value = "auto")]
         global: String,
         /// Local/global: local/global iterations per step.
-        #[arg(long)]
-        lg_iterations: Option<usize>,
+        #[arg(long, allow_negative_numbers = true)]
+        lg_iterations: Option<i64>,
         /// Local/global with cg or chebyshev: the iteration budget of each global step.
-        #[arg(long)]
-        global_iterations: Option<usize>,
+        #[arg(long, allow_negative_numbers = true)]
+        global_iterations: Option<i64>,
         /// Local/global with cg: the preconditioner of the global step, jacobi or multigrid (a
         /// smoothed-aggregation V-cycle, built once per step size).
         #[arg(long, default_value = "jacobi")]
@@ -171,16 +188,16 @@ enum Command {
         factor_precision: String,
         /// Local/global on the GPU: after the timed frames, run this many with every phase its own submit
         /// and report the split (local step, right-hand side, global step, transfers).
-        #[arg(long, default_value_t = 0)]
-        lg_split: usize,
+        #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+        lg_split: i64,
         /// Newton: the iteration limit per step.
-        #[arg(long)]
-        newton_iterations: Option<usize>,
+        #[arg(long, allow_negative_numbers = true)]
+        newton_iterations: Option<i64>,
         /// Implicit Euler: the CG iteration budget per step.
-        #[arg(long)]
-        cg_iterations: Option<usize>,
+        #[arg(long, allow_negative_numbers = true)]
+        cg_iterations: Option<i64>,
         /// Implicit Euler: the CG relative tolerance (0: always run the whole budget).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         cg_tolerance: Option<f64>,
         /// Implicit Euler: start CG from the last step's Δv (off by default: it diverged on the curtain at h = 1/30).
         #[arg(long)]
@@ -192,8 +209,20 @@ enum Command {
         #[arg(long)]
         adaptive: bool,
         /// Implicit Euler: the strain limit of the adaptive step.
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         strain_limit: Option<f64>,
+        /// What the divergence guard does: report (the record's `diverged`, exit status 3), recover (roll
+        /// back, halve h, list it in `recoveries`) or ignore.
+        #[arg(long, default_value = "report")]
+        divergence: String,
+        /// Check every this many frames (0: every frame on the CPU, every 8 on the GPU, whose check reads
+        /// the state back).
+        #[arg(long, allow_negative_numbers = true)]
+        guard_every: Option<i64>,
+        /// Run an explicit method with a step above Shinya's h_max (refused otherwise); the guard reports
+        /// what happens.
+        #[arg(long)]
+        allow_unstable: bool,
     },
     /// Liu et al. 2013's convergence study (their Figure 2): for one frame, the relative error of eq. 15
     /// against iterations and wall time for local/global with each global solver and for Newton's
@@ -203,32 +232,32 @@ enum Command {
         #[arg(long, default_value = "curtain")]
         scene: String,
         /// Particles per side (or per strand).
-        #[arg(long)]
-        size: Option<usize>,
+        #[arg(long, allow_negative_numbers = true)]
+        size: Option<i64>,
         /// Spring stiffness k (N/m).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         stiffness: Option<f64>,
         /// OBJ file for the mesh scene.
         #[arg(long)]
         mesh: Option<PathBuf>,
         /// The frame studied (the scene runs this many frames of local/global first).
-        #[arg(long, default_value_t = 2)]
-        frame: usize,
+        #[arg(long, default_value_t = 2, allow_negative_numbers = true)]
+        frame: i64,
         /// Local/global iterations per series.
-        #[arg(long, default_value_t = 1000)]
-        iterations: usize,
+        #[arg(long, default_value_t = 1000, allow_negative_numbers = true)]
+        iterations: i64,
         /// Global solvers, comma-separated: cholesky, cg, chebyshev, and cg+multigrid, chebyshev+multigrid
         /// (preconditioned by the multigrid V-cycle).
         #[arg(long, default_value = "cholesky,cg,chebyshev,cg+multigrid,chebyshev+multigrid")]
         global: String,
         /// The budget of each cg or chebyshev global step.
-        #[arg(long, default_value_t = 20)]
-        global_iterations: usize,
+        #[arg(long, default_value_t = 20, allow_negative_numbers = true)]
+        global_iterations: i64,
         /// Newton iterations (its series, and at most for x*).
-        #[arg(long, default_value_t = 200)]
-        newton_iterations: usize,
+        #[arg(long, default_value_t = 200, allow_negative_numbers = true)]
+        newton_iterations: i64,
         /// The step h = frame step (s).
-        #[arg(long, default_value_t = 1.0 / 30.0)]
+        #[arg(long, default_value_t = 1.0 / 30.0, allow_negative_numbers = true)]
         frame_dt: f64,
         /// CSV output.
         #[arg(long, default_value = "converge.csv")]
@@ -343,7 +372,13 @@ fn run() -> Result<()> {
             exact_jacobian,
             adaptive,
             strain_limit,
+            divergence,
+            guard_every,
+            allow_unstable,
         } => {
+            let frames = count("frames", frames)?;
+            let size = count_opt("size", size)?;
+            let lg_split = count("lg_split", lg_split)?;
             let scenes = split(&scene);
             for s in &scenes {
                 if !scene::SCENES.iter().any(|i| i.name == s) {
@@ -368,18 +403,18 @@ fn run() -> Result<()> {
                 settings.speed_limit = v;
             }
             settings.global = GlobalSolve::parse(&global)?;
-            if let Some(v) = lg_iterations {
+            if let Some(v) = count_opt("lg_iterations", lg_iterations)? {
                 settings.lg_iterations = v;
             }
-            if let Some(v) = global_iterations {
+            if let Some(v) = count_opt("global_iterations", global_iterations)? {
                 settings.global_iterations = v;
             }
             settings.preconditioner = Preconditioner::parse(&preconditioner)?;
             settings.factor_precision = FactorPrecision::parse(&factor_precision)?;
-            if let Some(v) = newton_iterations {
+            if let Some(v) = count_opt("newton_iterations", newton_iterations)? {
                 settings.newton_iterations = v;
             }
-            if let Some(v) = cg_iterations {
+            if let Some(v) = count_opt("cg_iterations", cg_iterations)? {
                 settings.cg_max_iterations = v;
             }
             if let Some(v) = cg_tolerance {
@@ -391,13 +426,23 @@ fn run() -> Result<()> {
             settings.exact_jacobian = exact_jacobian;
             settings.cg_warm_start = cg_warm_start;
             settings.adaptive = adaptive;
+            settings.allow_unstable = allow_unstable;
+            settings.guard.policy = DivergencePolicy::parse(&divergence)?;
+            if let Some(v) = count_opt("guard_every", guard_every)? {
+                settings.guard.every = v;
+            }
             settings.validate()?;
+            SceneOptions { size, stiffness, mesh: mesh.clone() }.validate()?;
+            if let Some(d) = drag.filter(|d| !(d.is_finite() && *d >= 0.0)) {
+                return Err(springsim::Error::param("drag", d, "must be finite and >= 0").into());
+            }
             let gpu = if backends.contains(&Backend::Gpu) {
                 Some(GpuContext::headless().context("the gpu backend needs an adapter (try --backend cpu)")?)
             } else {
                 None
             };
             let mut rows = Vec::new();
+            let mut diverged = Vec::new();
             for s in &scenes {
                 for &m in &methods {
                     for &b in &backends {
@@ -425,12 +470,18 @@ fn run() -> Result<()> {
                         if format == Format::Json {
                             println!("{}", serde_json::to_string(&r)?);
                         }
+                        if let Some(d) = &r.diverged {
+                            diverged.push(format!("{s} {m} {}: diverged at frame {}: {}", b.name(), d.frame, d.cause));
+                        }
                         rows.push(r);
                     }
                 }
             }
             if format == Format::Table {
                 print_table(&rows);
+            }
+            if !diverged.is_empty() {
+                return Err(Diverged(diverged.join("; ")).into());
             }
             Ok(())
         }
@@ -448,6 +499,9 @@ fn run() -> Result<()> {
             csv,
             svg,
         } => {
+            let (size, frame, iterations) = (count_opt("size", size)?, count("frame", frame)?, count("iterations", iterations)?);
+            let (global_iterations, newton_iterations) =
+                (count("global_iterations", global_iterations)?, count("newton_iterations", newton_iterations)?);
             let model = scene::build(&name, &SceneOptions { size, stiffness, mesh })?;
             let globals = split(&global).iter().map(|g| converge::parse_series(g)).collect::<Result<Vec<_>, _>>()?;
             let cfg = converge::ConvergeConfig {
@@ -475,9 +529,43 @@ fn run() -> Result<()> {
     }
 }
 
+/// A bench run the divergence guard found diverging (policy `report`): its records are printed, and
+/// the exit status is 3.
+#[derive(Debug)]
+struct Diverged(String);
+
+impl std::fmt::Display for Diverged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Diverged {}
+
+/// A count from the command line: negative numbers reach here (clap lets them through) and get the
+/// validator's one-line error naming the field.
+fn count(name: &str, v: i64) -> springsim::Result<usize> {
+    usize::try_from(v).map_err(|_| springsim::Error::param(name, v, "must be >= 0"))
+}
+
+/// [`count`] of an optional value.
+fn count_opt(name: &str, v: Option<i64>) -> springsim::Result<Option<usize>> {
+    v.map(|v| count(name, v)).transpose()
+}
+
+/// A window or image size in pixels.
+#[cfg_attr(not(feature = "viewer"), allow(dead_code))]
+fn pixels(name: &str, v: i64) -> springsim::Result<u32> {
+    u32::try_from(v).map_err(|_| springsim::Error::param(name, v, "must be in 0..=4294967295"))
+}
+
+/// Exit status 2 for an error, 3 for a divergence the guard found (policy `report`) or could not
+/// recover from (policy `recover`).
 fn main() {
     if let Err(e) = run() {
         eprintln!("springsim: {e:#}");
-        std::process::exit(2);
+        let diverged = e.downcast_ref::<Diverged>().is_some()
+            || matches!(e.downcast_ref::<springsim::Error>(), Some(springsim::Error::Diverged { .. }));
+        std::process::exit(if diverged { 3 } else { 2 });
     }
 }

@@ -499,4 +499,8 @@ impl Engine for CpuEngine {
         self.steps_since_lin = usize::MAX;
         Ok(())
     }
+
+    fn signals(&mut self) -> Result<crate::engine::Signals> {
+        Ok(crate::engine::Signals::of(&self.model, &self.x, &self.v))
+    }
 }

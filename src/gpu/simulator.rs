@@ -7,6 +7,7 @@
 //! read-backs) are in `simulator/blocking.rs`.
 
 mod blocking;
+mod guard;
 
 use super::collide::Colliders;
 use super::integrator::Integrator;
@@ -15,7 +16,7 @@ use super::local_global_integrator::host_global_error;
 use super::options::GpuOptions;
 use super::power::PowerKernels;
 use super::state::{pack_state, read_vec4s, xyz, GpuState};
-use crate::engine::{check_state_len, Engine, StepsReport};
+use crate::engine::{check_state_len, Checkpoint, Engine, Signals, StepsReport};
 use crate::error::{Error, Result};
 use crate::method::{GlobalSolve, Method, StepPlan, StepSettings};
 use crate::model::Model;
@@ -43,6 +44,9 @@ pub struct GpuEngine {
     adapter: String,
     /// The cursor spring (written into `Params` for the explicit methods only).
     cursor: Option<crate::model::Cursor>,
+    /// The divergence guard's checkpoint: a copy of `state[0]` on the device, made on the first
+    /// [`Engine::checkpoint`].
+    checkpoint: Option<wgpu::Buffer>,
 }
 
 /// The implicit method's settings that the GPU cannot honour are errors, not silent changes.
@@ -96,6 +100,7 @@ impl GpuEngine {
             settings,
             adapter: String::from("caller's device"),
             cursor: None,
+            checkpoint: None,
         };
         sim.write_params();
         Ok(sim)
@@ -130,7 +135,10 @@ impl GpuEngine {
     /// and the colliders' (the power iteration's exist only while it runs; the read-backs' staging
     /// buffers beyond the state's small one only during the read).
     pub fn gpu_bytes(&self) -> u64 {
-        self.state.bytes() + self.integrator.bytes() + self.colliders.as_ref().map_or(0, |c| c.bytes)
+        self.state.bytes()
+            + self.integrator.bytes()
+            + self.colliders.as_ref().map_or(0, |c| c.bytes)
+            + self.checkpoint.as_ref().map_or(0, |b| b.size())
     }
 
     fn write_params(&self) {
@@ -364,5 +372,21 @@ impl Engine for GpuEngine {
         }
         self.integrator.relinearize();
         Ok(())
+    }
+
+    fn signals(&mut self) -> Result<Signals> {
+        self.guard_signals()
+    }
+
+    fn signals_read_back(&self) -> bool {
+        true
+    }
+
+    fn checkpoint(&mut self) -> Result<Checkpoint> {
+        self.save_checkpoint()
+    }
+
+    fn rollback(&mut self, checkpoint: &Checkpoint) -> Result<()> {
+        self.restore_checkpoint(checkpoint)
     }
 }

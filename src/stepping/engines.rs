@@ -8,7 +8,7 @@ use crate::engine::Engine;
 use crate::error::Result;
 use crate::gpu::{GpuEngine, GpuOptions};
 use crate::method::{Method, StepSettings};
-use crate::model::Model;
+use crate::model::{Cursor, Model};
 
 /// A simulation on the CPU, in f64: the CPU engine under the stepping policy.
 pub type CpuSimulator = Stepper<CpuEngine>;
@@ -28,8 +28,22 @@ impl Stepper<CpuEngine> {
     /// Runs the parallel passes on a pool of `threads` threads of its own instead of rayon's global pool
     /// (see [`CpuEngine::with_threads`]).
     pub fn with_threads(self, threads: usize) -> Result<Self> {
-        let Stepper { engine, plan, adaptive, leu_retries } = self;
-        Ok(Stepper { engine: engine.with_threads(threads)?, plan, adaptive, leu_retries })
+        let Stepper { engine, plan, adaptive, leu_retries, watch } = self;
+        Ok(Stepper { engine: engine.with_threads(threads)?, plan, adaptive, leu_retries, watch })
+    }
+
+    /// [`CpuEngine::set_particle`], told to the divergence guard (the user's work is not judged).
+    pub fn set_particle(&mut self, i: usize, x: [f64; 3], v: [f64; 3], pinned: bool) -> Result<()> {
+        self.mark_edited();
+        self.engine.set_particle(i, x, v, pinned)
+    }
+
+    /// [`CpuEngine::set_cursor`], told to the divergence guard (while the cursor spring acts, only
+    /// finiteness is judged).
+    pub fn set_cursor(&mut self, cursor: Option<Cursor>) -> Result<()> {
+        self.engine.set_cursor(cursor)?;
+        self.mark_cursor(cursor.is_some());
+        Ok(())
     }
 }
 
@@ -58,6 +72,20 @@ impl Stepper<GpuEngine> {
     pub fn with_adapter_name(mut self, name: impl Into<String>) -> Self {
         self.engine.set_adapter_name(name.into());
         self
+    }
+
+    /// [`GpuEngine::set_particle`], told to the divergence guard (the user's work is not judged).
+    pub fn set_particle(&mut self, i: usize, x: [f64; 3], v: [f64; 3], pinned: bool) -> Result<()> {
+        self.mark_edited();
+        self.engine.set_particle(i, x, v, pinned)
+    }
+
+    /// [`GpuEngine::set_cursor`], told to the divergence guard (while the cursor spring acts, only
+    /// finiteness is judged).
+    pub fn set_cursor(&mut self, cursor: Option<Cursor>) -> Result<()> {
+        self.engine.set_cursor(cursor)?;
+        self.mark_cursor(cursor.is_some());
+        Ok(())
     }
 
     /// The explicit methods on the `encode_frame` path: whether a step since the last check exceeded the

@@ -1,16 +1,21 @@
 //! The stepping policy, once for both engines: Shinya's plan of the step from k₀ ([`plan`]), the
 //! substeps of a frame, Kauppila's adaptive step for implicit Euler ([`adaptive`]), and the re-plan
-//! after a divergence (Shinya §5.3). [`Stepper`] drives any [`Engine`] through that contract alone;
-//! the window, the bench and the tests drive a `Stepper` through [`Simulator`].
+//! after a divergence (Shinya §5.3), and the divergence guard with its rollback ([`guard`]).
+//! [`Stepper`] drives any [`Engine`] through that contract alone; the window, the bench and the tests
+//! drive a `Stepper` through [`Simulator`].
 
 pub mod adaptive;
 mod engines;
+pub mod guard;
+mod guarded;
 pub mod plan;
 
 use crate::engine::{Engine, StateVectors, StepsReport};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::method::{Method, StepPlan};
 use adaptive::{AdaptiveStep, Verdict};
+use guard::{Divergence, DivergencePolicy};
+use guarded::Watch;
 
 pub use engines::{CpuSimulator, GpuSimulator};
 
@@ -27,6 +32,9 @@ pub struct FrameReport {
     /// Implicit Euler: the final relative residual ‖b − AΔv‖/‖b‖ of the frame's last solve; local/global
     /// and Newton: ‖∇g(x)‖/‖∇g(y)‖ of the last step.
     pub residual: f64,
+    /// The divergence the guard found at this frame's check, and what it did (`None`: none found, or
+    /// no check this frame).
+    pub divergence: Option<Divergence>,
 }
 
 /// A simulator of one model on one backend. The window, the bench and the tests drive this.
@@ -45,6 +53,11 @@ pub trait Simulator {
     fn write_state(&mut self, x: &[[f64; 3]], v: &[[f64; 3]]) -> Result<()>;
     /// The backend, with the adapter for the GPU.
     fn backend_name(&self) -> String;
+    /// Every divergence the guard found so far (policy `report`: at most one, the first; `recover`:
+    /// each rollback).
+    fn divergences(&self) -> &[Divergence];
+    /// Wall time spent in the guard's checks and checkpoints so far (s).
+    fn guard_seconds(&self) -> f64;
 }
 
 /// Whether `method`'s plan needs k₀: the explicit family and LEU take their step from it (Shinya
@@ -61,15 +74,19 @@ pub struct Stepper<E> {
     adaptive: AdaptiveStep,
     /// LEU retries as of the last frame (a rise re-plans).
     leu_retries: usize,
+    /// The divergence guard's state: frame count, checkpoint, baseline, the step's scale, the log.
+    watch: Watch,
 }
 
 impl<E: Engine> Stepper<E> {
     /// Plans the step for `engine`'s method (k₀ by power iteration only where the plan needs it) and
     /// hands the plan to the engine.
     pub fn drive(engine: E) -> Result<Self> {
-        let mut s = Stepper { engine, plan: StepPlan::default(), adaptive: AdaptiveStep::default(), leu_retries: 0 };
+        let mut s =
+            Stepper { engine, plan: StepPlan::default(), adaptive: AdaptiveStep::default(), leu_retries: 0, watch: Watch::default() };
         let k0 = if needs_k0(s.engine.method()) { s.engine.stiffness_k0()? } else { 0.0 };
         s.apply_plan(k0)?;
+        s.check_stable()?;
         Ok(s)
     }
 
@@ -83,12 +100,28 @@ impl<E: Engine> Stepper<E> {
         &mut self.engine
     }
 
-    /// Plans with `k0` for the engine's method and settings, and hands the plan to the engine.
+    /// Plans with `k0` for the engine's method and settings (h scaled down by the guard's halvings), and
+    /// hands the plan to the engine.
     fn apply_plan(&mut self, k0: f64) -> Result<()> {
-        let s = self.engine.settings();
-        self.plan = plan::plan(self.engine.method(), k0, self.engine.drag(), s);
+        let method = self.engine.method();
+        let s = guarded::scaled_settings(self.engine.settings(), method, self.watch.h_scale);
+        self.plan = plan::plan(method, k0, self.engine.drag(), &s);
         self.adaptive.reset();
         self.engine.set_plan(&self.plan)
+    }
+
+    /// Plans that say what they do: an explicit method whose step is above Shinya's h_max is an
+    /// [`Error::Unstable`] unless `allow_unstable` is set. Checked when the settings choose the step (at
+    /// construction and `set_method`), not by `set_h` (an outright step) nor when a re-plan after a
+    /// divergence lowers h_max.
+    fn check_stable(&self) -> Result<()> {
+        let (method, p) = (self.engine.method(), self.plan);
+        if method.is_implicit() || self.engine.settings().allow_unstable || p.h <= p.h_max * (1.0 + 1e-9) {
+            return Ok(());
+        }
+        // the step asked for (a fixed h), else the one planned
+        let h = self.engine.settings().fixed_h.map_or(p.h, |h| h * self.watch.h_scale);
+        Err(Error::Unstable { method: method.name(), h, h_max: p.h_max, k0: p.k0 })
     }
 
     /// Recomputes k₀ at the current state and re-plans the step (Shinya §5.3). A k₀ that is not finite
@@ -101,7 +134,8 @@ impl<E: Engine> Stepper<E> {
         Ok(())
     }
 
-    /// Sets the step h outright (one step per frame of length h, α for it), keeping k₀.
+    /// Sets the step h outright (one step per frame of length h, α for it), keeping k₀. Not refused above
+    /// h_max: this is the call that studies the stability boundary (the guard still watches the frames).
     pub fn set_h(&mut self, h: f64) -> Result<()> {
         let mut s = self.engine.settings().clone();
         s.fixed_h = Some(h);
@@ -133,7 +167,29 @@ impl<E: Engine> Stepper<E> {
             t += h;
             steps += 1;
         }
-        Ok(FrameReport { substeps: steps, leu_retries: 0, iterations, residual })
+        Ok(FrameReport { substeps: steps, leu_retries: 0, iterations, residual, divergence: None })
+    }
+
+    /// One frame without the guard; whether a kernel flagged a speed over the limit (the guard then
+    /// checks at once).
+    fn raw_frame(&mut self) -> Result<(FrameReport, bool)> {
+        let method = self.engine.method();
+        if method == Method::ImplicitEuler && self.engine.settings().adaptive {
+            return Ok((self.adaptive_frame()?, false));
+        }
+        let substeps = self.plan.substeps;
+        let r: StepsReport = self.engine.take_steps(substeps)?;
+        let mut replan = r.speed_exceeded && method != Method::Leu;
+        if r.leu_retries > self.leu_retries {
+            self.leu_retries = r.leu_retries;
+            replan = true;
+        }
+        if replan {
+            // Shinya §5.3: recompute k₀ when divergence is detected.
+            self.replan()?;
+        }
+        let report = FrameReport { substeps, leu_retries: r.leu_retries, iterations: r.iterations, residual: r.residual, divergence: None };
+        Ok((report, r.speed_exceeded))
     }
 }
 
@@ -152,22 +208,13 @@ impl<E> std::ops::DerefMut for Stepper<E> {
 
 impl<E: Engine> Simulator for Stepper<E> {
     fn step_frame(&mut self) -> Result<FrameReport> {
-        let method = self.engine.method();
-        if method == Method::ImplicitEuler && self.engine.settings().adaptive {
-            return self.adaptive_frame();
+        let policy = self.engine.settings().guard.policy;
+        if policy == DivergencePolicy::Ignore {
+            let (report, _) = self.raw_frame()?;
+            self.watch.advance(self.engine.settings().frame_dt);
+            return Ok(report);
         }
-        let substeps = self.plan.substeps;
-        let r: StepsReport = self.engine.take_steps(substeps)?;
-        let mut replan = r.speed_exceeded && method != Method::Leu;
-        if r.leu_retries > self.leu_retries {
-            self.leu_retries = r.leu_retries;
-            replan = true;
-        }
-        if replan {
-            // Shinya §5.3: recompute k₀ when divergence is detected.
-            self.replan()?;
-        }
-        Ok(FrameReport { substeps, leu_retries: r.leu_retries, iterations: r.iterations, residual: r.residual })
+        self.guarded_frame(policy)
     }
 
     fn plan(&self) -> StepPlan {
@@ -179,9 +226,16 @@ impl<E: Engine> Simulator for Stepper<E> {
     }
 
     fn set_method(&mut self, method: Method) -> Result<()> {
+        let old = self.engine.method();
         self.engine.set_method(method)?;
         let k0 = if needs_k0(method) && self.plan.k0 <= 0.0 { self.engine.stiffness_k0()? } else { self.plan.k0 };
-        self.apply_plan(k0)
+        self.apply_plan(k0)?;
+        if let Err(e) = self.check_stable() {
+            self.engine.set_method(old)?;
+            self.apply_plan(k0)?;
+            return Err(e);
+        }
+        Ok(())
     }
 
     fn read_state(&mut self) -> Result<StateVectors> {
@@ -189,11 +243,20 @@ impl<E: Engine> Simulator for Stepper<E> {
     }
 
     fn write_state(&mut self, x: &[[f64; 3]], v: &[[f64; 3]]) -> Result<()> {
+        self.watch.edited = true;
         self.engine.write_state(x, v)
     }
 
     fn backend_name(&self) -> String {
         self.engine.backend_name()
+    }
+
+    fn divergences(&self) -> &[Divergence] {
+        &self.watch.log
+    }
+
+    fn guard_seconds(&self) -> f64 {
+        self.watch.seconds
     }
 }
 

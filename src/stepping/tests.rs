@@ -1,12 +1,26 @@
 //! The stepping policy against a scripted engine: which calls it makes, and when.
 
+use super::guard::{Action, Cause};
 use super::*;
-use crate::method::StepSettings;
+use crate::engine::{Checkpoint, Signals};
+use crate::method::{DivergencePolicy, GuardSettings, StepSettings};
 
 /// An engine that records the policy's calls: k₀ is fixed, a step strains when h exceeds
-/// `strain_above`, and `run_steps` reports the speeds and retries it is told to.
+/// `strain_above`, and `run_steps` reports the speeds and retries it is told to. Its "state" is an
+/// energy: each step longer than `gain_above` adds `gain` J (an unstable step), and its signals report
+/// it with `nan` and `strain` as told; checkpoints save the energy.
 #[derive(Default)]
 struct Scripted {
+    energy: f64,
+    gain: f64,
+    gain_above: f64,
+    nan: bool,
+    strain: f64,
+    residual: f64,
+    read_back: bool,
+    signal_calls: usize,
+    checkpoints: usize,
+    rollbacks: usize,
     method: Option<Method>,
     settings: StepSettings,
     k0_calls: usize,
@@ -50,7 +64,16 @@ impl Engine for Scripted {
     }
     fn take_steps(&mut self, steps: usize) -> Result<StepsReport> {
         self.steps += steps;
-        Ok(StepsReport { speed_exceeded: self.speed_exceeded, leu_retries: self.leu_retries, iterations: steps, ..Default::default() })
+        if self.plans.last().is_some_and(|p| p.h > self.gain_above) {
+            self.energy += self.gain;
+        }
+        Ok(StepsReport {
+            speed_exceeded: self.speed_exceeded,
+            leu_retries: self.leu_retries,
+            iterations: steps,
+            residual: self.residual,
+            ..Default::default()
+        })
     }
     fn try_step(&mut self, h: f64) -> Result<StepsReport> {
         self.trials.push(h);
@@ -66,6 +89,30 @@ impl Engine for Scripted {
     fn write_state(&mut self, _x: &[[f64; 3]], _v: &[[f64; 3]]) -> Result<()> {
         Ok(())
     }
+    fn signals(&mut self) -> Result<Signals> {
+        self.signal_calls += 1;
+        Ok(Signals { finite: !self.nan, energy: self.energy, max_strain: self.strain, energy_scale: 100.0, external_power: 0.0 })
+    }
+    fn signals_read_back(&self) -> bool {
+        self.read_back
+    }
+    fn checkpoint(&mut self) -> Result<Checkpoint> {
+        self.checkpoints += 1;
+        Ok(Checkpoint::Host((vec![[self.energy, 0.0, 0.0]], Vec::new())))
+    }
+    fn rollback(&mut self, checkpoint: &Checkpoint) -> Result<()> {
+        self.rollbacks += 1;
+        let Checkpoint::Host((x, _)) = checkpoint else { panic!("a host checkpoint") };
+        self.energy = x[0][0];
+        Ok(())
+    }
+}
+
+/// An explicit engine (symplectic Euler, planned h ≈ 1.59 ms) whose steps above `gain_above` add 15 J
+/// a frame (the guard's tolerance: 10% of 100 J), under `policy`.
+fn unstable_above(gain_above: f64, policy: DivergencePolicy) -> Stepper<Scripted> {
+    let settings = StepSettings { guard: GuardSettings { policy, ..Default::default() }, ..Default::default() };
+    Stepper::drive(Scripted { settings, gain: 15.0, gain_above, ..Default::default() }).unwrap()
 }
 
 #[test]
@@ -132,4 +179,133 @@ fn set_h_keeps_k0_and_steps_once_per_frame() {
     s.set_h(1e-4).unwrap();
     assert_eq!((s.plan().h, s.plan().substeps, s.engine().k0_calls), (1e-4, 1, 1));
     assert!(s.set_h(-1.0).is_err());
+}
+
+#[test]
+fn report_records_the_first_divergence_with_frame_and_cause_and_leaves_the_state() {
+    // stable at first: the gain is switched on at frame 3
+    let mut s = unstable_above(1.0, DivergencePolicy::Report);
+    for f in 0..3 {
+        assert_eq!(s.step_frame().unwrap().divergence, None, "frame {f}");
+    }
+    s.engine_mut().gain_above = 0.0;
+    let r = s.step_frame().unwrap();
+    let d = r.divergence.expect("a divergence at frame 3");
+    assert_eq!(d.frame, 3);
+    assert!(matches!(d.cause, Cause::Energy { gained, .. } if gained == 15.0), "{d:?}");
+    assert_eq!(d.action, Action::Reported);
+    assert_eq!((s.engine().rollbacks, s.engine().checkpoints, s.h_scale()), (0, 0, 1.0), "report does not intervene");
+    let calls = s.engine().signal_calls;
+    for _ in 0..3 {
+        assert_eq!(s.step_frame().unwrap().divergence, None);
+    }
+    assert_eq!(s.engine().signal_calls, calls, "after the report no more checks");
+    assert_eq!(s.divergences(), &[d]);
+    assert_eq!(s.engine().energy, 60.0, "the state went on diverging");
+}
+
+#[test]
+fn recover_rolls_back_and_halves_h_until_the_step_is_stable() {
+    // planned h = (1/30)/21 ≈ 1.59 ms; steps above 0.5 ms gain energy: two halvings (0.81 ms, then 0.41 ms)
+    let mut s = unstable_above(0.5e-3, DivergencePolicy::Recover);
+    let (h0, target) = (s.plan().h, s.plan().h_max / crate::method::F_SAFE.sqrt());
+    let r = s.step_frame().unwrap();
+    let d = r.divergence.expect("frame 0 diverges");
+    assert_eq!((d.frame, d.cause.kind()), (0, "energy"));
+    let Action::RolledBack { to_frame, h } = d.action else { panic!("{d:?}") };
+    assert_eq!(to_frame, 0);
+    // the target step halves; the frame is then filled by whole steps no longer than it
+    assert!(h <= 0.5 * target && h > 0.45 * h0, "h {h} after halving {h0} (target {target})");
+    assert_eq!((s.engine().energy, s.frames()), (0.0, 0), "rolled back to the checkpoint");
+    let d2 = s.step_frame().unwrap().divergence.expect("0.81 ms still gains");
+    assert!(matches!(d2.action, Action::RolledBack { h, .. } if h < 0.5e-3));
+    for f in 0..5 {
+        assert_eq!(s.step_frame().unwrap().divergence, None, "frame {f} at the halved step");
+    }
+    assert_eq!((s.engine().rollbacks, s.h_scale(), s.frames(), s.engine().energy), (2, 0.25, 5, 0.0));
+    assert!(s.plan().h < 0.5e-3 && s.plan().substeps >= 4 * 21 - 2, "{:?}", s.plan());
+    assert_eq!(s.divergences().len(), 2);
+}
+
+#[test]
+fn recover_gives_up_with_an_error_after_max_halvings() {
+    let mut s = unstable_above(0.0, DivergencePolicy::Recover);
+    let mut settings = s.engine().settings().clone();
+    settings.guard.max_halvings = 3;
+    s.engine_mut().settings = settings;
+    for _ in 0..3 {
+        assert!(s.step_frame().unwrap().divergence.is_some());
+    }
+    let e = s.step_frame().unwrap_err();
+    assert!(matches!(e, Error::Diverged { frame: 0, .. }), "{e}");
+    assert!(e.to_string().contains("after 3 rollbacks"), "{e}");
+}
+
+#[test]
+fn ignore_checks_nothing_and_costs_nothing() {
+    let mut s = unstable_above(0.0, DivergencePolicy::Ignore);
+    s.engine_mut().nan = true;
+    for _ in 0..4 {
+        assert_eq!(s.step_frame().unwrap().divergence, None);
+    }
+    assert_eq!((s.engine().signal_calls, s.engine().checkpoints, s.engine().rollbacks), (0, 0, 0));
+    assert!(s.divergences().is_empty());
+}
+
+#[test]
+fn non_finite_strain_and_a_stalled_solver_are_reported_by_cause() {
+    let mut s = unstable_above(1.0, DivergencePolicy::Report);
+    s.engine_mut().nan = true;
+    assert_eq!(s.step_frame().unwrap().divergence.map(|d| d.cause), Some(Cause::NonFinite));
+    let mut s = unstable_above(1.0, DivergencePolicy::Report);
+    s.engine_mut().strain = 3.0;
+    assert_eq!(s.step_frame().unwrap().divergence.map(|d| d.cause), Some(Cause::Strain { strain: 3.0, limit: 2.0 }));
+    // implicit Euler's CG at residual 0.9 (tolerance 1e-6, the guard's limit 0.5)
+    let settings = StepSettings { guard: GuardSettings { policy: DivergencePolicy::Report, ..Default::default() }, ..Default::default() };
+    let mut s = Stepper::drive(Scripted { method: Some(Method::ImplicitEuler), settings, residual: 0.9, ..Default::default() }).unwrap();
+    assert_eq!(s.step_frame().unwrap().divergence.map(|d| d.cause), Some(Cause::Solver { residual: 0.9, limit: 0.5 }));
+    // the explicit methods have no solver: a residual they report is not judged
+    let mut s = unstable_above(1.0, DivergencePolicy::Report);
+    s.engine_mut().residual = 0.9;
+    assert_eq!(s.step_frame().unwrap().divergence, None);
+}
+
+#[test]
+fn a_device_engine_is_checked_every_few_frames_and_at_once_on_a_speed_flag() {
+    let settings = StepSettings { guard: GuardSettings { policy: DivergencePolicy::Recover, ..Default::default() }, ..Default::default() };
+    let mut s = Stepper::drive(Scripted { settings, read_back: true, ..Default::default() }).unwrap();
+    assert_eq!(s.guard_every(), guarded::DEVICE_CHECK_EVERY);
+    for _ in 0..2 * guarded::DEVICE_CHECK_EVERY {
+        s.step_frame().unwrap();
+    }
+    // the baseline before the first frame, then one check and one checkpoint per window
+    assert_eq!((s.engine().signal_calls, s.engine().checkpoints), (3, 2));
+    s.engine_mut().speed_exceeded = true;
+    s.step_frame().unwrap();
+    assert_eq!(s.engine().signal_calls, 4, "a kernel's flag brings the check forward");
+}
+
+#[test]
+fn an_explicit_step_above_h_max_is_refused_unless_allowed() {
+    // symplectic Euler, k0 = 1e6: h_max = 2 ms; h = 3 ms asked for (12 steps of 2.78 ms fill the frame)
+    let settings = StepSettings { fixed_h: Some(3e-3), ..Default::default() };
+    let e = Stepper::drive(Scripted { settings: settings.clone(), ..Default::default() }).err().expect("refused");
+    let msg = e.to_string();
+    assert!(matches!(e, Error::Unstable { .. }), "{msg}");
+    for needle in ["h = 3.0000e-3", "h_max = 2.0000e-3", "--allow-unstable", "symplectic-euler"] {
+        assert!(msg.contains(needle), "'{msg}' lacks {needle}");
+    }
+    let allowed = StepSettings { allow_unstable: true, ..settings };
+    assert!(Stepper::drive(Scripted { settings: allowed, ..Default::default() }).is_ok());
+    // a switch to a method whose plan is above its h_max is refused and keeps the method (RK4's bound is
+    // √8.75/√k₀ = 2.96 ms, explicit Euler's 2 ms)
+    let settings = StepSettings { fixed_h: Some(2.5e-3), ..Default::default() };
+    let mut s = Stepper::drive(Scripted { settings, method: Some(Method::Rk4), ..Default::default() }).unwrap();
+    let before = s.plan();
+    assert!(matches!(s.set_method(Method::ExplicitEuler), Err(Error::Unstable { .. })));
+    assert_eq!((s.method(), s.plan()), (Method::Rk4, before));
+    // set_h is an outright step, not refused (the stability boundary is studied through it)
+    let mut s = Stepper::drive(Scripted::default()).unwrap();
+    s.set_h(5e-3).unwrap();
+    assert_eq!(s.plan().h, 5e-3);
 }

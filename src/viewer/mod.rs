@@ -13,6 +13,7 @@ pub mod camera;
 pub mod overlay;
 pub mod render;
 
+use crate::method::{DivergencePolicy, GuardSettings};
 use crate::model::Cursor;
 use crate::model::Model;
 use crate::reference::stats::state_stats;
@@ -51,6 +52,10 @@ pub struct DemoArgs {
     pub height: u32,
     /// Never open a window (offscreen only; needs `screenshot` or `frames`).
     pub headless: bool,
+    /// What the divergence guard does (default `recover`: roll back and halve h, with a banner).
+    pub divergence: DivergencePolicy,
+    /// Run an explicit method above Shinya's h_max (refused otherwise).
+    pub allow_unstable: bool,
 }
 
 impl Default for DemoArgs {
@@ -66,6 +71,8 @@ impl Default for DemoArgs {
             width: 960,
             height: 720,
             headless: false,
+            divergence: DivergencePolicy::Recover,
+            allow_unstable: false,
         }
     }
 }
@@ -183,6 +190,20 @@ pub struct Demo {
     pub diverged: bool,
     /// A message for the overlay (errors of rebuilds and the like).
     pub message: Option<String>,
+    /// The divergence guard's policy and `allow_unstable`, kept for rebuilds.
+    pub guard: (DivergencePolicy, bool),
+    /// The banner: the guard's last divergence, its cause and what it did.
+    pub guard_banner: Option<String>,
+}
+
+/// The demo's step settings: the controls' substep scale and the guard's policy.
+fn demo_settings(controls: &ModelControls, (policy, allow_unstable): (DivergencePolicy, bool)) -> StepSettings {
+    StepSettings {
+        substep_scale: controls.substep_scale,
+        allow_unstable,
+        guard: GuardSettings { policy, ..Default::default() },
+        ..Default::default()
+    }
 }
 
 /// The methods the demo offers (the overlay's list and the M key), in [`Method::ALL`]'s order: the
@@ -217,7 +238,8 @@ impl Demo {
         let options = SceneOptions { size: args.size, stiffness: args.stiffness, mesh: args.mesh.clone() };
         let controls = ModelControls::default();
         let model = build_model(&scene, &options, &controls, &BTreeMap::new())?;
-        let settings = StepSettings { substep_scale: controls.substep_scale, ..Default::default() };
+        let guard = (args.divergence, args.allow_unstable);
+        let settings = demo_settings(&controls, guard);
         let sim = GpuSimulator::new(&device, &queue, &model, args.method, settings)?.with_adapter_name(adapter.clone());
         let mut renderer = SceneRenderer::new(&device, format, samples);
         renderer.set_model(&device, &model, &sim);
@@ -244,6 +266,8 @@ impl Demo {
             stats: Stats { finite: true, ..Default::default() },
             diverged: false,
             message: None,
+            guard,
+            guard_banner: None,
         })
     }
 
@@ -263,7 +287,7 @@ impl Demo {
     pub fn rebuild(&mut self, keep_state: bool) -> Result<()> {
         let method = self.sim.method();
         let model = build_model(&self.scene, &self.options, &self.controls, &self.pin_overrides)?;
-        let settings = StepSettings { substep_scale: self.controls.substep_scale, ..Default::default() };
+        let settings = demo_settings(&self.controls, self.guard);
         let state = if keep_state && model.n_particles() == self.model.n_particles() { Some(self.sim.read_state()?) } else { None };
         let mut sim = GpuSimulator::new(&self.device, &self.queue, &model, method, settings)?.with_adapter_name(self.adapter.clone());
         if let Some((x, v)) = state {
@@ -283,6 +307,7 @@ impl Demo {
         self.diverged = false;
         self.stats.finite = true;
         self.message = None;
+        self.guard_banner = None;
         self.rebuild(false)
     }
 
@@ -361,6 +386,9 @@ impl Demo {
             }
         } else {
             self.stats.report = self.sim.step_frame()?;
+            if let Some(d) = self.stats.report.divergence {
+                self.guard_banner = Some(d.to_string());
+            }
         }
         self.step_once = false;
         let ms = t.elapsed().as_secs_f64() * 1e3;

@@ -75,6 +75,9 @@ pub fn show(ctx: &egui::Context, demo: &mut Demo, st: &mut OverlayState) -> Vec<
                 actions.push(Action::Reset);
             }
         }
+        if let Some(b) = &demo.guard_banner {
+            ui.colored_label(egui::Color32::from_rgb(255, 170, 60), format!("Divergence guard: {b}"));
+        }
         if let Some(m) = &demo.message {
             ui.colored_label(egui::Color32::YELLOW, m.as_str());
         }
