@@ -433,3 +433,41 @@ fn negative_numbers_get_the_validators_one_line_error() {
     let out = springsim(&["converge", "--iterations", "-3"]);
     assert_clean_failure(&out, "iterations = -3");
 }
+
+/// `--backend cpu,cpu-reference` runs the CPU engine with its fused force kernel and with the plain
+/// reference passes side by side: one record each, and the same physics to every digit (the kernel is
+/// bit for bit the reference).
+#[test]
+fn cpu_and_cpu_reference_backends_agree_to_every_digit() {
+    let out = springsim(&[
+        "bench",
+        "--scene",
+        "cloth",
+        "--size",
+        "24",
+        "--method",
+        "symplectic-euler,rk4",
+        "--backend",
+        "cpu,cpu-reference",
+        "--frames",
+        "2",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let records: Vec<serde_json::Value> = text(&out.stdout).lines().map(|l| serde_json::from_str(l).expect("json line")).collect();
+    assert_eq!(records.len(), 4, "{records:?}");
+    for method in ["symplectic-euler", "rk4"] {
+        let of = |backend: &str| {
+            records
+                .iter()
+                .find(|r| r["method"] == method && r["backend"] == backend)
+                .unwrap_or_else(|| panic!("no {method} {backend} record"))
+        };
+        let (fast, reference) = (of("cpu"), of("cpu-reference"));
+        for field in ["energy", "max_strain", "min_y"] {
+            assert_eq!(fast[field], reference[field], "{method}: {field}");
+        }
+        assert_eq!(reference["adapter"], "cpu (f64, reference kernels)");
+    }
+}

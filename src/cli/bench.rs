@@ -17,19 +17,23 @@ use std::time::Instant;
 /// Where a simulation runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
-    /// The f64 CPU reference.
+    /// The f64 CPU engine.
     Cpu,
+    /// The f64 CPU engine with the explicit methods on the plain reference passes instead of the fused
+    /// force kernel (`cpu::fast`): for measuring that kernel side by side (`--backend cpu,cpu-reference`).
+    CpuReference,
     /// wgpu compute.
     Gpu,
 }
 
 impl Backend {
-    /// Parses `cpu` or `gpu`.
+    /// Parses `cpu`, `cpu-reference` or `gpu`.
     pub fn parse(s: &str) -> Result<Backend> {
         match s {
             "cpu" => Ok(Backend::Cpu),
+            "cpu-reference" => Ok(Backend::CpuReference),
             "gpu" => Ok(Backend::Gpu),
-            _ => Err(Error::param("backend", s, "must be cpu or gpu")),
+            _ => Err(Error::param("backend", s, "must be cpu, cpu-reference or gpu")),
         }
     }
 
@@ -37,6 +41,7 @@ impl Backend {
     pub fn name(self) -> &'static str {
         match self {
             Backend::Cpu => "cpu",
+            Backend::CpuReference => "cpu-reference",
             Backend::Gpu => "gpu",
         }
     }
@@ -174,6 +179,11 @@ pub fn make_simulator(
 ) -> Result<Box<dyn Simulator>> {
     Ok(match backend {
         Backend::Cpu => Box::new(CpuSimulator::new(model, method, settings)?),
+        Backend::CpuReference => {
+            let mut sim = CpuSimulator::new(model, method, settings)?;
+            sim.set_fast_kernel(false);
+            Box::new(sim)
+        }
         Backend::Gpu => {
             let ctx = gpu.ok_or_else(|| Error::NoAdapter("the gpu backend needs a device".into()))?;
             Box::new(GpuSimulator::new(&ctx.device, &ctx.queue, model, method, settings)?.with_adapter_name(ctx.adapter_name()))
@@ -261,6 +271,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>) -> Result<BenchResult> {
         backend: cfg.backend.name().to_string(),
         adapter: match cfg.backend {
             Backend::Cpu => "cpu (f64)".to_string(),
+            Backend::CpuReference => "cpu (f64, reference kernels)".to_string(),
             Backend::Gpu => gpu.map(|g| g.adapter_name()).unwrap_or_default(),
         },
         frame_dt: cfg.settings.frame_dt,

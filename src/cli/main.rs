@@ -128,7 +128,8 @@ enum Command {
         /// seconds per frame) only when named.
         #[arg(long, default_value = "symplectic-euler")]
         method: String,
-        /// Backend(s), comma-separated: gpu, cpu.
+        /// Backend(s), comma-separated: gpu, cpu, cpu-reference (the CPU engine with the explicit methods on
+        /// the plain reference passes instead of its fused force kernel, for side-by-side figures).
         #[arg(long, default_value = "gpu")]
         backend: String,
         /// Frames per run.
