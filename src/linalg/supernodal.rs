@@ -2,7 +2,9 @@
 //! `[x, y, z, padding]` row per unknown) and their split over two threads: two sets of disjoint subtrees
 //! of the elimination tree run at once (`rayon::join` over disjoint `split_at_mut` slices), the rest
 //! (the "top") serially. Every row gets the same operations in the same order as in the one-thread
-//! solve, so the result does not depend on the split, bit for bit.
+//! solve, so the result does not depend on the split, bit for bit. Generic over the scalar ([`Lane`]):
+//! f64, or f32 on a rounded copy of the factor (half the bytes per solve; see
+//! `crate::method::FactorPrecision`).
 
 use std::ops::{Add, Div, Mul, Range, Sub};
 
