@@ -22,7 +22,7 @@ fn phases(c: &mut Criterion, side: usize) {
     let v = vec![V3::zeros(); cm.n];
     let mut y = vec![V3::zeros(); cm.n];
     lg_inertia(&cm, &p, &q, &v, &mut y);
-    let mut d = vec![V3::zeros(); cm.sa.len()];
+    let mut d = vec![V3::zeros(); cm.end_a.len()];
     let mut r = vec![V3::zeros(); cm.n];
     let mut delta = vec![V3::zeros(); cm.n];
     let mut g = c.benchmark_group(format!("local_global/curtain{side}"));

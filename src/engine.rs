@@ -64,8 +64,8 @@ impl Signals {
                 positive += 0.5 * model.mass[i] * model.central_strength * (x[i] - model.central_center).norm_squared();
             }
         }
-        for s in 0..model.sa.len() {
-            let l = (x[model.sa[s] as usize] - x[model.sb[s] as usize]).norm();
+        for s in 0..model.end_a.len() {
+            let l = (x[model.end_a[s] as usize] - x[model.end_b[s] as usize]).norm();
             positive += 0.5 * model.k[s] * (l - model.rest[s]).powi(2);
         }
         let extent = if model.n > 0 { (hi - lo).norm() } else { 0.0 };

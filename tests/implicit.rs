@@ -580,7 +580,7 @@ fn spring_sweep_chunks_change_nothing_and_match_a_gather() {
     };
     let (one, ap1) = run(1);
     // the system's batches give each spring's own terms, bit for bit
-    for k in 0..cm.sa.len() {
+    for k in 0..cm.end_a.len() {
         let t = implicit::implicit_spring_terms(&cm, h, false, one.sweep.spring(k), &x, &v);
         assert_eq!(one.bb[k], t.bb, "sorted spring {k}: the batched block differs from the spring's own");
     }
@@ -597,7 +597,7 @@ fn spring_sweep_chunks_change_nothing_and_match_a_gather() {
         let mut y = p[i] * one.mass_diag[i];
         for &e in cm.incidence.of(i) {
             let s = (e >> 1) as usize;
-            let j = if cm.sa[s] as usize == i { cm.sb[s] } else { cm.sa[s] } as usize;
+            let j = if cm.end_a[s] as usize == i { cm.end_b[s] } else { cm.end_a[s] } as usize;
             let b = implicit::implicit_spring_terms(&cm, h, false, s, &x, &v).bb;
             let u = p[i] - p[j];
             y += V3::new(b[0] * u.x + b[3] * u.y + b[4] * u.z, b[3] * u.x + b[1] * u.y + b[5] * u.z, b[4] * u.x + b[5] * u.y + b[2] * u.z);

@@ -123,7 +123,7 @@ fn three_column_cholesky_equals_the_full_kronecker_solve() {
     let mut r = vec![V3::zeros(); cm.n];
     let mut y = vec![V3::zeros(); cm.n];
     springsim::cpu::local_global::lg_inertia(&cm, &p, &q, &v, &mut y);
-    let mut d = vec![V3::zeros(); cm.sa.len()];
+    let mut d = vec![V3::zeros(); cm.end_a.len()];
     lg_local(&cm, &y, &mut d);
     lg_residual(&cm, &p, &y, &d, &q, &mut r);
     let mut chol = GlobalCholesky::new(&cm, &p).unwrap();
@@ -146,8 +146,8 @@ fn three_column_cholesky_equals_the_full_kronecker_solve() {
             vals.push(cm.mass[i] * p.mass_diag + h2 * ksum);
         }
     }
-    for s in 0..cm.sa.len() {
-        let (a, b) = (row[cm.sa[s] as usize], row[cm.sb[s] as usize]);
+    for s in 0..cm.end_a.len() {
+        let (a, b) = (row[cm.end_a[s] as usize], row[cm.end_b[s] as usize]);
         if a != usize::MAX && b != usize::MAX {
             for c in 0..3 {
                 pairs.push((3 * a.max(b) + c, 3 * a.min(b) + c));
@@ -183,7 +183,7 @@ fn cg_and_chebyshev_global_steps_agree_with_cholesky() {
     let p = LgParams::new(&cm, H);
     let mut y = vec![V3::zeros(); cm.n];
     springsim::cpu::local_global::lg_inertia(&cm, &p, &q, &v, &mut y);
-    let mut d = vec![V3::zeros(); cm.sa.len()];
+    let mut d = vec![V3::zeros(); cm.end_a.len()];
     lg_local(&cm, &y, &mut d);
     let mut r = vec![V3::zeros(); cm.n];
     lg_residual(&cm, &p, &y, &d, &y, &mut r);
@@ -355,9 +355,9 @@ fn newton_hessian_is_the_derivative_of_the_gradient() {
         .map(|i| if cm.inv_mass[i] == 0.0 { V3::zeros() } else { V3::new((i as f64 * 0.37).sin(), (i as f64 * 0.11).cos(), 0.3) })
         .collect();
     let mut hu: Vec<V3> = (0..cm.n).map(|i| if cm.inv_mass[i] == 0.0 { V3::zeros() } else { u[i] * (cm.mass[i] * p.mass_diag) }).collect();
-    for s in 0..cm.sa.len() {
+    for s in 0..cm.end_a.len() {
         let k = springsim::cpu::newton::spring_hessian(&cm, s, &x, false) * (H * H);
-        let (a, b) = (cm.sa[s] as usize, cm.sb[s] as usize);
+        let (a, b) = (cm.end_a[s] as usize, cm.end_b[s] as usize);
         let du = u[a] - u[b];
         if cm.inv_mass[a] != 0.0 {
             hu[a] += k * du;
@@ -371,7 +371,7 @@ fn newton_hessian_is_the_derivative_of_the_gradient() {
     let xm: Vec<V3> = x.iter().zip(&u).map(|(a, b)| a - b * eps).collect();
     nt.gradient(&cm, &xp);
     let mut r1 = vec![V3::zeros(); cm.n];
-    let mut d = vec![V3::zeros(); cm.sa.len()];
+    let mut d = vec![V3::zeros(); cm.end_a.len()];
     lg_local(&cm, &xp, &mut d);
     lg_residual(&cm, &p, nt.y(), &d, &xp, &mut r1);
     let mut r2 = vec![V3::zeros(); cm.n];
@@ -399,7 +399,7 @@ fn lg_iteration_timing() {
     println!("prefactor {:.2} ms, factor nnz {}", t.elapsed().as_secs_f64() * 1e3, chol.factor_nnz());
     let mut y = vec![V3::zeros(); cm.n];
     springsim::cpu::local_global::lg_inertia(&cm, &p, &q, &v, &mut y);
-    let mut d = vec![V3::zeros(); cm.sa.len()];
+    let mut d = vec![V3::zeros(); cm.end_a.len()];
     let mut r = vec![V3::zeros(); cm.n];
     let mut delta = vec![V3::zeros(); cm.n];
     let reps = 200;
@@ -444,15 +444,15 @@ fn fused_local_residual_matches_the_two_pass_twins() {
     let sp = &mut model.springs[s1];
     (sp.a, sp.b) = (sp.b, sp.a);
     let cm = CpuModel::new(&model).unwrap();
-    assert!(cm.sa[s0] < cm.sb[s0] && cm.sa[s1] > cm.sb[s1]);
+    assert!(cm.end_a[s0] < cm.end_b[s0] && cm.end_a[s1] > cm.end_b[s1]);
     let p = LgParams::new(&cm, H);
     let mut y = vec![V3::zeros(); cm.n];
     springsim::cpu::local_global::lg_inertia(&cm, &p, &q, &v, &mut y);
     let mut x = y.clone();
     // coincident endpoints, in both orientations of the guard's (L, 0, 0)
-    x[cm.sa[s0] as usize] = x[cm.sb[s0] as usize];
-    x[cm.sb[s1] as usize] = x[cm.sa[s1] as usize];
-    let mut d = vec![V3::zeros(); cm.sa.len()];
+    x[cm.end_a[s0] as usize] = x[cm.end_b[s0] as usize];
+    x[cm.end_b[s1] as usize] = x[cm.end_a[s1] as usize];
+    let mut d = vec![V3::zeros(); cm.end_a.len()];
     lg_local(&cm, &x, &mut d);
     let mut two = vec![V3::zeros(); cm.n];
     lg_residual(&cm, &p, &y, &d, &x, &mut two);

@@ -77,11 +77,11 @@ fn kernels_match_cpu_twins() {
             }
         })
         .collect();
-    let (a, b) = (cm.sa[100] as usize, cm.sb[100] as usize);
+    let (a, b) = (cm.end_a[100] as usize, cm.end_b[100] as usize);
     if cm.inv_mass[a] != 0.0 && cm.inv_mass[b] != 0.0 {
         x[a] = x[b];
     }
-    let mut d = vec![V3::zeros(); cm.sa.len()];
+    let mut d = vec![V3::zeros(); cm.end_a.len()];
     lg_local(&cm, &x, &mut d);
     let mut r = vec![V3::zeros(); cm.n];
     lg_residual(&cm, &p, &y, &d, &x, &mut r);

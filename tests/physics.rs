@@ -17,8 +17,8 @@ fn dense_k0(model: &Model, x: &[V3]) -> f64 {
     let cm = CpuModel::new(model).unwrap();
     let n = cm.n;
     let mut k = DMatrix::<f64>::zeros(3 * n, 3 * n);
-    for s in 0..cm.sa.len() {
-        let (a, b) = (cm.sa[s] as usize, cm.sb[s] as usize);
+    for s in 0..cm.end_a.len() {
+        let (a, b) = (cm.end_a[s] as usize, cm.end_b[s] as usize);
         let d = x[a] - x[b];
         let l = d.norm();
         let nn = d / l;

@@ -192,7 +192,7 @@ pub fn run(model: &Model, cfg: &ConvergeConfig) -> Result<ConvergeResult> {
     series.push(Series { name: "newton".into(), setup_seconds: setup, points });
     Ok(ConvergeResult {
         particles: n,
-        springs: cm.sa.len(),
+        springs: cm.end_a.len(),
         frame: cfg.frame,
         h,
         g0,

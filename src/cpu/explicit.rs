@@ -177,7 +177,7 @@ mod tests {
                     ("rk4", rk4_step, &rk4),
                 ];
                 for ((name, step, want), fast) in steps.into_iter().flat_map(|s| [(s, false), (s, true)]) {
-                    let mut s = Scratch::new(np, cm.sa.len());
+                    let mut s = Scratch::new(np, cm.end_a.len());
                     if !fast {
                         s.fast = None;
                     }

@@ -66,7 +66,7 @@ impl Chunk {
         let offsets = &m.incidence.offsets;
         let (e0, e1) = (offsets[lo] as usize, offsets[hi] as usize);
         let entries = &m.incidence.entries[e0..e1];
-        let ends = |s: u32| (m.sa[s as usize] as i64, m.sb[s as usize] as i64);
+        let ends = |s: u32| (m.end_a[s as usize] as i64, m.end_b[s as usize] as i64);
         let mut springs: Vec<u32> = entries.iter().map(|&e| e >> 1).collect();
         // by (b − a, a): springs of one offset between consecutive particles become adjacent
         springs.sort_unstable_by_key(|&s| {
@@ -133,7 +133,7 @@ impl ForcePlan {
     /// Cuts `m`'s particles into chunks for `threads` threads: one chunk below 2·8192 springs or on
     /// one thread, else one to four per thread, all of equal size.
     pub fn new(m: &CpuModel, threads: usize) -> Self {
-        let ns = m.sa.len();
+        let ns = m.end_a.len();
         let threads = threads.max(1);
         let per_thread = (ns / (MIN_CHUNK_SPRINGS * threads)).clamp(1, MAX_CHUNKS_PER_THREAD);
         let count = if ns < 2 * MIN_CHUNK_SPRINGS || threads == 1 { 1 } else { threads * per_thread };
@@ -142,7 +142,7 @@ impl ForcePlan {
 
     /// Cuts `m`'s particles into `count` chunks of equal size (at least one, at most one per particle).
     pub(crate) fn with_chunks(m: &CpuModel, threads: usize, count: usize) -> Self {
-        let (n, ns) = (m.n, m.sa.len());
+        let (n, ns) = (m.n, m.end_a.len());
         let count = count.clamp(1, n.max(1));
         let mut local = vec![0; ns];
         let chunks = (0..count).map(|c| Chunk::new(m, c * n / count, (c + 1) * n / count, &mut local)).collect();
@@ -151,7 +151,7 @@ impl ForcePlan {
 
     /// Whether this plan was made for `m` and `threads`.
     pub fn fits(&self, m: &CpuModel, threads: usize) -> bool {
-        self.n == m.n && self.springs == m.sa.len() && self.k == m.k.as_ptr() as usize && self.threads == threads.max(1)
+        self.n == m.n && self.springs == m.end_a.len() && self.k == m.k.as_ptr() as usize && self.threads == threads.max(1)
     }
 
     /// `f(i, aᵢ, outs[..][i])` for every particle i, aᵢ = M⁻¹f(x, v) bit for bit as
@@ -233,7 +233,7 @@ unsafe fn eval_chunk_avx(c: &Chunk, m: &CpuModel, alpha: f64, x: &[V3], v: &[V3]
         let (a, b) = (3 * a0 as usize, 3 * b0 as usize);
         let d = transpose_in(sub3(load3(&xf[a..a + 12]), load3(&xf[b..b + 12])));
         let u = transpose_in(sub3(load3(&vf[a..a + 12]), load3(&vf[b..b + 12])));
-        let f = force(alpha, d, u, params(c, j));
+        let f = force(alpha, d, u, [load(&c.k[j..]), load(&c.kd[j..]), load(&c.rest[j..])]);
         store3(&mut out[3 * j..3 * j + 12], transpose_out(f));
         j += LANES;
     }
@@ -242,13 +242,13 @@ unsafe fn eval_chunk_avx(c: &Chunk, m: &CpuModel, alpha: f64, x: &[V3], v: &[V3]
         let mut ul = [[0.0; LANES]; 3];
         for l in 0..LANES {
             let s = ids[l] as usize;
-            let (a, b) = (m.sa[s] as usize, m.sb[s] as usize);
+            let (a, b) = (m.end_a[s] as usize, m.end_b[s] as usize);
             for k in 0..3 {
                 dl[k][l] = x[a][k] - x[b][k];
                 ul[k][l] = v[a][k] - v[b][k];
             }
         }
-        let f = force(alpha, dl.map(|r| load(&r)), ul.map(|r| load(&r)), params(c, j));
+        let f = force(alpha, dl.map(|r| load(&r)), ul.map(|r| load(&r)), [load(&c.k[j..]), load(&c.kd[j..]), load(&c.rest[j..])]);
         store3(&mut out[3 * j..3 * j + 12], transpose_out(f));
         j += LANES;
     }
@@ -258,7 +258,7 @@ unsafe fn eval_chunk_avx(c: &Chunk, m: &CpuModel, alpha: f64, x: &[V3], v: &[V3]
 /// there.
 #[cfg(target_arch = "x86_64")]
 mod avx {
-    use super::{Chunk, EPS_LEN, LANES};
+    use super::{EPS_LEN, LANES};
     use std::arch::x86_64::*;
 
     /// Four f64 from a slice of at least four.
@@ -316,13 +316,6 @@ mod avx {
         [_mm256_permute2f128_pd::<0x20>(t0, t1), _mm256_permute2f128_pd::<0x30>(t2, t0), _mm256_permute2f128_pd::<0x31>(t1, t2)]
     }
 
-    /// The (k, k_d, L) of the chunk's springs j..j + 4.
-    #[inline]
-    #[target_feature(enable = "avx")]
-    pub(super) fn params(c: &Chunk, j: usize) -> [__m256d; 3] {
-        [load(&c.k[j..]), load(&c.kd[j..]), load(&c.rest[j..])]
-    }
-
     /// `super::spring_force_x4` in AVX: the same operations in the same order, lane by lane.
     #[inline]
     #[target_feature(enable = "avx")]
@@ -374,7 +367,7 @@ fn eval_chunk(c: &Chunk, m: &CpuModel, alpha: f64, x: &[V3], v: &[V3], sf: &mut 
         let (mut d, mut u) = ([[0.0; LANES]; 3], [[0.0; LANES]; 3]);
         for l in 0..LANES {
             let s = ids[l] as usize;
-            let (a, b) = (m.sa[s] as usize, m.sb[s] as usize);
+            let (a, b) = (m.end_a[s] as usize, m.end_b[s] as usize);
             for c in 0..3 {
                 d[c][l] = x[a][c] - x[b][c];
                 u[c][l] = v[a][c] - v[b][c];
@@ -546,7 +539,7 @@ mod tests {
         let count = |model: &crate::model::Model| {
             let cm = CpuModel::new(model).unwrap();
             let c = &ForcePlan::with_chunks(&cm, 1, 1).chunks[0];
-            (LANES * c.runs.len(), c.len(), cm.sa.len())
+            (LANES * c.runs.len(), c.len(), cm.end_a.len())
         };
         let (in_runs, listed, springs) = count(&crate::model::cloth(64, None).unwrap());
         assert!(listed >= springs && listed < springs + LANES, "one chunk lists every spring once, padded: {listed} of {springs}");

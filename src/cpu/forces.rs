@@ -19,7 +19,7 @@ pub(crate) const MIN_PAR_LEN: usize = 2048;
 
 /// `sf[s]` = the force of spring s on its end a ([`spring_force`]), for every spring.
 pub fn spring_forces(m: &CpuModel, alpha: f64, x: &[V3], v: &[V3], sf: &mut Vec<V3>) {
-    sf.resize(m.sa.len(), V3::zeros());
+    sf.resize(m.end_a.len(), V3::zeros());
     if sf.len() < 2 * MIN_PAR_LEN {
         sf.iter_mut().enumerate().for_each(|(s, f)| *f = spring_force(m, alpha, s, x, v));
     } else {
@@ -82,7 +82,7 @@ pub(crate) mod tests {
 
     /// The plain evaluation: every spring's force, then the gather over the incidence lists.
     fn reference(m: &CpuModel, alpha: f64, x: &[V3], v: &[V3]) -> Vec<V3> {
-        let sf: Vec<V3> = (0..m.sa.len()).map(|s| spring_force(m, alpha, s, x, v)).collect();
+        let sf: Vec<V3> = (0..m.end_a.len()).map(|s| spring_force(m, alpha, s, x, v)).collect();
         (0..m.n)
             .map(|i| {
                 let w = m.inv_mass[i];

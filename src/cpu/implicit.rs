@@ -74,7 +74,7 @@ pub struct ImplicitSystem {
 /// its force −[k(l − L) + k_d n̂·(v_a − v_b)] n̂ on a (the twin of `spring_force` without Rayleigh
 /// damping) and −K_s (v_a − v_b), its part of J_x v₀ at a.
 pub fn implicit_spring_terms(m: &CpuModel, h: f64, exact: bool, s: usize, x: &[V3], v: &[V3]) -> SpringTerms {
-    let (a, b) = (m.sa[s] as usize, m.sb[s] as usize);
+    let (a, b) = (m.end_a[s] as usize, m.end_b[s] as usize);
     spring_terms(h, exact, [m.k[s], m.rest[s], m.kd[s]], x[a] - x[b], v[a] - v[b])
 }
 
@@ -117,7 +117,7 @@ pub fn implicit_prepare(m: &CpuModel, h: f64, exact: bool, x: &[V3], v: &[V3], s
     if !sys.sweep.fits(m) {
         sys.sweep = SpringSweep::for_model(m);
     }
-    sys.bb.resize(m.sa.len(), [0.0; 6]);
+    sys.bb.resize(m.end_a.len(), [0.0; 6]);
     sys.mass_diag.resize(m.n, 0.0);
     sys.inv_diag.resize(m.n, V3::zeros());
     sys.rhs.resize(m.n, V3::zeros());
@@ -228,7 +228,7 @@ fn prepare_chunk(ctx: &PrepareCtx<'_>, &[p0, p1, k0, k1, c0, c1]: &[u32; 6], row
 /// ([`SpringSweep`]), each evaluated once.
 pub fn implicit_matvec(m: &CpuModel, sys: &ImplicitSystem, p: &[V3], out: &mut [V3]) {
     assert!(
-        p.len() == m.n && out.len() == m.n && sys.sweep.fits(m) && sys.bb.len() == m.sa.len(),
+        p.len() == m.n && out.len() == m.n && sys.sweep.fits(m) && sys.bb.len() == m.end_a.len(),
         "implicit_matvec: a system of another model"
     );
     let jobs = sys.sweep.particle_rows(out);
@@ -282,7 +282,7 @@ pub fn implicit_integrate(m: &CpuModel, h: f64, x: &[V3], v: &[V3], dv: &[V3], x
 
 /// The largest index distance |a − b| over the springs (the band of the system, in particles).
 pub fn chain_band(m: &CpuModel) -> usize {
-    m.sa.iter().zip(&m.sb).map(|(&a, &b)| (a as i64 - b as i64).unsigned_abs() as usize).max().unwrap_or(1).max(1)
+    m.end_a.iter().zip(&m.end_b).map(|(&a, &b)| (a as i64 - b as i64).unsigned_abs() as usize).max().unwrap_or(1).max(1)
 }
 
 /// Accumulates A's 3×3 block (i, j) into `f(i, j, block)`: the mass diagonal and the spring blocks,
@@ -298,7 +298,7 @@ fn for_each_block(m: &CpuModel, sys: &ImplicitSystem, mut f: impl FnMut(usize, u
     }
     for (k, bk) in sys.bb.iter().enumerate() {
         let s = sys.sweep.spring(k);
-        let (a, b) = (m.sa[s] as usize, m.sb[s] as usize);
+        let (a, b) = (m.end_a[s] as usize, m.end_b[s] as usize);
         let blk = full(bk);
         let (fa, fb) = (m.inv_mass[a] != 0.0, m.inv_mass[b] != 0.0);
         if fa {

@@ -152,8 +152,8 @@ fn inertia_and_fields(m: &CpuModel, p: &LgParams, y: &[V3], x: &[V3]) -> f64 {
 /// increases it.
 pub fn lg_objective(m: &CpuModel, p: &LgParams, y: &[V3], x: &[V3], d: &[V3]) -> f64 {
     let mut e = 0.0;
-    for s in 0..m.sa.len() {
-        e += 0.5 * m.k[s] * (x[m.sa[s] as usize] - x[m.sb[s] as usize] - d[s]).norm_squared();
+    for s in 0..m.end_a.len() {
+        e += 0.5 * m.k[s] * (x[m.end_a[s] as usize] - x[m.end_b[s] as usize] - d[s]).norm_squared();
     }
     inertia_and_fields(m, p, y, x) + p.h * p.h * e
 }
@@ -161,8 +161,8 @@ pub fn lg_objective(m: &CpuModel, p: &LgParams, y: &[V3], x: &[V3], d: &[V3]) ->
 /// g(x) of Liu eq. 8: ½(x − y)ᵀM̃(x − y) + h² E(x), E with the Hookean spring potential of eq. 9.
 pub fn lg_energy(m: &CpuModel, p: &LgParams, y: &[V3], x: &[V3]) -> f64 {
     let mut e = 0.0;
-    for s in 0..m.sa.len() {
-        let l = (x[m.sa[s] as usize] - x[m.sb[s] as usize]).norm();
+    for s in 0..m.end_a.len() {
+        let l = (x[m.end_a[s] as usize] - x[m.end_b[s] as usize]).norm();
         e += 0.5 * m.k[s] * (l - m.rest[s]).powi(2);
     }
     inertia_and_fields(m, p, y, x) + p.h * p.h * e
@@ -314,7 +314,7 @@ impl LocalGlobal {
             inv_diag: z.clone(),
             rho: 0.0,
             y: z.clone(),
-            d: vec![V3::zeros(); m.sa.len()],
+            d: vec![V3::zeros(); m.end_a.len()],
             r: z.clone(),
             delta: z,
             cg: CgWork::default(),

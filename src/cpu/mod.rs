@@ -122,7 +122,7 @@ impl CpuEngine {
         let x: Vec<V3> = model.positions.iter().map(|p| V3::from(*p)).collect();
         let v: Vec<V3> = model.velocities.iter().zip(&model.pinned).map(|(v, &p)| if p { V3::zeros() } else { V3::from(*v) }).collect();
         let n = cm.n;
-        let scratch = Scratch::new(n, cm.sa.len());
+        let scratch = Scratch::new(n, cm.end_a.len());
         Ok(CpuEngine {
             x_next: x.clone(),
             v_next: v.clone(),

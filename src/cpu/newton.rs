@@ -62,7 +62,7 @@ const DIAG_ENTRIES: [(usize, usize); 6] = [(0, 0), (1, 0), (2, 0), (1, 1), (2, 1
 /// `project`: its transverse term k(1 − r/l)(I − n̂n̂ᵀ) clamped at zero for a compressed spring, which
 /// makes the block positive semi-definite (the per-spring definiteness fix).
 pub fn spring_hessian(m: &CpuModel, s: usize, x: &[V3], project: bool) -> nalgebra::Matrix3<f64> {
-    let d = x[m.sa[s] as usize] - x[m.sb[s] as usize];
+    let d = x[m.end_a[s] as usize] - x[m.end_b[s] as usize];
     let l = d.norm();
     let k = m.k[s];
     if l <= EPS_LEN {
@@ -88,8 +88,8 @@ impl Newton {
             }
         }
         let mut coupled = Vec::new();
-        for s in 0..m.sa.len() {
-            let (ra, rb) = (row[m.sa[s] as usize], row[m.sb[s] as usize]);
+        for s in 0..m.end_a.len() {
+            let (ra, rb) = (row[m.end_a[s] as usize], row[m.end_b[s] as usize]);
             if ra != u32::MAX && rb != u32::MAX && ra != rb {
                 coupled.push(s as u32);
                 let (hi, lo) = (ra.max(rb) as usize, ra.min(rb) as usize);
@@ -112,7 +112,7 @@ impl Newton {
             values: vec![0.0; pairs.len()],
             rhs: faer::Mat::zeros(3 * nf, 1),
             y: z.clone(),
-            d: vec![V3::zeros(); m.sa.len()],
+            d: vec![V3::zeros(); m.end_a.len()],
             grad: z.clone(),
             dir: z.clone(),
             trial: z,
@@ -165,8 +165,8 @@ impl Newton {
         for (r, &i) in self.free.iter().enumerate() {
             diag[r] = nalgebra::Matrix3::identity() * (m.mass[i as usize] * (self.params.mass_diag + lambda / self.mass_scale));
         }
-        for s in 0..m.sa.len() {
-            let (ra, rb) = (self.row[m.sa[s] as usize], self.row[m.sb[s] as usize]);
+        for s in 0..m.end_a.len() {
+            let (ra, rb) = (self.row[m.end_a[s] as usize], self.row[m.end_b[s] as usize]);
             if ra == u32::MAX && rb == u32::MAX {
                 continue;
             }

@@ -33,7 +33,7 @@ impl SweptS {
         let dirs = (0..sweep.ends.len())
             .map(|k| {
                 let s = sweep.spring(k);
-                let d = pos[m.sa[s] as usize] - pos[m.sb[s] as usize];
+                let d = pos[m.end_a[s] as usize] - pos[m.end_b[s] as usize];
                 let l = d.norm();
                 if l > EPS_LEN {
                     (d / l, (1.0 - m.rest[s] / l).max(0.0), m.k[s])

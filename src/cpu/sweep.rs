@@ -37,10 +37,10 @@ pub struct SpringSweep {
 impl SpringSweep {
     /// The plan for `m` with `chunks` chunks (balanced by springs).
     pub fn new(m: &CpuModel, chunks: usize) -> Self {
-        let ns = m.sa.len();
+        let ns = m.end_a.len();
         let mut spring: Vec<u32> = (0..ns as u32).collect();
         let ends_of = |s: u32| {
-            let (a, b) = (m.sa[s as usize], m.sb[s as usize]);
+            let (a, b) = (m.end_a[s as usize], m.end_b[s as usize]);
             [a.min(b), a.max(b)]
         };
         spring.sort_by_key(|&s| (ends_of(s), s));
@@ -55,7 +55,7 @@ impl SpringSweep {
         bounds.dedup();
         let first = |p: u32| ends.partition_point(|e| e[0] < p) as u32;
         let par = spring.iter().map(|&s| [m.k[s as usize], m.rest[s as usize], m.kd[s as usize]]).collect();
-        let lo_is_a = spring.iter().map(|&s| m.sa[s as usize] <= m.sb[s as usize]).collect();
+        let lo_is_a = spring.iter().map(|&s| m.end_a[s as usize] <= m.end_b[s as usize]).collect();
         let lo_first = (0..=n).map(first).collect();
         let mut sw = SpringSweep { spring, ends: Vec::new(), lo_is_a, par, lo_first, chunks: Vec::new(), cross: Vec::new() };
         for w in bounds.windows(2) {
@@ -78,7 +78,7 @@ impl SpringSweep {
 
     /// Whether this plan is for `m` (its particle and spring counts).
     pub(crate) fn fits(&self, m: &CpuModel) -> bool {
-        self.spring.len() == m.sa.len() && self.chunks.last().map_or(m.n == 0, |c| c[1] as usize == m.n)
+        self.spring.len() == m.end_a.len() && self.chunks.last().map_or(m.n == 0, |c| c[1] as usize == m.n)
     }
 
     /// The spring at sorted position k.

@@ -53,11 +53,11 @@ impl LocalGlobalBuffers {
     /// Allocates and uploads them (checked against the device's limits).
     pub fn new(device: &wgpu::Device, m: &CpuModel) -> Result<Self> {
         let mut alloc = Allocator::new(device);
-        let (n, springs) = (m.n, m.sa.len());
+        let (n, springs) = (m.n, m.end_a.len());
         let mut tables: Vec<u32> = m.incidence.offsets.clone();
         tables.extend_from_slice(&m.incidence.entries);
         for s in 0..springs {
-            tables.extend_from_slice(&[m.sa[s], m.sb[s], (m.rest[s] as f32).to_bits(), (m.k[s] as f32).to_bits()]);
+            tables.extend_from_slice(&[m.end_a[s], m.end_b[s], (m.rest[s] as f32).to_bits(), (m.k[s] as f32).to_bits()]);
         }
         let work_bytes = (work_len(n, springs) * 16) as u64;
         alloc.check("springsim.lg_work", work_bytes, super::alloc::STORAGE_RW)?;
@@ -179,7 +179,7 @@ impl LocalGlobalIntegrator {
     pub fn write_uniforms(&self, queue: &wgpu::Queue, m: &CpuModel, settings: &StepSettings, h: f64) {
         let lp = LgParams::new(m, h);
         let fext = m.gravity + m.wind * m.drag + m.central_center * m.central_strength;
-        let (n, springs) = (m.n, m.sa.len());
+        let (n, springs) = (m.n, m.end_a.len());
         let consts = LgConsts {
             fext: [fext.x as f32, fext.y as f32, fext.z as f32, 0.0],
             h: h as f32,
@@ -500,7 +500,7 @@ impl LocalGlobalIntegrator {
         self.record_phase(&mut enc, rt, LgPhase::Local, 0, st);
         self.record_phase(&mut enc, rt, LgPhase::Residual(0), 0, st);
         queue.submit([enc.finish()]);
-        let d = xyz(&read_vec4s(device, queue, &self.buffers.work, 3 * n, m.sa.len())?);
+        let d = xyz(&read_vec4s(device, queue, &self.buffers.work, 3 * n, m.end_a.len())?);
         let r = xyz(&read_vec4s(device, queue, &self.buffers.pcg.vectors, 0, n)?);
         let inv_diag = xyz(&read_vec4s(device, queue, &self.buffers.pcg.vectors, INVERSE_DIAGONAL_VECTOR * n, n)?);
         Ok(LgEval { y, d, r, inv_diag })

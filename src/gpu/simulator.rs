@@ -153,7 +153,7 @@ impl GpuEngine {
             wind: [m.wind.x as f32, m.wind.y as f32, m.wind.z as f32, m.central_strength as f32],
             center: [m.central_center.x as f32, m.central_center.y as f32, m.central_center.z as f32, self.settings.speed_limit as f32],
             n_particles: m.n as u32,
-            n_springs: m.sa.len() as u32,
+            n_springs: m.end_a.len() as u32,
             h: h as f32,
             alpha: self.plan.alpha as f32,
             cursor: [0.0; 4],

@@ -56,7 +56,7 @@ impl GpuState {
             .iter()
             .map(|&e| {
                 let spring = (e >> 1) as usize;
-                let j = if e & 1 == 0 { m.sb[spring] } else { m.sa[spring] };
+                let j = if e & 1 == 0 { m.end_b[spring] } else { m.end_a[spring] };
                 GpuNbr { j, rest: m.rest[spring] as f32, k: m.k[spring] as f32, kd: m.kd[spring] as f32 }
             })
             .collect();
@@ -74,7 +74,7 @@ impl GpuState {
         let csr = alloc.buffer_init("springsim.csr", bytemuck::cast_slice(&m.incidence.offsets), read_only)?;
         let params = alloc.uniform("springsim.params", std::mem::size_of::<GpuParams>() as u64)?;
         let readback = alloc.buffer("springsim.readback", READBACK_BYTES, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST)?;
-        Ok(GpuState { n: m.n, n_springs: m.sa.len(), params, nbr, csr, state, readback, bytes: alloc.bytes() })
+        Ok(GpuState { n: m.n, n_springs: m.end_a.len(), params, nbr, csr, state, readback, bytes: alloc.bytes() })
     }
 
     /// Bytes of the state's buffers.

@@ -71,7 +71,7 @@ fn power_radius(m: &CpuModel, iters: usize, mut apply_g: impl FnMut(&[V3], &mut 
 
 /// The spectral radius of the Jacobi iteration matrix I − D⁻¹A of the global system, by `iters` power
 /// iterations from a fixed start (Wang 2015 §4 estimates it once per system). The estimate approaches
-/// the radius from below; [`chebyshev_solve`] adds a margin.
+/// the radius from below; `crate::cpu::local_global::chebyshev_solve` adds a margin.
 pub fn chebyshev_rho(m: &CpuModel, p: &LgParams, iters: usize) -> f64 {
     let mut inv_d = vec![V3::zeros(); m.n];
     lg_inv_diag(m, p, &mut inv_d);
@@ -88,7 +88,7 @@ pub fn chebyshev_rho(m: &CpuModel, p: &LgParams, iters: usize) -> f64 {
 pub const MULTIGRID_RHO_ITERATIONS: usize = 50;
 
 /// The spectral radius of I − BA, B the multigrid V-cycle of A (the iteration matrix of the
-/// preconditioned iteration that [`chebyshev_solve_with`] accelerates), by `iters` power iterations
+/// preconditioned iteration that `crate::cpu::local_global::chebyshev_solve_with` accelerates), by `iters` power iterations
 /// from the same start as [`chebyshev_rho`].
 pub fn multigrid_rho(m: &CpuModel, p: &LgParams, mg: &mut Multigrid, iters: usize) -> f64 {
     let mut au = vec![V3::zeros(); m.n];

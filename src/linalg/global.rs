@@ -44,8 +44,8 @@ impl GlobalCholesky {
         let (row, free) = free_rows(m);
         let mut pairs: Vec<(usize, usize)> = (0..free.len()).map(|r| (r, r)).collect();
         let mut coupled = Vec::new();
-        for s in 0..m.sa.len() {
-            let (ra, rb) = (row[m.sa[s] as usize], row[m.sb[s] as usize]);
+        for s in 0..m.end_a.len() {
+            let (ra, rb) = (row[m.end_a[s] as usize], row[m.end_b[s] as usize]);
             if ra != u32::MAX && rb != u32::MAX && ra != rb {
                 coupled.push(s as u32);
                 pairs.push((ra.max(rb) as usize, ra.min(rb) as usize));

@@ -175,7 +175,7 @@ pub fn global_matrix(m: &CpuModel, p: &LgParams) -> Csr {
         let mut diag = m.mass[i] * p.mass_diag;
         for &e in m.incidence.of(i) {
             let (s, sign) = entry_spring(e);
-            let j = if sign > 0.0 { m.sb[s] } else { m.sa[s] };
+            let j = if sign > 0.0 { m.end_b[s] } else { m.end_a[s] };
             diag += h2 * m.k[s];
             if m.inv_mass[j as usize] != 0.0 && j as usize != i {
                 r.push((j, -h2 * m.k[s]));

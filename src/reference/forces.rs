@@ -34,7 +34,7 @@ pub fn kc_apply(k: f64, c: f64, n: V3, u: V3) -> V3 {
 /// Hooke's law, damping along the spring and the Rayleigh term −α K_c (v_a − v_b).
 #[inline(always)]
 pub fn spring_force(m: &CpuModel, alpha: f64, s: usize, x: &[V3], v: &[V3]) -> V3 {
-    let (a, b) = (m.sa[s] as usize, m.sb[s] as usize);
+    let (a, b) = (m.end_a[s] as usize, m.end_b[s] as usize);
     let d = x[a] - x[b];
     let l = d.norm();
     if l <= EPS_LEN {
@@ -108,8 +108,8 @@ pub fn energy(m: &CpuModel, x: &[V3], v: &[V3]) -> f64 {
             e += 0.5 * mass * m.central_strength * (x[i] - m.central_center).norm_squared();
         }
     }
-    for s in 0..m.sa.len() {
-        let l = (x[m.sa[s] as usize] - x[m.sb[s] as usize]).norm();
+    for s in 0..m.end_a.len() {
+        let l = (x[m.end_a[s] as usize] - x[m.end_b[s] as usize]).norm();
         e += 0.5 * m.k[s] * (l - m.rest[s]).powi(2);
     }
     e
@@ -118,9 +118,9 @@ pub fn energy(m: &CpuModel, x: &[V3], v: &[V3]) -> f64 {
 /// Largest relative change of length |l − L|/L over the springs with L > 0.
 pub fn max_strain(m: &CpuModel, x: &[V3]) -> f64 {
     let mut worst: f64 = 0.0;
-    for s in 0..m.sa.len() {
+    for s in 0..m.end_a.len() {
         if m.rest[s] > 0.0 {
-            let l = (x[m.sa[s] as usize] - x[m.sb[s] as usize]).norm();
+            let l = (x[m.end_a[s] as usize] - x[m.end_b[s] as usize]).norm();
             worst = worst.max((l - m.rest[s]).abs() / m.rest[s]);
         }
     }

@@ -56,7 +56,7 @@ pub fn implicit_prepare(i: usize, m: &CpuModel, h: f64, exact: bool, x: &[V3], v
     let mut diag = V3::new(md, md, md);
     for (b, &e) in blocks.iter_mut().zip(entries) {
         let s = (e >> 1) as usize;
-        let j = if e & 1 == 0 { m.sb[s] } else { m.sa[s] } as usize;
+        let j = if e & 1 == 0 { m.end_b[s] } else { m.end_a[s] } as usize;
         let d = xi - x[j];
         let l = d.norm();
         if l <= EPS_LEN {
@@ -91,7 +91,7 @@ pub fn operator_apply(i: usize, m: &CpuModel, h: f64, blocks: &[Sym3], p: &[V3])
     let mut y = p[i] * mass_diag(m, h, i);
     for (b, &e) in blocks.iter().zip(m.incidence.of(i)) {
         let s = (e >> 1) as usize;
-        let j = if e & 1 == 0 { m.sb[s] } else { m.sa[s] } as usize;
+        let j = if e & 1 == 0 { m.end_b[s] } else { m.end_a[s] } as usize;
         let pj = if m.inv_mass[j] == 0.0 { V3::zeros() } else { p[j] };
         y += sym_apply(b, p[i] - pj);
     }
@@ -114,7 +114,7 @@ pub fn implicit_integrate(i: usize, m: &CpuModel, h: f64, x: &[V3], v: &[V3], dv
 pub fn implicit_strain(i: usize, m: &CpuModel, strain_limit: f64, x: &[V3]) -> bool {
     m.incidence.of(i).iter().any(|&e| {
         let s = (e >> 1) as usize;
-        let j = if e & 1 == 0 { m.sb[s] } else { m.sa[s] } as usize;
+        let j = if e & 1 == 0 { m.end_b[s] } else { m.end_a[s] } as usize;
         let rest = m.rest[s];
         // `!(strain <= limit)` also catches NaN
         rest > 0.0 && !(((x[i] - x[j]).norm() - rest).abs() / rest <= strain_limit)

@@ -19,7 +19,7 @@ pub type LeuBlock = (Sym3, Sym3);
 
 /// The blocks (K_s, D_s) of spring `s` at positions x (zero for a spring shorter than [`EPS_LEN`]).
 pub fn spring_blocks(m: &CpuModel, alpha: f64, s: usize, x: &[V3]) -> LeuBlock {
-    let d = x[m.sa[s] as usize] - x[m.sb[s] as usize];
+    let d = x[m.end_a[s] as usize] - x[m.end_b[s] as usize];
     let l = d.norm();
     if l <= EPS_LEN {
         return ([0.0; 6], [0.0; 6]);
@@ -63,7 +63,7 @@ pub fn leu_accel(i: usize, m: &CpuModel, x: &[V3], v: &[V3], x0: &[V3], v0: &[V3
     let (first, last) = (m.incidence.offsets[i] as usize, m.incidence.offsets[i + 1] as usize);
     for (&e, (kb, db)) in m.incidence.of(i).iter().zip(&blocks[first..last]) {
         let s = (e >> 1) as usize;
-        let j = if e & 1 == 0 { m.sb[s] } else { m.sa[s] } as usize;
+        let j = if e & 1 == 0 { m.end_b[s] } else { m.end_a[s] } as usize;
         let ddx = dxi - (x[j] - x0[j]);
         let ddv = dvi - (v[j] - v0[j]);
         f -= sym_apply(kb, ddx) + sym_apply(db, ddv);

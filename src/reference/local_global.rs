@@ -45,7 +45,7 @@ pub fn lg_inertia(i: usize, m: &CpuModel, p: &LgParams, q: &[V3], v: &[V3]) -> V
 /// Coincident endpoints (‖x_a − x_b‖ ≤ [`EPS_LEN`]) leave every direction equally good; the guard takes
 /// dₛ = rₛ·(1, 0, 0), so nothing divides by zero and the result stays deterministic.
 pub fn lg_local(s: usize, m: &CpuModel, x: &[V3]) -> V3 {
-    let p = x[m.sa[s] as usize] - x[m.sb[s] as usize];
+    let p = x[m.end_a[s] as usize] - x[m.end_b[s] as usize];
     let l = p.norm();
     if l > EPS_LEN {
         p * (m.rest[s] / l)
@@ -69,7 +69,7 @@ pub fn lg_residual(i: usize, m: &CpuModel, p: &LgParams, y: &[V3], d: &[V3], x: 
     let mut acc = V3::zeros();
     for &e in m.incidence.of(i) {
         let (s, sign) = entry_spring(e);
-        let j = if sign > 0.0 { m.sb[s] } else { m.sa[s] } as usize;
+        let j = if sign > 0.0 { m.end_b[s] } else { m.end_a[s] } as usize;
         acc += (d[s] * sign - (xi - x[j])) * m.k[s];
     }
     y[i] * (mi * p.inertia) + (acc + fext * mi) * h2 - xi * (mi * p.mass_diag)
@@ -86,7 +86,7 @@ pub fn lg_apply(i: usize, m: &CpuModel, p: &LgParams, u: &[V3]) -> V3 {
     let mut acc = V3::zeros();
     for &e in m.incidence.of(i) {
         let (s, sign) = entry_spring(e);
-        let j = if sign > 0.0 { m.sb[s] } else { m.sa[s] } as usize;
+        let j = if sign > 0.0 { m.end_b[s] } else { m.end_a[s] } as usize;
         let uj = if m.inv_mass[j] == 0.0 { V3::zeros() } else { u[j] };
         acc += (ui - uj) * m.k[s];
     }

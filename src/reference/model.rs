@@ -16,10 +16,10 @@ pub struct CpuModel {
     pub mass: Vec<f64>,
     /// 1/m, 0 for pinned particles.
     pub inv_mass: Vec<f64>,
-    /// Spring endpoints a.
-    pub sa: Vec<u32>,
-    /// Spring endpoints b.
-    pub sb: Vec<u32>,
+    /// Each spring's first end (a; the force of `spring_force` acts on it).
+    pub end_a: Vec<u32>,
+    /// Each spring's second end (b).
+    pub end_b: Vec<u32>,
     /// Rest lengths.
     pub rest: Vec<f64>,
     /// Stiffnesses.
@@ -56,8 +56,8 @@ impl CpuModel {
             n: model.n_particles(),
             mass: model.masses.clone(),
             inv_mass: model.masses.iter().zip(&model.pinned).map(|(m, &p)| if p { 0.0 } else { 1.0 / m }).collect(),
-            sa: model.springs.iter().map(|s| s.a).collect(),
-            sb: model.springs.iter().map(|s| s.b).collect(),
+            end_a: model.springs.iter().map(|s| s.a).collect(),
+            end_b: model.springs.iter().map(|s| s.b).collect(),
             rest: model.springs.iter().map(|s| s.rest).collect(),
             k: model.springs.iter().map(|s| s.k).collect(),
             kd: model.springs.iter().map(|s| s.kd).collect(),

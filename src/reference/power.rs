@@ -46,7 +46,7 @@ pub fn power_matvec(i: usize, m: &CpuModel, pos: &[V3], y_in: &[V3], y_norm_sq: 
     let mut acc = V3::zeros();
     for &e in m.incidence.of(i) {
         let s = (e >> 1) as usize;
-        let j = if e & 1 == 0 { m.sb[s] } else { m.sa[s] } as usize;
+        let j = if e & 1 == 0 { m.end_b[s] } else { m.end_a[s] } as usize;
         let d = pos[i] - pos[j];
         let l = d.norm();
         if l > EPS_LEN {
