@@ -1,19 +1,20 @@
-// Colliders (twin: cpu::collide): after every step of every method, one thread per particle checks
-// the state against every collider in order and pushes a particle that entered one back out: the
-// position projected onto the surface along its normal, the inward normal velocity removed (Δv_n),
-// the tangential velocity reduced by μ·Δv_n, clamped at zero (Coulomb friction; Bridson, Fedkiw &
-// Anderson 2002, §7.2). Pinned particles (w = 0) are never moved.
+// Colliders (twin: reference::collide): after every step of every method, one thread per particle
+// checks the state against every collider in order and pushes a particle that entered one back out:
+// the position projected onto the surface (for the shapes with a skin t: to the signed distance φ = t)
+// along the outward normal, the inward normal velocity removed (Δv_n), the tangential velocity reduced
+// by μ·Δv_n, clamped at zero (Coulomb friction; Bridson, Fedkiw & Anderson 2002, §7.2). Pinned
+// particles (w = 0) are never moved.
 
-// One collider. Rust twin: gpu::layout::GpuCollider. `kind` selects the shape; `a` and `b` hold its
-// data, so that later shapes (a sphere: centre and radius in `a`; a box: centre and half-extents)
-// are one more branch in `collide`.
+// One collider. Rust twin: gpu::layout::GpuCollider. `kind` selects the shape; `a`, `b` and `c` hold
+// its data.
 struct Collider {
-    kind: u32,          // COLLIDER_HALF_SPACE
+    kind: u32,          // COLLIDER_HALF_SPACE, _SPHERE, _CAPSULE or _BOX
     friction: f32,      // Coulomb μ
+    thickness: f32,     // the skin t (0 for the half-space)
     _pad0: u32,
-    _pad1: u32,
-    a: vec4<f32>,       // half-space: xyz the unit normal n, w the offset d (the free side is n·x ≥ d)
-    b: vec4<f32>,       // unused by the half-space
+    a: vec4<f32>,       // half-space: (n, d), the free side n·x ≥ d; sphere: (centre, r); capsule: (end a, r); box: (centre, -)
+    b: vec4<f32>,       // capsule: (end b, -); box: (half-extents, -)
+    c: vec4<f32>,       // box: the unit quaternion (x, y, z, w)
 }
 
 // Rust twin: gpu::layout::CollideInfo.
@@ -24,15 +25,18 @@ struct CollideInfo {
     _pad2: u32,
 }
 
-// `Collider.kind` of a half-space (twin: gpu::layout::COLLIDER_HALF_SPACE).
+// `Collider.kind` (twins: gpu::layout::COLLIDER_*).
 const COLLIDER_HALF_SPACE: u32 = 0u;
+const COLLIDER_SPHERE: u32 = 1u;
+const COLLIDER_CAPSULE: u32 = 2u;
+const COLLIDER_BOX: u32 = 3u;
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> state: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> colliders: array<Collider>;
 @group(0) @binding(3) var<uniform> C: CollideInfo;
 
-// The velocity after a contact with unit normal n and friction mu (twin: cpu::collide::contact_velocity).
+// The velocity after a contact with unit normal n and friction mu (twin: reference::collide::contact_velocity).
 fn contact_velocity(v: vec3<f32>, n: vec3<f32>, mu: f32) -> vec3<f32> {
     let vn = dot(n, v);
     if (vn >= 0.0) {
@@ -47,11 +51,68 @@ fn contact_velocity(v: vec3<f32>, n: vec3<f32>, mu: f32) -> vec3<f32> {
     return vt * max(1.0 - mu * dvn / t, 0.0);
 }
 
-@compute @workgroup_size(WG)
-fn collide(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
+// The unit quaternion q applied to v (twin: reference::collide::rotate).
+fn rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
+    let t = cross(q.xyz, v) * 2.0;
+    return v + t * q.w + cross(q.xyz, t);
+}
+
+fn sgn(c: f32) -> f32 {
+    return select(-1.0, 1.0, c >= 0.0);
+}
+
+// (n, φ) of a round shape: the distance from x to the point p minus r (twin: `round` in reference::collide::distance).
+fn round_distance(x: vec3<f32>, p: vec3<f32>, r: f32) -> vec4<f32> {
+    let d = x - p;
+    let l = length(d);
+    if (l > 0.0) {
+        return vec4<f32>(d / l, l - r);
+    }
+    return vec4<f32>(0.0, 1.0, 0.0, -r);
+}
+
+// The outward unit normal (xyz) and the signed distance φ (w) of a sphere, capsule or box at x
+// (twin: reference::collide::distance).
+fn distance(col: Collider, x: vec3<f32>) -> vec4<f32> {
+    if (col.kind == COLLIDER_SPHERE) {
+        return round_distance(x, col.a.xyz, col.a.w);
+    }
+    if (col.kind == COLLIDER_CAPSULE) {
+        let ab = col.b.xyz - col.a.xyz;
+        let den = dot(ab, ab);
+        var t = 0.0;
+        if (den > 0.0) {
+            t = clamp(dot(x - col.a.xyz, ab) / den, 0.0, 1.0);
+        }
+        return round_distance(x, col.a.xyz + ab * t, col.a.w);
+    }
+    // the box
+    let q = col.c;
+    let p = rotate(vec4<f32>(-q.xyz, q.w), x - col.a.xyz);
+    let e = abs(p) - col.b.xyz;
+    let emax = max(e.x, max(e.y, e.z));
+    var nl: vec3<f32>;
+    var phi: f32;
+    if (emax > 0.0) {
+        let o = max(e, vec3<f32>(0.0));
+        phi = length(o);
+        nl = vec3<f32>(sgn(p.x) * o.x, sgn(p.y) * o.y, sgn(p.z) * o.z) / phi;
+    } else if (e.x >= e.y && e.x >= e.z) {
+        phi = e.x;
+        nl = vec3<f32>(sgn(p.x), 0.0, 0.0);
+    } else if (e.y >= e.z) {
+        phi = e.y;
+        nl = vec3<f32>(0.0, sgn(p.y), 0.0);
+    } else {
+        phi = e.z;
+        nl = vec3<f32>(0.0, 0.0, sgn(p.z));
+    }
+    return vec4<f32>(rotate(q, nl), phi);
+}
+
+// Particle i against every collider. Writes back only on a contact.
+fn collide_one(i: u32) {
     let n = P.n_particles;
-    if (i >= n) { return; }
     let xw = state[i];
     if (xw.w == 0.0) { return; }
     var x = xw.xyz;
@@ -67,10 +128,23 @@ fn collide(@builtin(global_invocation_id) gid: vec3<u32>) {
                 v = contact_velocity(v, nrm, col.friction);
                 hit = true;
             }
+        } else {
+            let d = distance(col, x);
+            if (d.w < col.thickness) {
+                x += d.xyz * (col.thickness - d.w);
+                v = contact_velocity(v, d.xyz, col.friction);
+                hit = true;
+            }
         }
     }
     if (hit) {
         state[i] = vec4<f32>(x, xw.w);
         state[n + i] = vec4<f32>(v, 0.0);
     }
+}
+
+@compute @workgroup_size(WG)
+fn collide(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= P.n_particles) { return; }
+    collide_one(gid.x);
 }

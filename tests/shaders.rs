@@ -136,8 +136,10 @@ fn struct_layouts_match_rust() {
     for (name, off) in [
         ("kind", offset_of!(GpuCollider, kind)),
         ("friction", offset_of!(GpuCollider, friction)),
+        ("thickness", offset_of!(GpuCollider, thickness)),
         ("a", offset_of!(GpuCollider, a)),
         ("b", offset_of!(GpuCollider, b)),
+        ("c", offset_of!(GpuCollider, c)),
     ] {
         assert_eq!(offset_of_member(&m, "Collider", name) as usize, off, "Collider.{name} offset");
     }

@@ -2,7 +2,7 @@
 //! kernel, compiled only for a model with colliders, and the buffers of one model's colliders.
 
 use super::alloc::Allocator;
-use super::layout::{groups, CollideInfo, GpuCollider, COLLIDER_HALF_SPACE};
+use super::layout::{groups, CollideInfo, GpuCollider, COLLIDER_BOX, COLLIDER_CAPSULE, COLLIDER_HALF_SPACE, COLLIDER_SPHERE};
 use super::options::GpuOptions;
 use super::pipelines::{bind, build, storage, uniform};
 use super::state::GpuState;
@@ -26,17 +26,32 @@ impl CollideKernels {
     }
 }
 
-/// The GPU record of a collider (unit normal: pass [`Collider::normalized`] ones).
+/// The GPU record of a collider (unit normal and quaternion: pass [`Collider::normalized`] ones).
 pub fn pack_collider(c: &Collider) -> GpuCollider {
+    let v4 = |p: [f64; 3], w: f64| [p[0] as f32, p[1] as f32, p[2] as f32, w as f32];
+    let mut r = GpuCollider { friction: c.friction() as f32, thickness: c.thickness() as f32, ..Default::default() };
     match *c {
-        Collider::HalfSpace { normal, offset, friction } => GpuCollider {
-            kind: COLLIDER_HALF_SPACE,
-            friction: friction as f32,
-            _pad: [0; 2],
-            a: [normal[0] as f32, normal[1] as f32, normal[2] as f32, offset as f32],
-            b: [0.0; 4],
-        },
+        Collider::HalfSpace { normal, offset, .. } => {
+            r.kind = COLLIDER_HALF_SPACE;
+            r.a = v4(normal, offset);
+        }
+        Collider::Sphere { center, radius, .. } => {
+            r.kind = COLLIDER_SPHERE;
+            r.a = v4(center, radius);
+        }
+        Collider::Capsule { a, b, radius, .. } => {
+            r.kind = COLLIDER_CAPSULE;
+            r.a = v4(a, radius);
+            r.b = v4(b, 0.0);
+        }
+        Collider::Box { center, half_extents, rotation, .. } => {
+            r.kind = COLLIDER_BOX;
+            r.a = v4(center, 0.0);
+            r.b = v4(half_extents, 0.0);
+            r.c = rotation.map(|q| q as f32);
+        }
     }
+    r
 }
 
 /// One model's colliders on the GPU: the kernel, their records, the count, and a bind group per state

@@ -95,20 +95,31 @@ pub struct ImplicitParams {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuCollider {
-    /// The shape: [`COLLIDER_HALF_SPACE`].
+    /// The shape: [`COLLIDER_HALF_SPACE`], [`COLLIDER_SPHERE`], [`COLLIDER_CAPSULE`] or [`COLLIDER_BOX`].
     pub kind: u32,
     /// Coulomb μ.
     pub friction: f32,
+    /// The skin thickness t (0 for the half-space).
+    pub thickness: f32,
     /// Padding to 16 bytes.
-    pub _pad: [u32; 2],
-    /// Half-space: xyz the unit normal, w the offset.
+    pub _pad: u32,
+    /// Half-space: xyz the unit normal, w the offset; sphere: centre, radius; capsule: end a, radius;
+    /// box: centre, unused.
     pub a: [f32; 4],
-    /// Shape data the half-space does not use.
+    /// Capsule: end b; box: the half-extents; unused by the others.
     pub b: [f32; 4],
+    /// Box: the unit quaternion (x, y, z, w); unused by the others.
+    pub c: [f32; 4],
 }
 
 /// `GpuCollider::kind` of a half-space (`COLLIDER_HALF_SPACE` in WGSL).
 pub const COLLIDER_HALF_SPACE: u32 = 0;
+/// `GpuCollider::kind` of a sphere (`COLLIDER_SPHERE` in WGSL).
+pub const COLLIDER_SPHERE: u32 = 1;
+/// `GpuCollider::kind` of a capsule (`COLLIDER_CAPSULE` in WGSL).
+pub const COLLIDER_CAPSULE: u32 = 2;
+/// `GpuCollider::kind` of an oriented box (`COLLIDER_BOX` in WGSL).
+pub const COLLIDER_BOX: u32 = 3;
 
 /// `CollideInfo` in `shaders/collide.wgsl`.
 #[repr(C)]

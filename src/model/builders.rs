@@ -326,3 +326,26 @@ pub fn load_obj(path: &Path, mass: f64, k: f64, k_bend: f64) -> Result<Model> {
     }
     triangle_mesh(positions, triangles, mass, k, k_bend)
 }
+
+/// The radius (m) of [`drape_sphere`]'s sphere.
+pub const DRAPE_SPHERE_RADIUS: f64 = 0.35;
+/// The skin thickness (m) of [`drape_sphere`]'s sphere.
+pub const DRAPE_SPHERE_THICKNESS: f64 = 0.01;
+
+/// A cloth dropped on a sphere: the [`curtain`] (n×n, 1 m × 1 m, stiffness `k` or
+/// [`curtain_stiffness`]), free (no pins), flat and centred 5 cm above a sphere of radius
+/// [`DRAPE_SPHERE_RADIUS`] at the origin with skin [`DRAPE_SPHERE_THICKNESS`] and friction μ = 0.5;
+/// air drag d₀ = 0.5/s. It falls onto the sphere and folds down around it.
+pub fn drape_sphere(n: usize, k: Option<f64>) -> Result<Model> {
+    let mut m = curtain(n, k)?;
+    let y = DRAPE_SPHERE_RADIUS + DRAPE_SPHERE_THICKNESS + 0.05;
+    for p in m.positions.iter_mut() {
+        *p = [p[0], y, p[2] - 0.5];
+    }
+    for pin in m.pinned.iter_mut() {
+        *pin = false;
+    }
+    m.forces.drag = 0.5;
+    m.colliders.push(super::Collider::sphere([0.0; 3], DRAPE_SPHERE_RADIUS, DRAPE_SPHERE_THICKNESS, 0.5));
+    Ok(m)
+}

@@ -2,10 +2,12 @@
 //! plus validation and the CSR incidence lists that every gather kernel uses.
 
 mod builders;
+mod collider;
 mod csr;
 mod cursor;
 
 pub use builders::*;
+pub use collider::Collider;
 pub use csr::Incidence;
 pub use cursor::Cursor;
 
@@ -53,64 +55,6 @@ impl Forces {
     /// No external force at all (no gravity, no drag, no field).
     pub fn none() -> Self {
         Forces { gravity: [0.0; 3], drag: 0.0, wind: [0.0; 3], central: None }
-    }
-}
-
-/// A rigid, fixed obstacle the particles cannot enter: applied after every step of every method, on
-/// both backends (`shaders/collide.wgsl`, its twin `cpu::collide`), as a projection with an inelastic,
-/// Coulomb-friction velocity response (see [`crate::cpu::collide::collide`]). One kernel handles every
-/// kind (the GPU record has a kind tag and two `vec4` of shape data), so a sphere or a box is one more
-/// variant here and one more branch there.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Collider {
-    /// The half-space n·x ≥ d: particles stay on the side the normal points to. The normal need not
-    /// be unit (it is normalized when the model is laid out), but must be finite and non-zero.
-    HalfSpace {
-        /// The outward normal n.
-        normal: [f64; 3],
-        /// The offset d (m): the boundary is n̂·x = d/|n|.
-        offset: f64,
-        /// The Coulomb friction coefficient μ ≥ 0.
-        friction: f64,
-    },
-}
-
-impl Collider {
-    /// The ground plane: the half-space y ≥ `y0`, with friction μ.
-    pub fn ground(y0: f64, friction: f64) -> Self {
-        Collider::HalfSpace { normal: [0.0, 1.0, 0.0], offset: y0, friction }
-    }
-
-    /// The same collider with a unit normal (the form the kernels use).
-    pub fn normalized(&self) -> Self {
-        match *self {
-            Collider::HalfSpace { normal, offset, friction } => {
-                let l = (normal[0] * normal[0] + normal[1] * normal[1] + normal[2] * normal[2]).sqrt();
-                Collider::HalfSpace { normal: normal.map(|c| c / l), offset: offset / l, friction }
-            }
-        }
-    }
-
-    fn validate(&self, c: usize) -> Result<()> {
-        match *self {
-            Collider::HalfSpace { normal, offset, friction } => {
-                check_vec(&format!("colliders[{c}].normal"), &normal)?;
-                if normal.iter().all(|&x| x == 0.0) {
-                    return Err(Error::InvalidModel {
-                        field: format!("colliders[{c}].normal"),
-                        value: format!("{normal:?}"),
-                        reason: "must be non-zero",
-                    });
-                }
-                if !offset.is_finite() {
-                    return Err(bad(format!("colliders[{c}].offset"), offset, "must be finite"));
-                }
-                if !friction.is_finite() || friction < 0.0 {
-                    return Err(bad(format!("colliders[{c}].friction"), friction, "must be finite and >= 0"));
-                }
-            }
-        }
-        Ok(())
     }
 }
 
@@ -312,11 +256,11 @@ impl Model {
     }
 }
 
-fn bad(field: String, v: f64, reason: &'static str) -> Error {
+pub(crate) fn bad(field: String, v: f64, reason: &'static str) -> Error {
     Error::InvalidModel { field, value: format!("{v}"), reason }
 }
 
-fn check_vec(field: &str, v: &[f64; 3]) -> Result<()> {
+pub(crate) fn check_vec(field: &str, v: &[f64; 3]) -> Result<()> {
     if v.iter().all(|c| c.is_finite()) {
         Ok(())
     } else {

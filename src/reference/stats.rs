@@ -1,5 +1,5 @@
 //! Statistics of a state that the bench, the window and the tests report: finiteness, the largest
-//! strain |l − L|/L, the total energy and the lowest point.
+//! strain |l − L|/L, the total energy and the lowest point; the colliders' penetration.
 
 use super::forces;
 use super::model::{CpuModel, V3};
@@ -28,4 +28,23 @@ pub fn state_stats(model: &CpuModel, x: &[[f64; 3]], v: &[[f64; 3]]) -> StateSta
         energy: forces::energy(model, &xs, &vs),
         min_y: x.iter().map(|p| p[1]).fold(f64::INFINITY, f64::min),
     }
+}
+
+/// The penetration of a state: the deepest any free particle sits inside any collider's skin, as a
+/// fraction of that collider's thickness, max over particles and colliders of max(0, t − φ)/t (φ the
+/// signed distance to the shape, t its thickness; see [`crate::model::Collider`]). 0 is on or outside
+/// every skin, 1 on a shape's surface, above 1 inside the shape. Half-spaces and colliders of zero
+/// thickness have no skin and are not counted; pinned particles are not counted (the colliders never
+/// move them).
+pub fn penetration(model: &CpuModel, x: &[[f64; 3]]) -> f64 {
+    let mut worst: f64 = 0.0;
+    for (i, p) in x.iter().enumerate().take(model.n) {
+        if model.inv_mass[i] == 0.0 {
+            continue;
+        }
+        for c in &model.colliders {
+            worst = worst.max(super::collide::penetration_of(c, V3::from(*p)));
+        }
+    }
+    worst
 }

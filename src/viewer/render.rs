@@ -87,6 +87,7 @@ fn ground_quad(model: &Model) -> Option<GroundUniform> {
     #[allow(clippy::unnecessary_find_map)]
     let c = model.colliders.iter().map(|c| c.normalized()).find_map(|c| match c {
         crate::model::Collider::HalfSpace { normal, offset, .. } => Some((normal, offset)),
+        _ => None,
     })?;
     let (n, d) = c;
     let (lo, hi) = model.bounds();
