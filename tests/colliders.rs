@@ -6,6 +6,7 @@
 mod common;
 
 use common::{gpu, rel_err_motion};
+use springsim::method::{DivergencePolicy, GuardSettings};
 use springsim::model::{self, Collider, Forces, Model};
 use springsim::reference::stats::penetration;
 use springsim::stepping::{CpuSimulator, GpuSimulator};
@@ -156,7 +157,11 @@ fn cloth_dropped_on_a_sphere_gpu_matches_reference() {
     let Some(ctx) = gpu() else { return };
     let m = model::drape_sphere(25, None).unwrap();
     for method in Method::ALL.into_iter().filter(|m| m.on_gpu()) {
-        let settings = StepSettings::default();
+        // no divergence guard: under the library's `recover` the CPU checks every frame and the GPU every
+        // 8th, so implicit Euler's first-frame energy gain (README) is rolled back on one backend only
+        // and the two would step different paths; this test is about the contacts
+        let guard = GuardSettings { policy: DivergencePolicy::Ignore, ..Default::default() };
+        let settings = StepSettings { guard, ..Default::default() };
         let mut cpu = CpuSimulator::new(&m, method, settings.clone()).unwrap();
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, method, settings).unwrap();
         let t = std::time::Instant::now();
