@@ -41,6 +41,11 @@ pub const SCENES: &[SceneInfo] = &[
         about: "a cloth dropped over a pinned post onto the ground plane (y >= 0, Coulomb friction 0.8)",
         default_size: 41,
     },
+    SceneInfo {
+        name: "drape-sphere",
+        about: "a free cloth dropped onto a sphere (radius 0.35 m, 1 cm skin, friction 0.5)",
+        default_size: 41,
+    },
     SceneInfo { name: "mesh", about: "an OBJ triangle mesh (--mesh path.obj): edge and bending springs", default_size: 0 },
 ];
 
@@ -90,6 +95,7 @@ fn build_unchecked(name: &str, opts: &SceneOptions) -> Result<Model> {
         }
         "flag" => flag(n, k),
         "drape" => drape(n, k),
+        "drape-sphere" => model::drape_sphere(n, k),
         "mesh" => {
             let path = opts.mesh.as_ref().ok_or_else(|| Error::param("mesh", "(none)", "the mesh scene needs --mesh path.obj"))?;
             let k = k.unwrap_or(500.0);

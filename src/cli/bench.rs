@@ -115,6 +115,10 @@ pub struct BenchResult {
     pub failed_frame: Option<usize>,
     /// Largest strain at the end.
     pub max_strain: f64,
+    /// The deepest any free particle sits inside a collider's skin at the end, as a fraction of that
+    /// skin's thickness (0: none inside; absent without a collider that has a skin).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub penetration: Option<f64>,
     /// Total energy at the end (J).
     pub energy: f64,
     /// Lowest y at the end (m).
@@ -289,6 +293,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>) -> Result<BenchResult> {
         finite: stats.finite && failed_frame.is_none(),
         failed_frame,
         max_strain: stats.max_strain,
+        penetration: cm.colliders.iter().any(|c| c.thickness() > 0.0).then(|| springsim::reference::stats::penetration(&cm, &x)),
         energy: stats.energy,
         min_y: stats.min_y,
         lg_split,
