@@ -20,13 +20,18 @@ mod common;
 use common::{gpu, hash01, rel_err};
 use springsim::cpu::local_global::{lg_inertia, lg_inv_diag, lg_local, lg_residual, LgParams};
 use springsim::cpu::{CpuModel, V3};
-use springsim::method::GlobalSolve;
+use springsim::method::{DivergencePolicy, GlobalSolve, GuardSettings};
 use springsim::stepping::CpuSimulator;
 use springsim::stepping::GpuSimulator;
 use springsim::{Method, Model, Preconditioner, Simulator, StepSettings};
 
+/// The settings of a GPU-vs-CPU comparison. No divergence guard: with one to three local/global
+/// iterations a frame gains energy (3.4 J on the moving 21×21 curtain at one iteration), which the
+/// library's `recover` policy rolls back on the CPU at once and on the GPU only at its 8th-frame check,
+/// so the twins would compare different paths; these tests hold the kernels to each other.
 fn settings(global: GlobalSolve, iterations: usize, budget: usize) -> StepSettings {
-    StepSettings { global, lg_iterations: iterations, global_iterations: budget, ..StepSettings::default() }
+    let guard = GuardSettings { policy: DivergencePolicy::Ignore, ..Default::default() };
+    StepSettings { global, lg_iterations: iterations, global_iterations: budget, guard, ..StepSettings::default() }
 }
 
 fn to_v3(a: &[[f64; 3]]) -> Vec<V3> {
