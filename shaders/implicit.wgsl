@@ -15,8 +15,8 @@
 struct ImplicitParams {
     exact: u32,          // 1: exact Jacobian; 0: transverse term clamped at zero
     strain_limit: f32,   // adaptive step: the largest |l − L|/L a step may leave (Kauppila §3.2.3)
+    step_limit: f32,     // adaptive step: the largest |l' − l|/L within one step (Bridson et al. 2002)
     _pad0: u32,
-    _pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> P: Params;
@@ -124,20 +124,25 @@ fn implicit_integrate(@builtin(global_invocation_id) gid: vec3<u32>) {
     dst[n + i] = vec4<f32>(v, 0.0);
 }
 
-// The adaptive step's check on the new state `dst` (Kauppila §3.2.3): a spring of particle i strained
-// beyond the limit raises cg_state[5] (cleared by the host before the step).
+// The adaptive step's check of the step from `src` to `dst` (Kauppila §3.2.3): a spring of particle i
+// whose strain at the new state is above I.strain_limit, or whose length changed within the step by more
+// than I.step_limit of its rest length, raises cg_state[5] (cleared by the host before the step).
 @compute @workgroup_size(WG)
 fn implicit_strain(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if (i >= P.n_particles) { return; }
     let xi = dst[i].xyz;
+    let xi0 = src[i].xyz;
     let e_end = csr[i + 1u];
     for (var e = csr[i]; e < e_end; e++) {
         let s = nbr[e];
         if (s.rest > 0.0) {
-            let strain = abs(length(xi - dst[s.j].xyz) - s.rest) / s.rest;
-            // `!(strain <= limit)` also catches NaN
-            if (!(strain <= I.strain_limit)) {
+            let after = length(xi - dst[s.j].xyz);
+            let before = length(xi0 - src[s.j].xyz);
+            let strain = abs(after - s.rest) / s.rest;
+            let change = abs(after - before) / s.rest;
+            // `!(x <= limit)` also catches NaN
+            if (!(strain <= I.strain_limit) || !(change <= I.step_limit)) {
                 atomicOr(&cg_state[5], 1u);
             }
         }

@@ -58,6 +58,17 @@ pub enum Error {
         /// The limit.
         limit: u64,
     },
+    /// Host memory: the estimated bytes of a model or an engine's structures exceed what the machine has
+    /// free (checked before allocating; [`crate::memory`]).
+    #[error("not enough host memory: {what} needs about {} ({bytes} B), {} available (MemAvailable, or SPRINGSIM_HOST_MEMORY)", crate::memory::human(*bytes), crate::memory::human(*available))]
+    HostMemory {
+        /// What would be allocated.
+        what: String,
+        /// The estimated bytes.
+        bytes: u64,
+        /// The bytes available.
+        available: u64,
+    },
     /// A GPU operation (mapping, polling) failed.
     #[error("GPU error: {0}")]
     Gpu(String),

@@ -1,7 +1,7 @@
 //! springsim: a GPU-compute mass-spring simulator on wgpu, with an f64 CPU twin of every kernel.
 //!
 //! The layers, each importing only from those above it in this list:
-//! - [`error`], [`method`] (the methods and their settings), [`model`] (particles, springs, pins,
+//! - [`error`], [`memory`] (host memory checked before it is taken), [`method`] (the methods and their settings), [`model`] (particles, springs, pins,
 //!   builders, validation, CSR incidence lists, the cursor spring) and [`scene`] (the built-in scenes);
 //! - [`reference`](mod@reference): the f64 twin of every WGSL kernel, one plain function per entry point, and
 //!   [`linalg`]: the sparse Cholesky, orderings, multigrid and CG that both engines use;
@@ -18,6 +18,7 @@ pub mod engine;
 pub mod error;
 pub mod gpu;
 pub mod linalg;
+pub mod memory;
 pub mod method;
 pub mod model;
 pub mod reference;

@@ -81,8 +81,22 @@ fn implicit_kernels_match_the_engine() {
         // the strain check: some particle is flagged exactly when the largest strain is over the limit
         let worst = max_strain(&cm, &x);
         for limit in [worst * 0.5, worst * 0.999, worst * 1.001, worst * 2.0] {
-            let flagged = (0..cm.n).any(|i| kernel::implicit_strain(i, &cm, limit, &x));
+            let flagged = (0..cm.n).any(|i| kernel::implicit_strain(i, &cm, limit, f64::INFINITY, &x, &x));
             assert_eq!(flagged, worst > limit, "{n}×{n}: limit {limit:e}, largest strain {worst:e}");
+        }
+        // the step check: flagged exactly when some spring's length changed by more than the limit × L
+        let x2: Vec<V3> = x.iter().enumerate().map(|(i, p)| p + V3::new(hash(i + 21), hash(i + 22), hash(i + 23)) * 2e-3).collect();
+        let change = (0..cm.end_a.len())
+            .filter(|&s| cm.rest[s] > 0.0)
+            .map(|s| {
+                let (a, b) = (cm.end_a[s] as usize, cm.end_b[s] as usize);
+                ((x2[a] - x2[b]).norm() - (x[a] - x[b]).norm()).abs() / cm.rest[s]
+            })
+            .fold(0.0, f64::max);
+        assert!(change > 0.0);
+        for limit in [change * 0.5, change * 0.999, change * 1.001, change * 2.0] {
+            let flagged = (0..cm.n).any(|i| kernel::implicit_strain(i, &cm, f64::INFINITY, limit, &x, &x2));
+            assert_eq!(flagged, change > limit, "{n}×{n}: step limit {limit:e}, largest change {change:e}");
         }
     }
 }

@@ -206,12 +206,23 @@ enum Command {
         /// Implicit Euler: the exact spring Jacobian (indefinite for compressed springs) instead of the clamped one.
         #[arg(long)]
         exact_jacobian: bool,
-        /// Implicit Euler: adaptive steps (halve h when a spring strains beyond --strain-limit).
-        #[arg(long)]
+        /// Implicit Euler: adaptive steps (the default; halve h when a step leaves a spring strained beyond
+        /// --strain-limit or changes its length by more than --step-strain-limit).
+        #[arg(long, conflicts_with = "no_adaptive")]
         adaptive: bool,
-        /// Implicit Euler: the strain limit of the adaptive step.
+        /// Implicit Euler: no adaptive step (every frame takes its planned steps as they come).
+        #[arg(long)]
+        no_adaptive: bool,
+        /// Implicit Euler: the strain |l - L|/L above which the adaptive step discards a step (default 1).
         #[arg(long, allow_negative_numbers = true)]
         strain_limit: Option<f64>,
+        /// Implicit Euler: the length change within one step, |l' - l|/L, above which the adaptive step
+        /// discards it (default 0.1, Bridson et al.'s rule).
+        #[arg(long, allow_negative_numbers = true)]
+        step_strain_limit: Option<f64>,
+        /// Implicit Euler: the CG relative residual above which the adaptive step retakes a step with h/2.
+        #[arg(long, allow_negative_numbers = true)]
+        retry_residual: Option<f64>,
         /// What the divergence guard does: report (the record's `diverged`, exit status 3), recover (roll
         /// back, halve h, list it in `recoveries`) or ignore.
         #[arg(long, default_value = "report")]
@@ -372,7 +383,10 @@ fn run() -> Result<()> {
             cg_warm_start,
             exact_jacobian,
             adaptive,
+            no_adaptive,
             strain_limit,
+            step_strain_limit,
+            retry_residual,
             divergence,
             guard_every,
             allow_unstable,
@@ -424,9 +438,15 @@ fn run() -> Result<()> {
             if let Some(v) = strain_limit {
                 settings.strain_limit = v;
             }
+            if let Some(v) = step_strain_limit {
+                settings.step_strain_limit = v;
+            }
+            if let Some(v) = retry_residual {
+                settings.retry_residual = v;
+            }
             settings.exact_jacobian = exact_jacobian;
             settings.cg_warm_start = cg_warm_start;
-            settings.adaptive = adaptive;
+            settings.adaptive = adaptive || !no_adaptive;
             settings.allow_unstable = allow_unstable;
             settings.guard.policy = DivergencePolicy::parse(&divergence)?;
             if let Some(v) = count_opt("guard_every", guard_every)? {

@@ -280,6 +280,17 @@ pub fn implicit_integrate(m: &CpuModel, h: f64, x: &[V3], v: &[V3], dv: &[V3], x
     });
 }
 
+/// The adaptive step's check of a trial step from `x` to `x_new` (the reference's `implicit_strain` per
+/// particle, in parallel): whether a spring ended strained beyond `strain_limit` or changed its length by
+/// more than `step_limit`·L within the step.
+pub fn strained(m: &CpuModel, strain_limit: f64, step_limit: f64, x: &[V3], x_new: &[V3]) -> bool {
+    use rayon::prelude::*;
+    (0..m.n)
+        .into_par_iter()
+        .with_min_len(4096)
+        .any(|i| crate::reference::implicit::implicit_strain(i, m, strain_limit, step_limit, x, x_new))
+}
+
 /// The largest index distance |a − b| over the springs (the band of the system, in particles).
 pub fn chain_band(m: &CpuModel) -> usize {
     m.end_a.iter().zip(&m.end_b).map(|(&a, &b)| (a as i64 - b as i64).unsigned_abs() as usize).max().unwrap_or(1).max(1)

@@ -56,6 +56,22 @@ impl Scratch {
     }
 }
 
+/// The engine's estimated bytes for `p` particles and `s` springs with `method` (checked before it
+/// allocates): the f64 model, the state and its next copy (96 B a particle), the scratch vectors (144 B a
+/// particle, 24 B a spring), and the method's own structures: implicit Euler's spring blocks and CG
+/// vectors, LEU's linearization, local/global's spring directions, global matrix and vectors (its
+/// Cholesky factor is checked apart, once its size is known), Newton's 3m×3m Hessian.
+pub fn engine_bytes(p: u64, s: u64, method: Method) -> u64 {
+    let base = crate::memory::cpu_model_bytes(p, s) + 96 * p + 144 * p + 24 * s;
+    base + match method {
+        Method::ImplicitEuler => 56 * s + 56 * p + 5 * 24 * p,
+        Method::Leu => 96 * s + 96 * p,
+        Method::LocalGlobal => 24 * s + 16 * (p + s) + 8 * 24 * p,
+        Method::Newton => 9 * 8 * (p + 2 * s) + 8 * 24 * p,
+        _ => 0,
+    }
+}
+
 /// The solver must suit the method, and the tridiagonal solve needs a chain: an error at construction
 /// otherwise.
 fn check_cpu_settings(m: &CpuModel, method: Method, s: &StepSettings) -> Result<()> {
@@ -117,6 +133,8 @@ impl CpuEngine {
     /// ([`Engine::set_plan`]); `springsim::CpuEngine::new` does both.
     pub fn new(model: &Model, method: Method, settings: StepSettings) -> Result<Self> {
         settings.validate()?;
+        let (p, s) = (model.n_particles() as u64, model.springs.len() as u64);
+        crate::memory::check(&format!("the CPU engine's {} for {p} particles and {s} springs", method.name()), engine_bytes(p, s, method))?;
         let cm = CpuModel::new(model)?;
         check_cpu_settings(&cm, method, &settings)?;
         let x: Vec<V3> = model.positions.iter().map(|p| V3::from(*p)).collect();
@@ -232,7 +250,7 @@ impl CpuEngine {
         let rep = implicit::implicit_step(&self.model, h, &o, &self.x, &self.v, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
         self.last_cg = rep;
         collide::collide(&self.model, &mut self.x_next, &mut self.v_next);
-        let strained = forces::max_strain(&self.model, &self.x_next) > self.settings.strain_limit;
+        let strained = implicit::strained(&self.model, self.settings.strain_limit, self.settings.step_strain_limit, &self.x, &self.x_next);
         Ok(StepsReport { iterations: rep.iterations, residual: rep.residual, strained, ..Default::default() })
     }
 

@@ -105,7 +105,12 @@ impl ImplicitIntegrator {
 
     /// Writes `ImplicitParams` and the PCG's uniforms from the settings (before a frame, never within).
     pub fn write_uniforms(&self, queue: &wgpu::Queue, n: usize, settings: &StepSettings) {
-        let ip = ImplicitParams { exact: settings.exact_jacobian as u32, strain_limit: settings.strain_limit as f32, _pad: [0; 2] };
+        let ip = ImplicitParams {
+            exact: settings.exact_jacobian as u32,
+            strain_limit: settings.strain_limit as f32,
+            step_limit: settings.step_strain_limit as f32,
+            _pad: 0,
+        };
         queue.write_buffer(&self.buffers.params, 0, bytemuck::bytes_of(&ip));
         self.buffers.pcg.write_pass(queue, n, settings.cg_tolerance, settings.cg_warm_start);
     }

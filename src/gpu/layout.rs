@@ -87,8 +87,10 @@ pub struct ImplicitParams {
     pub exact: u32,
     /// The adaptive step's strain limit.
     pub strain_limit: f32,
+    /// The adaptive step's limit on a spring's length change within one step, as a fraction of L.
+    pub step_limit: f32,
     /// Padding to 16 bytes.
-    pub _pad: [u32; 2],
+    pub _pad: u32,
 }
 
 /// `Collider` in `shaders/collide.wgsl`: one obstacle (see [`crate::model::Collider`]).

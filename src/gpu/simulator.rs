@@ -82,6 +82,12 @@ impl GpuEngine {
     ) -> Result<Self> {
         settings.validate()?;
         check_gpu_settings(method, &settings)?;
+        let (np, ns) = (model.n_particles() as u64, model.springs.len() as u64);
+        // the f64 layout, and the packed state and neighbour tables on their way to the GPU
+        crate::memory::check(
+            &format!("the GPU engine's host copy of {np} particles and {ns} springs"),
+            crate::memory::cpu_model_bytes(np, ns) + 64 * np + 32 * ns,
+        )?;
         let cm = CpuModel::new(model)?;
         let state = GpuState::new(device, &cm, &model.positions, &model.velocities)?;
         let integrator = Integrator::new(device, &options, &state, &cm, method, &settings)?;

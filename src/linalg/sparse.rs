@@ -70,6 +70,9 @@ impl SpdFactor {
         let (sym, argsort) = SymbolicSparseColMat::try_new_from_indices(n, n, &idx)
             .map_err(|e| Error::Solver(format!("{what}: could not build the sparse pattern: {e:?}")))?;
         let symbolic = symbolic_ordered(n, sym.as_ref(), &idx, what, ordering)?;
+        // the factor (f64, and the f32 copy of the single-precision solve) is known only now: checked
+        // before it is allocated
+        crate::memory::check(&format!("{what}'s Cholesky factor ({} nonzeros)", symbolic.len_val()), symbolic.len_val() as u64 * 12)?;
         let zeros = vec![0.0; pairs.len()];
         let matrix = SparseColMat::new_from_argsort(sym.clone(), &argsort, &zeros)
             .map_err(|e| Error::Solver(format!("{what}: could not fill the sparse matrix: {e:?}")))?;

@@ -25,6 +25,14 @@ fn check_size(name: &str, n: usize, min: usize) -> Result<()> {
     Ok(())
 }
 
+/// Refuses an n×n grid whose model (n² particles, `springs_per_particle`·n² springs, 2n² triangles)
+/// would not fit in the memory the machine has free ([`crate::memory`]), before allocating it.
+fn check_grid_memory(name: &str, n: usize, springs_per_particle: u64) -> Result<()> {
+    let p = (n * n) as u64;
+    let bytes = crate::memory::model_bytes(p, springs_per_particle * p, 2 * p);
+    crate::memory::check(&format!("the {n}x{n} {name} model"), bytes)
+}
+
 fn check_k(k: f64) -> Result<()> {
     if !k.is_finite() || k < 0.0 {
         return Err(Error::param("stiffness", k, "must be finite and >= 0"));
@@ -89,6 +97,7 @@ pub fn curtain(n: usize, k: Option<f64>) -> Result<Model> {
     check_size("size", n, 3)?;
     let k = k.unwrap_or_else(|| curtain_stiffness(n));
     check_k(k)?;
+    check_grid_memory("curtain", n, 5)?;
     let mut m = grid(n);
     grid_structural_and_bend(&mut m, n, k);
     let id = |r: usize, c: usize| (r * n + c) as u32;
@@ -106,6 +115,7 @@ pub fn cloth(n: usize, k: Option<f64>) -> Result<Model> {
     check_size("size", n, 3)?;
     let k = k.unwrap_or_else(|| curtain_stiffness(n));
     check_k(k)?;
+    check_grid_memory("cloth", n, 6)?;
     let mut m = grid(n);
     grid_structural_and_bend(&mut m, n, k);
     let id = |r: usize, c: usize| (r * n + c) as u32;

@@ -108,15 +108,25 @@ pub fn implicit_integrate(i: usize, m: &CpuModel, h: f64, x: &[V3], v: &[V3], dv
     }
 }
 
-/// `implicit_strain`: whether a spring of particle `i` is strained beyond `strain_limit` at the new
-/// positions x (Kauppila §3.2.3's adaptive step), |l − L|/L over its springs with L > 0; NaN counts.
+/// `implicit_strain`: whether the step from `src` to `dst` strained a spring of particle `i` beyond the
+/// adaptive step's limits (Kauppila §3.2.3, over its springs with L > 0; NaN counts):
+/// - its strain |l' − L|/L at the new positions is above `strain_limit`, or
+/// - its length changed within the step by more than `step_limit`·L, |l' − l|/L > `step_limit` (the rule
+///   of computational mechanics that Kauppila quotes from Bridson et al. 2002: no spring may deform by
+///   more than 10% in one step). This is the check that catches a linearized step gone wrong where the
+///   cloth starts flat at rest length: there the clamped transverse term is zero, so the step lets the
+///   particles next to a pin fall h²g, many spring lengths at h = 1/30 s on a fine grid.
 #[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(strain ≤ limit)` also catches NaN
-pub fn implicit_strain(i: usize, m: &CpuModel, strain_limit: f64, x: &[V3]) -> bool {
+pub fn implicit_strain(i: usize, m: &CpuModel, strain_limit: f64, step_limit: f64, src: &[V3], dst: &[V3]) -> bool {
     m.incidence.of(i).iter().any(|&e| {
         let s = (e >> 1) as usize;
         let j = if e & 1 == 0 { m.end_b[s] } else { m.end_a[s] } as usize;
         let rest = m.rest[s];
+        if rest <= 0.0 {
+            return false;
+        }
+        let (before, after) = ((src[i] - src[j]).norm(), (dst[i] - dst[j]).norm());
         // `!(strain <= limit)` also catches NaN
-        rest > 0.0 && !(((x[i] - x[j]).norm() - rest).abs() / rest <= strain_limit)
+        !((after - rest).abs() / rest <= strain_limit) || !((after - before).abs() / rest <= step_limit)
     })
 }

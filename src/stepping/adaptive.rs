@@ -1,7 +1,9 @@
 //! Kauppila's adaptive step for implicit Euler (Kauppila, "Implicit Euler tutorial", §3.2.3): a step
-//! that stretches or compresses a spring by more than the strain limit is discarded and retaken with
-//! h/2; after two accepted steps in a row h doubles again, never above the planned step. Below
-//! h_plan/2¹⁰ a step is accepted as it is, so a frame always ends.
+//! that leaves a spring strained beyond the strain limit, or that changes a spring's length by more than
+//! the step limit within the step (Bridson et al. 2002's 10%), is discarded and retaken with h/2; after
+//! two accepted steps in a row h doubles again, never above the planned step. Below h_plan/2¹⁰ a step
+//! is accepted as it is, so a frame always ends. The engines make the check (`implicit_strain`); this
+//! module only decides.
 
 /// The smallest step, as a fraction of the planned one, that the adaptive step still halves.
 pub const MIN_FRACTION: f64 = 1.0 / 1024.0;

@@ -29,6 +29,8 @@ struct Scripted {
     trials: Vec<f64>,
     accepted: usize,
     strain_above: f64,
+    /// A trial longer than this reports `residual` (a solve that stopped short); shorter ones converge.
+    short_above: f64,
     speed_exceeded: bool,
     leu_retries: usize,
 }
@@ -77,7 +79,8 @@ impl Engine for Scripted {
     }
     fn try_step(&mut self, h: f64) -> Result<StepsReport> {
         self.trials.push(h);
-        Ok(StepsReport { strained: h > self.strain_above, iterations: 1, ..Default::default() })
+        let residual = if h > self.short_above { self.residual } else { 0.0 };
+        Ok(StepsReport { strained: h > self.strain_above, residual, iterations: 1, ..Default::default() })
     }
     fn accept_trial(&mut self) -> Result<()> {
         self.accepted += 1;
@@ -174,6 +177,33 @@ fn the_adaptive_frame_halves_until_unstrained_and_fills_the_frame() {
 }
 
 #[test]
+fn the_adaptive_frame_retakes_a_solve_that_stopped_short() {
+    // on by default: trials above 0.015 s end their CG at a relative residual of 0.5, above the default
+    // retry_residual (0.1); none strains
+    let settings = StepSettings { frame_dt: 0.04, ..Default::default() };
+    assert!(settings.adaptive);
+    let engine = Scripted {
+        method: Some(Method::ImplicitEuler),
+        settings,
+        strain_above: f64::INFINITY,
+        short_above: 0.015,
+        residual: 0.5,
+        ..Default::default()
+    };
+    let mut s = Stepper::drive(engine).unwrap();
+    let r = s.step_frame().unwrap();
+    assert_eq!(s.engine().trials, vec![0.04, 0.02, 0.01, 0.01, 0.02, 0.01, 0.01]);
+    assert_eq!((r.substeps, r.residual), (4, 0.0), "every accepted step converged");
+    // a residual at the limit is accepted
+    let settings = StepSettings { frame_dt: 0.04, retry_residual: 0.5, ..Default::default() };
+    let engine =
+        Scripted { method: Some(Method::ImplicitEuler), settings, strain_above: f64::INFINITY, residual: 0.5, ..Default::default() };
+    let mut s = Stepper::drive(engine).unwrap();
+    s.step_frame().unwrap();
+    assert_eq!(s.engine().trials, vec![0.04]);
+}
+
+#[test]
 fn set_h_keeps_k0_and_steps_once_per_frame() {
     let mut s = Stepper::drive(Scripted::default()).unwrap();
     s.set_h(1e-4).unwrap();
@@ -260,8 +290,13 @@ fn non_finite_strain_and_a_stalled_solver_are_reported_by_cause() {
     let mut s = unstable_above(1.0, DivergencePolicy::Report);
     s.engine_mut().strain = 3.0;
     assert_eq!(s.step_frame().unwrap().divergence.map(|d| d.cause), Some(Cause::Strain { strain: 3.0, limit: 2.0 }));
-    // implicit Euler's CG at residual 0.9 (tolerance 1e-6, the guard's limit 0.5)
-    let settings = StepSettings { guard: GuardSettings { policy: DivergencePolicy::Report, ..Default::default() }, ..Default::default() };
+    // implicit Euler's CG at residual 0.9 (tolerance 1e-6, the guard's limit 0.5), planned steps as they
+    // come (the adaptive step would retake them)
+    let settings = StepSettings {
+        adaptive: false,
+        guard: GuardSettings { policy: DivergencePolicy::Report, ..Default::default() },
+        ..Default::default()
+    };
     let mut s = Stepper::drive(Scripted { method: Some(Method::ImplicitEuler), settings, residual: 0.9, ..Default::default() }).unwrap();
     assert_eq!(s.step_frame().unwrap().divergence.map(|d| d.cause), Some(Cause::Solver { residual: 0.9, limit: 0.5 }));
     // the explicit methods have no solver: a residual they report is not judged
