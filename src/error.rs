@@ -60,7 +60,7 @@ pub enum Error {
     },
     /// Host memory: the estimated bytes of a model or an engine's structures exceed what the machine has
     /// free (checked before allocating; [`crate::memory`]).
-    #[error("not enough host memory: {what} needs about {} ({bytes} B), {} available (MemAvailable, or SPRINGSIM_HOST_MEMORY)", crate::memory::human(*bytes), crate::memory::human(*available))]
+    #[error("not enough host memory: {what} needs about {} ({bytes} B), {} available (MemAvailable, or SPRINGSIM_HOST_MEMORY)", human_bytes(*bytes), human_bytes(*available))]
     HostMemory {
         /// What would be allocated.
         what: String,
@@ -108,5 +108,17 @@ impl Error {
     /// An invalid parameter: `name` is the field as the user wrote it, `value` what was given.
     pub fn param(name: &str, value: impl ToString, reason: impl Into<String>) -> Self {
         Error::InvalidParameter { name: name.to_string(), value: value.to_string(), reason: reason.into() }
+    }
+}
+
+/// A byte count as people read it in a message: `1.23 GB`, `168.5 MB`, `5000 B`.
+fn human_bytes(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= 1e9 {
+        format!("{:.2} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.1} MB", b / 1e6)
+    } else {
+        format!("{bytes} B")
     }
 }

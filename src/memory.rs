@@ -59,18 +59,6 @@ pub fn cpu_model_bytes(particles: u64, springs: u64) -> u64 {
     particles * (8 + 8 + 4) + springs * (4 + 4 + 8 + 8 + 8) + 2 * springs * 4
 }
 
-/// Makes the message's byte counts readable: `1.23 GB`.
-pub fn human(bytes: u64) -> String {
-    let b = bytes as f64;
-    if b >= 1e9 {
-        format!("{:.2} GB", b / 1e9)
-    } else if b >= 1e6 {
-        format!("{:.1} MB", b / 1e6)
-    } else {
-        format!("{bytes} B")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
