@@ -2,7 +2,8 @@
 //!
 //! The layers, each importing only from those above it in this list:
 //! - [`error`], [`method`] (the methods and their settings), [`model`] (particles, springs, pins,
-//!   builders, validation, CSR incidence lists, the cursor spring) and [`scene`] (the built-in scenes);
+//!   builders, validation, CSR incidence lists, the cursor spring), [`scene`] (the built-in scenes) and
+//!   [`scene_file`] (scenes as RON files);
 //! - [`reference`](mod@reference): the f64 twin of every WGSL kernel, one plain function per entry point, and
 //!   [`linalg`]: the sparse Cholesky, orderings, multigrid and CG that both engines use;
 //! - the engines behind the [`engine::Engine`] contract: [`cpu`] (the reference kernels in parallel with
@@ -22,6 +23,7 @@ pub mod method;
 pub mod model;
 pub mod reference;
 pub mod scene;
+pub mod scene_file;
 pub mod stepping;
 #[cfg(feature = "viewer")]
 pub mod viewer;

@@ -1,0 +1,648 @@
+//! Scene files: a scene as RON text (`scenes/*.ron`, parsed with serde and ron). A file names the
+//! model's builder and its parameters (size, stiffness, or an OBJ for `mesh`), material overrides (total
+//! mass, spring damping), extra pins, colliders (the [`Collider`] variants), force fields (gravity,
+//! drag, wind, a central field), the method and its main settings (named as `springsim bench`'s
+//! options), the frame step and count, and an optional camera:
+//!
+//! ```ron
+//! (
+//!     about: "a rope in a wind, onto a sphere",
+//!     model: (builder: "rope", size: 24, stiffness: 1500.0),
+//!     material: (mass: 0.2, damping: 0.01),
+//!     pins: [23],
+//!     colliders: [Sphere(center: (0.0, -0.6, 0.0), radius: 0.2, thickness: 0.01, friction: 0.5)],
+//!     forces: (gravity: (0.0, -9.81, 0.0), drag: 0.5, wind: (0.0, 0.0, 2.0)),
+//!     method: (name: "local-global", global: "cholesky", lg_iterations: 10),
+//!     frame_dt: 0.03333333333333333,
+//!     frames: 60,
+//!     camera: (eye: (0.0, 0.5, 3.0), target: (0.0, -0.3, 0.0)),
+//! )
+//! ```
+//!
+//! Unknown fields are errors, and so is every invalid value: each is an [`Error::SceneFile`], one line
+//! naming the file, the line and column, and the field. The builders stay Rust code
+//! ([`crate::scene`]); what a file adds (material, pins, colliders, forces) is applied to the builder's
+//! model. This module sits with the model and the scene registry: it imports neither engine, the
+//! stepping policy nor a front end.
+
+mod locate;
+
+use crate::error::{Error, Result};
+use crate::method::{DivergencePolicy, FactorPrecision, GlobalSolve, Method, Preconditioner, StepSettings};
+use crate::model::{Collider, Model};
+use crate::scene::{self, SceneOptions};
+use locate::{Index, Pos};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// A scene file's content.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneFile {
+    /// One line about the scene.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub about: String,
+    /// The builder and its parameters.
+    pub model: ModelSpec,
+    /// Overrides of the builder's material.
+    #[serde(default, skip_serializing_if = "Material::is_empty")]
+    pub material: Material,
+    /// Particles pinned besides the builder's own pins (indices into the model).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pins: Vec<usize>,
+    /// Obstacles added to the builder's own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub colliders: Vec<Collider>,
+    /// Force fields: each one given replaces the builder's.
+    #[serde(default, skip_serializing_if = "ForcesSpec::is_empty")]
+    pub forces: ForcesSpec,
+    /// The method and its settings.
+    pub method: MethodSpec,
+    /// The frame step (s).
+    pub frame_dt: f64,
+    /// Frames to run (`springsim run` and `bench` by default).
+    pub frames: usize,
+    /// Where the demo's camera starts (without one, it frames the model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub camera: Option<CameraSpec>,
+}
+
+/// The model: a builder of [`crate::scene`] by name, and its parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec {
+    /// The builder: one of [`scene::BUILDERS`].
+    #[serde(with = "builder_name")]
+    pub builder: String,
+    /// Particles per side or per strand (the builder's default when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<usize>,
+    /// The builder's spring stiffness k (N/m) (its resolution-aware default when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stiffness: Option<f64>,
+    /// The `mesh` builder's OBJ file, relative to the scene file's folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub obj: Option<PathBuf>,
+}
+
+/// Material overrides.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Material {
+    /// The total mass (kg): every particle's mass is scaled to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mass: Option<f64>,
+    /// The damping along every spring k_d (N·s/m); local/global does not use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damping: Option<f64>,
+}
+
+impl Material {
+    fn is_empty(&self) -> bool {
+        self == &Material::default()
+    }
+}
+
+/// Force fields; each one given replaces the builder's ([`crate::model::Forces`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForcesSpec {
+    /// Gravity (m/s²).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gravity: Option<[f64; 3]>,
+    /// Air drag d₀ (1/s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drag: Option<f64>,
+    /// The wind the drag acts against (m/s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wind: Option<[f64; 3]>,
+    /// A central field: acceleration −strength·(x − center).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub central: Option<Central>,
+}
+
+impl ForcesSpec {
+    fn is_empty(&self) -> bool {
+        self == &ForcesSpec::default()
+    }
+}
+
+/// A central (harmonic) field.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Central {
+    /// Its centre (m).
+    pub center: [f64; 3],
+    /// Its strength s (1/s²).
+    pub strength: f64,
+}
+
+/// Where the camera starts.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CameraSpec {
+    /// The eye (m).
+    pub eye: [f64; 3],
+    /// The point looked at (m).
+    pub target: [f64; 3],
+}
+
+/// The method and its settings, named as `springsim bench`'s options (with `_` for `-`); a setting left
+/// out keeps [`StepSettings::default`]. Names (the method, `global`, `preconditioner`,
+/// `factor_precision`, `divergence`) are parsed by the project's own parsers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MethodSpec {
+    /// The method (`explicit-euler`, …, `local-global`, `newton`).
+    #[serde(with = "named")]
+    pub name: Method,
+    /// A fixed step h (s) instead of the stable one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub h: Option<f64>,
+    /// h = substep_scale · h_max.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub substep_scale: Option<f64>,
+    /// Rayleigh damping αK (Shinya eq. 28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rayleigh: Option<bool>,
+    /// LEU: the re-linearisation interval h_nl (s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leu_interval: Option<f64>,
+    /// The speed (m/s) above which a step counts as diverging.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed_limit: Option<f64>,
+    /// The linear solver (`auto`, `cg`, `tridiagonal`, `cholesky`, `chebyshev`).
+    #[serde(default, with = "opt_named", skip_serializing_if = "Option::is_none")]
+    pub global: Option<GlobalSolve>,
+    /// Local/global iterations per step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lg_iterations: Option<usize>,
+    /// Local/global with `cg` or `chebyshev`: the budget of each global step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_iterations: Option<usize>,
+    /// Local/global: `jacobi` or `multigrid`.
+    #[serde(default, with = "opt_named", skip_serializing_if = "Option::is_none")]
+    pub preconditioner: Option<Preconditioner>,
+    /// Local/global with `cholesky`: `f32` or `f64`.
+    #[serde(default, with = "opt_named", skip_serializing_if = "Option::is_none")]
+    pub factor_precision: Option<FactorPrecision>,
+    /// Newton: the iteration limit per step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub newton_iterations: Option<usize>,
+    /// Implicit Euler: the CG budget per step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cg_iterations: Option<usize>,
+    /// Implicit Euler: the CG relative tolerance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cg_tolerance: Option<f64>,
+    /// Implicit Euler: CG from the last step's Δv.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cg_warm_start: Option<bool>,
+    /// Implicit Euler: the exact spring Jacobian.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exact_jacobian: Option<bool>,
+    /// Implicit Euler: Kauppila's adaptive step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<bool>,
+    /// Implicit Euler: the adaptive step's strain limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strain_limit: Option<f64>,
+    /// The divergence guard: `report`, `recover` or `ignore`.
+    #[serde(default, with = "opt_named", skip_serializing_if = "Option::is_none")]
+    pub divergence: Option<DivergencePolicy>,
+    /// The guard checks every this many frames (0: the engine's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guard_every: Option<usize>,
+    /// Run an explicit method above Shinya's h_max.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_unstable: Option<bool>,
+}
+
+impl MethodSpec {
+    /// Only the method: every setting its default.
+    pub fn new(name: Method) -> Self {
+        MethodSpec {
+            name,
+            h: None,
+            substep_scale: None,
+            rayleigh: None,
+            leu_interval: None,
+            speed_limit: None,
+            global: None,
+            lg_iterations: None,
+            global_iterations: None,
+            preconditioner: None,
+            factor_precision: None,
+            newton_iterations: None,
+            cg_iterations: None,
+            cg_tolerance: None,
+            cg_warm_start: None,
+            exact_jacobian: None,
+            adaptive: None,
+            strain_limit: None,
+            divergence: None,
+            guard_every: None,
+            allow_unstable: None,
+        }
+    }
+
+    /// Writes the settings this spec gives into `s`, except those whose command-line option `given`
+    /// says was given (`given` takes `springsim bench`'s option names with `_`: `h`, `substep_scale`,
+    /// `no_rayleigh`, `cg_iterations`, …).
+    pub fn apply(&self, s: &mut StepSettings, given: &dyn Fn(&str) -> bool) {
+        macro_rules! set {
+            ($flag:literal, $src:expr, $dst:expr) => {
+                if let Some(v) = $src {
+                    if !given($flag) {
+                        $dst = v;
+                    }
+                }
+            };
+        }
+        set!("h", self.h.map(Some), s.fixed_h);
+        set!("substep_scale", self.substep_scale, s.substep_scale);
+        set!("no_rayleigh", self.rayleigh, s.rayleigh);
+        set!("leu_interval", self.leu_interval, s.leu_interval);
+        set!("speed_limit", self.speed_limit, s.speed_limit);
+        set!("global", self.global, s.global);
+        set!("lg_iterations", self.lg_iterations, s.lg_iterations);
+        set!("global_iterations", self.global_iterations, s.global_iterations);
+        set!("preconditioner", self.preconditioner, s.preconditioner);
+        set!("factor_precision", self.factor_precision, s.factor_precision);
+        set!("newton_iterations", self.newton_iterations, s.newton_iterations);
+        set!("cg_iterations", self.cg_iterations, s.cg_max_iterations);
+        set!("cg_tolerance", self.cg_tolerance, s.cg_tolerance);
+        set!("cg_warm_start", self.cg_warm_start, s.cg_warm_start);
+        set!("exact_jacobian", self.exact_jacobian, s.exact_jacobian);
+        set!("adaptive", self.adaptive, s.adaptive);
+        set!("strain_limit", self.strain_limit, s.strain_limit);
+        set!("divergence", self.divergence, s.guard.policy);
+        set!("guard_every", self.guard_every, s.guard.every);
+        set!("allow_unstable", self.allow_unstable, s.allow_unstable);
+    }
+}
+
+/// A setting written by its command-line name and read by the project's own parser.
+pub trait Named: Sized + Copy {
+    /// Parses a name.
+    fn parse_name(s: &str) -> Result<Self>;
+    /// The name.
+    fn cli_name(self) -> &'static str;
+}
+
+macro_rules! named {
+    ($($t:ty),*) => {$(
+        impl Named for $t {
+            fn parse_name(s: &str) -> Result<Self> {
+                <$t>::parse(s)
+            }
+            fn cli_name(self) -> &'static str {
+                self.name()
+            }
+        }
+    )*};
+}
+named!(Method, GlobalSolve, Preconditioner, FactorPrecision, DivergencePolicy);
+
+mod named {
+    use super::Named;
+    use serde::{de::Error as _, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<T: Named, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(v.cli_name())
+    }
+
+    pub fn deserialize<'de, T: Named, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
+        let s = String::deserialize(d)?;
+        T::parse_name(&s).map_err(D::Error::custom)
+    }
+}
+
+mod opt_named {
+    use super::Named;
+    use serde::{de::Error as _, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<T: Named, S: Serializer>(v: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(v) => s.serialize_some(v.cli_name()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, T: Named, D: Deserializer<'de>>(d: D) -> Result<Option<T>, D::Error> {
+        Option::<String>::deserialize(d)?.map(|s| T::parse_name(&s).map_err(D::Error::custom)).transpose()
+    }
+}
+
+mod builder_name {
+    use crate::scene::BUILDERS;
+    use serde::{de::Error as _, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &str, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(v)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+        let s = String::deserialize(d)?;
+        if BUILDERS.contains(&s.as_str()) {
+            Ok(s)
+        } else {
+            Err(D::Error::custom(format!("unknown builder '{s}' (known: {})", BUILDERS.join(", "))))
+        }
+    }
+}
+
+/// ron with `implicit_some` on: `size: 81` for `Some(81)` (`Some(81)` reads too).
+fn ron_options() -> ron::Options {
+    ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
+}
+
+impl SceneFile {
+    /// The file as RON (pretty, settings left at their defaults omitted); it parses back to `self`.
+    pub fn to_ron(&self) -> Result<String> {
+        let cfg = ron::ser::PrettyConfig::new().compact_arrays(true);
+        let mut s = ron_options().to_string_pretty(self, cfg).map_err(|e| Error::param("scene", "to_ron", e.to_string()))?;
+        s.push('\n');
+        Ok(s)
+    }
+
+    /// The step settings the file gives (the rest [`StepSettings::default`]).
+    pub fn settings(&self) -> StepSettings {
+        let mut s = StepSettings { frame_dt: self.frame_dt, ..Default::default() };
+        self.method.apply(&mut s, &|_| false);
+        s
+    }
+}
+
+/// Where a scene came from.
+#[derive(Clone, Debug, PartialEq)]
+enum Origin {
+    /// A built-in scene, `scenes/NAME.ron` embedded in the library.
+    Builtin(&'static str),
+    /// A file on disk.
+    File(PathBuf),
+}
+
+/// A parsed scene file with its text and where it came from: what errors found after parsing are
+/// located in, and what a relative OBJ path is resolved against.
+#[derive(Clone, Debug)]
+pub struct Scene {
+    /// The content.
+    pub file: SceneFile,
+    origin: Origin,
+    text: String,
+}
+
+impl Scene {
+    /// Parses and checks a scene file's text; `path` names it in errors and locates its OBJ.
+    pub fn parse(text: &str, path: &Path) -> Result<Scene> {
+        Scene::parse_from(text, Origin::File(path.to_path_buf()))
+    }
+
+    /// Reads, parses and checks a scene file.
+    pub fn load(path: &Path) -> Result<Scene> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::SceneFile {
+            path: path.display().to_string(),
+            line: 0,
+            col: 0,
+            field: "(file)".into(),
+            msg: e.to_string(),
+        })?;
+        Scene::parse(&text, path)
+    }
+
+    /// A built-in scene's embedded file (`text` is `scenes/NAME.ron`).
+    pub(crate) fn builtin(name: &'static str, text: &'static str) -> Result<Scene> {
+        Scene::parse_from(text, Origin::Builtin(name))
+    }
+
+    fn parse_from(text: &str, origin: Origin) -> Result<Scene> {
+        let scene = match ron_options().from_str::<SceneFile>(text) {
+            Ok(file) => Scene { file, origin, text: text.to_string() },
+            Err(e) => {
+                let at = Pos { line: e.span.start.line, col: e.span.start.col };
+                let index = Index::new(text);
+                let field = match &e.code {
+                    ron::Error::MissingStructField { field, .. } => join(index.path_at(at), field),
+                    _ => index.path_at(at).to_string(),
+                };
+                return Err(Error::SceneFile { path: origin_name(&origin), line: at.line, col: at.col, field, msg: e.code.to_string() });
+            }
+        };
+        scene.check()?;
+        Ok(scene)
+    }
+
+    /// The file's name in messages: its path, or `scenes/NAME.ron` for a built-in one.
+    pub fn name(&self) -> String {
+        origin_name(&self.origin)
+    }
+
+    /// Whether this is a built-in scene.
+    pub fn is_builtin(&self) -> bool {
+        matches!(self.origin, Origin::Builtin(_))
+    }
+
+    /// The text it was parsed from.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// An error at `field` of this file.
+    fn error(&self, field: &str, msg: impl ToString) -> Error {
+        let at = Index::new(&self.text).find(field).unwrap_or(Pos { line: 1, col: 1 });
+        Error::SceneFile { path: self.name(), line: at.line, col: at.col, field: field.to_string(), msg: msg.to_string() }
+    }
+
+    /// An error of the library's at `field`, its message kept.
+    fn wrap(&self, field: &str, e: Error) -> Error {
+        self.error(field, e)
+    }
+
+    /// The checks that need no model: material, forces, colliders, settings, frames, camera.
+    fn check(&self) -> Result<()> {
+        let f = &self.file;
+        let positive = |field: &str, v: f64| if v.is_finite() && v > 0.0 { Ok(()) } else { Err(self.error(field, format!("{v} must be finite and > 0"))) };
+        let nonneg = |field: &str, v: f64| if v.is_finite() && v >= 0.0 { Ok(()) } else { Err(self.error(field, format!("{v} must be finite and >= 0"))) };
+        let finite = |field: &str, v: &[f64; 3]| {
+            if v.iter().all(|c| c.is_finite()) {
+                Ok(())
+            } else {
+                Err(self.error(field, format!("{v:?} must be finite")))
+            }
+        };
+        if f.model.obj.is_some() && f.model.builder != "mesh" {
+            return Err(self.error("model.obj", format!("only the mesh builder takes an OBJ (the builder is {})", f.model.builder)));
+        }
+        if let Some(k) = f.model.stiffness {
+            positive("model.stiffness", k)?;
+        }
+        if let Some(m) = f.material.mass {
+            positive("material.mass", m)?;
+        }
+        if let Some(d) = f.material.damping {
+            nonneg("material.damping", d)?;
+        }
+        if let Some(g) = &f.forces.gravity {
+            finite("forces.gravity", g)?;
+        }
+        if let Some(d) = f.forces.drag {
+            nonneg("forces.drag", d)?;
+        }
+        if let Some(w) = &f.forces.wind {
+            finite("forces.wind", w)?;
+        }
+        if let Some(c) = &f.forces.central {
+            finite("forces.central.center", &c.center)?;
+            nonneg("forces.central.strength", c.strength)?;
+        }
+        for (i, c) in f.colliders.iter().enumerate() {
+            c.validate(i).map_err(|e| self.wrap(&field_of(&e).unwrap_or_else(|| format!("colliders[{i}]")), e))?;
+        }
+        positive("frame_dt", f.frame_dt)?;
+        if f.frames == 0 {
+            return Err(self.error("frames", "0 must be >= 1"));
+        }
+        if let Some(c) = &f.camera {
+            finite("camera.eye", &c.eye)?;
+            finite("camera.target", &c.target)?;
+            if c.eye == c.target {
+                return Err(self.error("camera.eye", "the eye must not be the target"));
+            }
+        }
+        let s = f.settings();
+        let method = f.method.name;
+        s.validate().map_err(|e| self.wrap(&setting_field(&e), e))?;
+        s.global.resolve(method).map_err(|e| self.wrap("method.global", e))?;
+        s.preconditioner.check(method, s.global).map_err(|e| self.wrap("method.preconditioner", e))?;
+        Ok(())
+    }
+
+    /// The model with the builder's parameters from `opts` where it gives them (size, stiffness, OBJ;
+    /// the OBJ only for the `mesh` builder), else from the file; then the file's material, forces, pins
+    /// and colliders; validated. A built-in scene's OBJ is not used (the registry's `mesh` needs
+    /// `opts.mesh`). Errors of what the file gave name the file, line and field; errors of `opts` are
+    /// the library's usual ones.
+    pub fn build(&self, opts: &SceneOptions) -> Result<Model> {
+        opts.validate()?;
+        let spec = &self.file.model;
+        let builder = spec.builder.as_str();
+        let builtin = self.is_builtin();
+        let size = opts.size.or(spec.size).unwrap_or_else(|| scene::default_size(builder));
+        let stiffness = opts.stiffness.or(spec.stiffness);
+        let obj = match (&opts.mesh, &spec.obj) {
+            (Some(p), _) => Some(p.clone()),
+            (None, Some(p)) if !builtin => Some(self.resolve(p)),
+            _ => None,
+        };
+        // which errors are the file's: the parameters it gave and `opts` did not override
+        let from_file = |name: &str| {
+            !builtin
+                && match name {
+                    "size" => opts.size.is_none() && spec.size.is_some(),
+                    "stiffness" => opts.stiffness.is_none() && spec.stiffness.is_some(),
+                    _ => opts.mesh.is_none() && spec.obj.is_some(),
+                }
+        };
+        let mut m = scene::builder(builder, size, stiffness, obj.as_deref()).map_err(|e| match &e {
+            Error::InvalidParameter { name, .. } if (name == "size" || name == "stiffness") && from_file(name) => {
+                self.wrap(&format!("model.{name}"), e)
+            }
+            Error::InvalidParameter { name, .. } if name == "mesh" && !builtin => {
+                self.error("model.obj", "the mesh builder needs obj: \"path.obj\" (or --mesh)")
+            }
+            Error::Mesh { .. } | Error::InvalidParameter { .. } | Error::InvalidModel { .. } if builder == "mesh" && from_file("obj") => {
+                self.wrap("model.obj", e)
+            }
+            _ => e,
+        })?;
+        let f = &self.file;
+        if let Some(mass) = f.material.mass {
+            let scale = mass / m.total_mass();
+            for x in &mut m.masses {
+                *x *= scale;
+            }
+        }
+        if let Some(kd) = f.material.damping {
+            for s in &mut m.springs {
+                s.kd = kd;
+            }
+        }
+        let forces = &f.forces;
+        if let Some(g) = forces.gravity {
+            m.forces.gravity = g;
+        }
+        if let Some(d) = forces.drag {
+            m.forces.drag = d;
+        }
+        if let Some(w) = forces.wind {
+            m.forces.wind = w;
+        }
+        if let Some(c) = forces.central {
+            m.forces.central = Some((c.center, c.strength));
+        }
+        let n = m.n_particles();
+        for (i, &p) in f.pins.iter().enumerate() {
+            if p >= n {
+                return Err(self.error(&format!("pins[{i}]"), format!("index {p} out of range (the model has {n} particles)")));
+            }
+            m.pin(p);
+        }
+        m.colliders.extend(f.colliders.iter().copied());
+        if builtin {
+            m.validate()?;
+        } else {
+            let field = if f.material.mass.is_some() { "material" } else { "model" };
+            m.validate().map_err(|e| self.wrap(field, e))?;
+        }
+        Ok(m)
+    }
+
+    /// `p` relative to the file's folder (as given when absolute).
+    fn resolve(&self, p: &Path) -> PathBuf {
+        match &self.origin {
+            Origin::File(f) if p.is_relative() => f.parent().map(|d| d.join(p)).unwrap_or_else(|| p.to_path_buf()),
+            _ => p.to_path_buf(),
+        }
+    }
+
+    /// The step settings the file gives.
+    pub fn settings(&self) -> StepSettings {
+        self.file.settings()
+    }
+}
+
+fn origin_name(o: &Origin) -> String {
+    match o {
+        Origin::Builtin(name) => format!("scenes/{name}.ron"),
+        Origin::File(p) => p.display().to_string(),
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// The field an error of the library's names.
+fn field_of(e: &Error) -> Option<String> {
+    match e {
+        Error::InvalidParameter { name, .. } => Some(name.clone()),
+        Error::InvalidModel { field, .. } => Some(field.clone()),
+        _ => None,
+    }
+}
+
+/// The file's field of a [`StepSettings::validate`] error.
+fn setting_field(e: &Error) -> String {
+    let Error::InvalidParameter { name, .. } = e else { return "method".into() };
+    match name.as_str() {
+        "frame_dt" => "frame_dt".into(),
+        "cg_max_iterations" => "method.cg_iterations".into(),
+        "guard.every" => "method.guard_every".into(),
+        n => format!("method.{n}"),
+    }
+}
