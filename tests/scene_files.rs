@@ -121,7 +121,10 @@ fn the_files_build_the_builders_models() {
     assert_eq!(orbit.forces.gravity, [0.0; 3]);
     // the same through the file's path
     let path = scenes_dir().join("flag.ron");
-    assert_eq!(scene::build(&path.display().to_string(), &SceneOptions::default()).expect("flag.ron"), scene::flag(41, None).expect("flag"));
+    assert_eq!(
+        scene::build(&path.display().to_string(), &SceneOptions::default()).expect("flag.ron"),
+        scene::flag(41, None).expect("flag")
+    );
 }
 
 #[test]
@@ -223,7 +226,10 @@ fn bad_files_name_the_file_the_line_and_the_field() {
     assert_bad(&with("    method", "    pins: [\n        1,\n        8,\n    ],\n    method"), 5, "pins[1]", "out of range");
     assert_bad(&with("    method", "    forces: (drag: -1.0),\n    method"), 3, "forces.drag", ">= 0");
     assert_bad(
-        &with("    method", "    colliders: [\n        Sphere(center: (0.0, 0.0, 0.0), radius: -1.0, thickness: 0.0, friction: 0.0),\n    ],\n    method"),
+        &with(
+            "    method",
+            "    colliders: [\n        Sphere(center: (0.0, 0.0, 0.0), radius: -1.0, thickness: 0.0, friction: 0.0),\n    ],\n    method",
+        ),
         4,
         "colliders[0].radius",
         ">= 0",
@@ -233,7 +239,12 @@ fn bad_files_name_the_file_the_line_and_the_field() {
     assert_bad(&with("frames: 3", "frames: 0"), 5, "frames", ">= 1");
     assert_bad(&with("size: 8", "size: 8, obj: \"x.obj\""), 2, "model.obj", "only the mesh builder");
     // an OBJ that is not there, and one that does not parse
-    assert_bad(&with("builder: \"rope\", size: 8, stiffness: 300.0", "builder: \"mesh\", obj: \"no-such-file.obj\""), 2, "model.obj", "no-such-file.obj");
+    assert_bad(
+        &with("builder: \"rope\", size: 8, stiffness: 300.0", "builder: \"mesh\", obj: \"no-such-file.obj\""),
+        2,
+        "model.obj",
+        "no-such-file.obj",
+    );
     let dir = temp_dir("obj");
     std::fs::write(dir.join("broken.obj"), "v 1 2\nf 1 2 3 oops\n").expect("write");
     let text = with("builder: \"rope\", size: 8, stiffness: 300.0", "builder: \"mesh\", obj: \"broken.obj\"");
@@ -344,7 +355,8 @@ fn run_writes_obj_frames_that_read_back() {
     assert!(r.status.success(), "{}", text(&r.stderr));
     eprintln!("{}", text(&r.stdout).trim());
     let m = scene::build("curtain", &SceneOptions::default()).expect("curtain");
-    let mut names: Vec<String> = std::fs::read_dir(&out).expect("out").map(|e| e.expect("e").file_name().to_string_lossy().into_owned()).collect();
+    let mut names: Vec<String> =
+        std::fs::read_dir(&out).expect("out").map(|e| e.expect("e").file_name().to_string_lossy().into_owned()).collect();
     names.sort();
     let expected: Vec<String> = (1..=30).map(|k| format!("frame_{k:04}.obj")).chain(["frames.csv".to_string()]).collect();
     assert_eq!(names, expected);
@@ -492,7 +504,8 @@ fn demo_takes_a_scene_file() {
     std::fs::write(&path, file).expect("write");
     let png = dir.join("shot.png");
     let (p, s) = (path.display().to_string(), png.display().to_string());
-    let out = springsim(&["demo", "--scene-file", &p, "--frames", "3", "--screenshot", &s, "--headless", "--width", "64", "--height", "48"]);
+    let out =
+        springsim(&["demo", "--scene-file", &p, "--frames", "3", "--screenshot", &s, "--headless", "--width", "64", "--height", "48"]);
     if !out.status.success() && std::env::var("SPRINGSIM_REQUIRE_GPU").as_deref() != Ok("1") {
         common::skipped(&format!("no adapter: {}", text(&out.stderr).trim()));
         return;

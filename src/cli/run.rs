@@ -160,7 +160,13 @@ pub fn run(cli: RunCli) -> Result<()> {
         sim_s += t.elapsed().as_secs_f64();
         let t = Instant::now();
         let stats = state_stats(&cm, &x, &v);
-        rows.push(Row { frame: k, time: k as f64 * frame_dt, energy: stats.energy, max_strain: stats.max_strain, residual: report.residual });
+        rows.push(Row {
+            frame: k,
+            time: k as f64 * frame_dt,
+            energy: stats.energy,
+            max_strain: stats.max_strain,
+            residual: report.residual,
+        });
         let header = format!("springsim {}, {} on {}, frame {k}, t = {} s", sc.name(), method, backend.name(), k as f64 * frame_dt);
         let path = frame_path(k);
         let mut w = std::io::BufWriter::new(std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?);
@@ -196,7 +202,9 @@ pub fn run(cli: RunCli) -> Result<()> {
         write_s * 1e3 / n
     );
     if let Some(k) = failed {
-        return Err(springsim::Error::Diverged { frame: k, what: "a coordinate is not finite (the frames up to it are written)".into() }.into());
+        return Err(
+            springsim::Error::Diverged { frame: k, what: "a coordinate is not finite (the frames up to it are written)".into() }.into()
+        );
     }
     let log = sim.divergences();
     if policy == DivergencePolicy::Report {

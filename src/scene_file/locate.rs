@@ -300,7 +300,8 @@ fn tokenize(text: &str) -> Vec<Tok> {
             Some(Kind::Ident(c[s..i].iter().collect()))
         } else if ch.is_ascii_digit() || matches!(ch, '+' | '-' | '.') {
             i += 1;
-            while i < c.len() && (c[i].is_alphanumeric() || matches!(c[i], '.' | '_') || (matches!(c[i], '+' | '-') && matches!(c[i - 1], 'e' | 'E')))
+            while i < c.len()
+                && (c[i].is_alphanumeric() || matches!(c[i], '.' | '_') || (matches!(c[i], '+' | '-') && matches!(c[i - 1], 'e' | 'E')))
             {
                 i += 1;
             }

@@ -462,8 +462,20 @@ impl Scene {
     /// The checks that need no model: material, forces, colliders, settings, frames, camera.
     fn check(&self) -> Result<()> {
         let f = &self.file;
-        let positive = |field: &str, v: f64| if v.is_finite() && v > 0.0 { Ok(()) } else { Err(self.error(field, format!("{v} must be finite and > 0"))) };
-        let nonneg = |field: &str, v: f64| if v.is_finite() && v >= 0.0 { Ok(()) } else { Err(self.error(field, format!("{v} must be finite and >= 0"))) };
+        let positive = |field: &str, v: f64| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(self.error(field, format!("{v} must be finite and > 0")))
+            }
+        };
+        let nonneg = |field: &str, v: f64| {
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                Err(self.error(field, format!("{v} must be finite and >= 0")))
+            }
+        };
         let finite = |field: &str, v: &[f64; 3]| {
             if v.iter().all(|c| c.is_finite()) {
                 Ok(())
