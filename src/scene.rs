@@ -48,7 +48,7 @@ pub const SCENES: &[SceneInfo] = &[
     scene!("mesh"),
 ];
 
-/// The builders a scene file can name (Rust code: [`builder`]).
+/// The builders a scene file can name (Rust code, in this module).
 pub const BUILDERS: &[&str] = &["curtain", "cloth", "rope", "hair", "slinky", "jelly", "orbit", "flag", "drape", "drape-sphere", "mesh"];
 
 impl SceneInfo {
