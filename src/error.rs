@@ -39,6 +39,22 @@ pub enum Error {
         /// What went wrong.
         reason: String,
     },
+    /// A scene file is invalid: it does not parse (a missing field, a wrong type, an unknown field or
+    /// name), or a value it gives is out of range (a negative mass, a pin index past the model, an OBJ
+    /// that does not load). One line: `path:line:col: field: what`.
+    #[error("{}", scene_file_message(path, *line, *col, field, msg))]
+    SceneFile {
+        /// The file (`scenes/NAME.ron` for a built-in scene).
+        path: String,
+        /// The line (1-based; 0 when the file could not be read).
+        line: usize,
+        /// The column (1-based).
+        col: usize,
+        /// The field, as a path: `material.mass`, `pins[3]`, `colliders[0].radius`.
+        field: String,
+        /// What is wrong.
+        msg: String,
+    },
     /// No GPU adapter could be found (or none matched `WGPU_ADAPTER_NAME` / `WGPU_BACKEND`).
     #[error("no GPU adapter: {0}")]
     NoAdapter(String),
@@ -99,6 +115,15 @@ pub enum Error {
         /// What was seen.
         what: String,
     },
+}
+
+fn scene_file_message(path: &str, line: usize, col: usize, field: &str, msg: &str) -> String {
+    let msg = msg.replace('\n', " ");
+    match (line, field.is_empty()) {
+        (0, _) => format!("{path}: {msg}"),
+        (_, true) => format!("{path}:{line}:{col}: {msg}"),
+        (_, false) => format!("{path}:{line}:{col}: {field}: {msg}"),
+    }
 }
 
 /// Result alias.

@@ -1,8 +1,9 @@
 //! springsim: a GPU-compute mass-spring simulator on wgpu, with an f64 CPU twin of every kernel.
 //!
 //! The layers, each importing only from those above it in this list:
-//! - [`error`], [`memory`] (host memory checked before it is taken), [`method`] (the methods and their settings), [`model`] (particles, springs, pins,
-//!   builders, validation, CSR incidence lists, the cursor spring) and [`scene`] (the built-in scenes);
+//! - [`error`], [`memory`] (host memory checked before it is taken), [`method`] (the methods and their
+//!   settings), [`model`] (particles, springs, pins, builders, validation, CSR incidence lists, the cursor
+//!   spring), [`scene`] (the built-in scenes) and [`scene_file`] (scenes as RON files);
 //! - [`reference`](mod@reference): the f64 twin of every WGSL kernel, one plain function per entry point, and
 //!   [`linalg`]: the sparse Cholesky, orderings, multigrid and CG that both engines use;
 //! - the engines behind the [`engine::Engine`] contract: [`cpu`] (the reference kernels in parallel with
@@ -23,6 +24,7 @@ pub mod method;
 pub mod model;
 pub mod reference;
 pub mod scene;
+pub mod scene_file;
 pub mod stepping;
 #[cfg(feature = "viewer")]
 pub mod viewer;

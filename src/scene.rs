@@ -1,8 +1,10 @@
-//! The scene registry: one list of named scenes that the window, the bench and the tests share.
+//! The scene registry: one list of named scenes that the window, the bench and the tests share, each
+//! a scene file (`scenes/NAME.ron`, embedded) that names one of the builders here; and the builders.
 
 use crate::error::{Error, Result};
 use crate::model::{self, Collider, Forces, Model};
-use std::path::PathBuf;
+use crate::scene_file::Scene;
+use std::path::{Path, PathBuf};
 
 /// Options a scene takes.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -15,39 +17,59 @@ pub struct SceneOptions {
     pub mesh: Option<PathBuf>,
 }
 
-/// A registered scene.
+/// A registered scene: its name and its file, `scenes/NAME.ron`, embedded in the library. The file
+/// names the builder and gives its defaults (size, about, forces, the method); see [`crate::scene_file`].
 #[derive(Clone, Copy, Debug)]
 pub struct SceneInfo {
     /// The CLI name.
     pub name: &'static str,
-    /// One line about it.
-    pub about: &'static str,
-    /// Its default size.
-    pub default_size: usize,
+    /// The text of `scenes/NAME.ron`.
+    pub text: &'static str,
+}
+
+macro_rules! scene {
+    ($name:literal) => {
+        SceneInfo { name: $name, text: include_str!(concat!("../scenes/", $name, ".ron")) }
+    };
 }
 
 /// Every scene.
 pub const SCENES: &[SceneInfo] = &[
-    SceneInfo { name: "curtain", about: "Liu et al. 2013's curtain: 81x81, 1 m, 1 kg, k = 1000 N/m, two corners pinned", default_size: 81 },
-    SceneInfo { name: "cloth", about: "the lecture's cloth grid: structural, both shear diagonals, flexion", default_size: 81 },
-    SceneInfo { name: "rope", about: "a rope pinned at one end, with skip-one bend springs", default_size: 32 },
-    SceneInfo { name: "hair", about: "16 strands with skip-one bend springs, roots pinned", default_size: 24 },
-    SceneInfo { name: "slinky", about: "the massive spring (Witkin/Baraff/Kass): k_i = n k, m/(n+1), hanging", default_size: 64 },
-    SceneInfo { name: "jelly", about: "a volumetric lattice with edge, face- and body-diagonal springs", default_size: 8 },
-    SceneInfo { name: "orbit", about: "one particle in a central field (the slides' integrator test)", default_size: 1 },
-    SceneInfo { name: "flag", about: "a curtain-like cloth hung from one vertical edge (the pole) in a 10 m/s wind", default_size: 41 },
-    SceneInfo {
-        name: "drape",
-        about: "a cloth dropped over a pinned post onto the ground plane (y >= 0, Coulomb friction 0.8)",
-        default_size: 41,
-    },
-    SceneInfo {
-        name: "drape-sphere",
-        about: "a free cloth dropped onto a sphere (radius 0.35 m, 1 cm skin, friction 0.5)",
-        default_size: 41,
-    },
-    SceneInfo { name: "mesh", about: "an OBJ triangle mesh (--mesh path.obj): edge and bending springs", default_size: 0 },
+    scene!("curtain"),
+    scene!("cloth"),
+    scene!("rope"),
+    scene!("hair"),
+    scene!("slinky"),
+    scene!("jelly"),
+    scene!("orbit"),
+    scene!("flag"),
+    scene!("drape"),
+    scene!("drape-sphere"),
+    scene!("mesh"),
 ];
+
+/// The builders a scene file can name (Rust code, in this module).
+pub const BUILDERS: &[&str] = &["curtain", "cloth", "rope", "hair", "slinky", "jelly", "orbit", "flag", "drape", "drape-sphere", "mesh"];
+
+impl SceneInfo {
+    /// Its file, parsed.
+    pub fn scene(&self) -> Result<Scene> {
+        Scene::builtin(self.name, self.text)
+    }
+
+    /// One line about it (from its file).
+    pub fn about(&self) -> String {
+        match self.scene() {
+            Ok(s) => s.file.about,
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// Its default size (from its file; 0 when the file gives none, as for `mesh`).
+    pub fn default_size(&self) -> usize {
+        self.scene().ok().and_then(|s| s.file.model.size).unwrap_or(0)
+    }
+}
 
 impl SceneOptions {
     /// Checks the options that need no model built; the error names the field.
@@ -64,20 +86,41 @@ pub fn scene_names() -> String {
     SCENES.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
 }
 
-/// Builds a scene by name. The model is validated ([`Model::validate`]): options or a mesh file that give
-/// an invalid one (an OBJ coordinate that overflows to ±inf, a negative orbit stiffness) are an error
-/// here, not a model that every engine then refuses.
-pub fn build(name: &str, opts: &SceneOptions) -> Result<Model> {
-    let model = build_unchecked(name, opts)?;
-    model.validate()?;
-    Ok(model)
+/// Whether a scene argument is a scene file's path (it ends in `.ron`) rather than a registry name.
+pub fn is_file(name: &str) -> bool {
+    name.ends_with(".ron")
 }
 
-fn build_unchecked(name: &str, opts: &SceneOptions) -> Result<Model> {
-    let info = SCENES.iter().find(|s| s.name == name).ok_or_else(|| Error::UnknownScene(name.to_string(), scene_names()))?;
-    let n = opts.size.unwrap_or(info.default_size);
-    let k = opts.stiffness;
-    opts.validate()?;
+/// A registered scene by name.
+pub fn find(name: &str) -> Result<&'static SceneInfo> {
+    SCENES.iter().find(|s| s.name == name).ok_or_else(|| Error::UnknownScene(name.to_string(), scene_names()))
+}
+
+/// A scene by name, or a scene file by path (one ending in `.ron`).
+pub fn load(name: &str) -> Result<Scene> {
+    if is_file(name) {
+        Scene::load(Path::new(name))
+    } else {
+        find(name)?.scene()
+    }
+}
+
+/// Builds a scene by name, or from a scene file's path ([`is_file`]). The model is validated
+/// ([`Model::validate`]): options or a mesh file that give an invalid one (an OBJ coordinate that
+/// overflows to ±inf, a negative orbit stiffness) are an error here, not a model that every engine then
+/// refuses.
+pub fn build(name: &str, opts: &SceneOptions) -> Result<Model> {
+    load(name)?.build(opts)
+}
+
+/// A builder's default size: its built-in scene's.
+pub(crate) fn default_size(builder: &str) -> usize {
+    find(builder).map(|i| i.default_size()).unwrap_or(0)
+}
+
+/// Runs builder `name` ([`BUILDERS`]) with `n` particles per side or strand, stiffness `k` (the
+/// builder's default when `None`) and, for `mesh`, the OBJ file `mesh`. Not validated.
+pub(crate) fn builder(name: &str, n: usize, k: Option<f64>, mesh: Option<&Path>) -> Result<Model> {
     match name {
         "curtain" => model::curtain(n, k),
         "cloth" => model::cloth(n, k),
@@ -97,7 +140,7 @@ fn build_unchecked(name: &str, opts: &SceneOptions) -> Result<Model> {
         "drape" => drape(n, k),
         "drape-sphere" => model::drape_sphere(n, k),
         "mesh" => {
-            let path = opts.mesh.as_ref().ok_or_else(|| Error::param("mesh", "(none)", "the mesh scene needs --mesh path.obj"))?;
+            let path = mesh.ok_or_else(|| Error::param("mesh", "(none)", "the mesh scene needs --mesh path.obj"))?;
             let k = k.unwrap_or(500.0);
             let mut m = model::load_obj(path, 1.0, k, k / 10.0)?;
             // hang it from its two highest vertices
@@ -108,7 +151,7 @@ fn build_unchecked(name: &str, opts: &SceneOptions) -> Result<Model> {
             }
             Ok(m)
         }
-        _ => unreachable!("every registered scene has a builder"),
+        _ => Err(Error::param("builder", name, format!("must be one of {}", BUILDERS.join(", ")))),
     }
 }
 

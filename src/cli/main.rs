@@ -1,10 +1,14 @@
 //! The `springsim` command line: `demo` (the window; the default), `bench` (headless benchmark),
-//! `converge` (Liu et al. 2013's convergence study), `info` (adapters).
+//! `run` (a scene's frames as meshes), `scene` (scene files), `converge` (Liu et al. 2013's convergence
+//! study), `info` (adapters).
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 mod bench;
 mod converge;
+mod run;
+mod scenes;
 
 use bench::{Backend, BenchConfig, BenchResult};
 use springsim::gpu::context::{adapter_name, instance_from_env};
@@ -32,9 +36,13 @@ enum Format {
 
 #[derive(clap::Args, Clone, Default)]
 struct DemoCli {
-    /// Scene: curtain, flag, cloth, rope, hair, slinky, jelly, mesh.
+    /// Scene: curtain, flag, cloth, rope, hair, slinky, jelly, mesh, or a scene file (.ron).
     #[arg(long, default_value = "curtain")]
     scene: String,
+    /// A scene file (RON; see `springsim scene print curtain`): its model, method settings and camera.
+    /// Options given explicitly override its settings.
+    #[arg(long)]
+    scene_file: Option<PathBuf>,
     /// Method: explicit-euler, symplectic-euler, midpoint, rk4, leu.
     #[arg(long, default_value = "symplectic-euler")]
     method: String,
@@ -72,10 +80,16 @@ struct DemoCli {
 }
 
 #[cfg(feature = "viewer")]
-fn run_demo(d: DemoCli) -> Result<()> {
+fn run_demo(d: DemoCli, given: &dyn Fn(&str) -> bool) -> Result<()> {
+    let name = scenes::scene_arg(&d.scene, d.scene_file.as_deref())?;
+    // a registry name only picks the mesh scene with --mesh; a file is what it says
+    let sc = scene::load(&name)?;
+    let file = &sc.file;
+    let mut settings = StepSettings { frame_dt: file.frame_dt, ..Default::default() };
+    file.method.apply(&mut settings, given);
     let args = springsim::viewer::DemoArgs {
-        scene: d.scene,
-        method: Method::parse(&d.method)?,
+        scene: name,
+        method: if given("method") { Method::parse(&d.method)? } else { file.method.name },
         size: count_opt("size", d.size)?,
         stiffness: d.stiffness,
         mesh: d.mesh,
@@ -84,17 +98,19 @@ fn run_demo(d: DemoCli) -> Result<()> {
         width: pixels("width", d.width)?.max(16),
         height: pixels("height", d.height)?.max(16),
         headless: d.headless,
-        divergence: DivergencePolicy::parse(&d.divergence)?,
-        allow_unstable: d.allow_unstable,
+        divergence: match file.method.divergence {
+            Some(p) if !given("divergence") => p,
+            _ => DivergencePolicy::parse(&d.divergence)?,
+        },
+        allow_unstable: d.allow_unstable || settings.allow_unstable,
+        camera: file.camera.map(|c| (c.eye, c.target)),
+        settings: Some(settings),
     };
-    if !scene::SCENES.iter().any(|i| i.name == args.scene) {
-        anyhow::bail!("unknown scene '{}' (known: {})", args.scene, scene::scene_names());
-    }
     springsim::viewer::run(args)
 }
 
 #[cfg(not(feature = "viewer"))]
-fn run_demo(_: DemoCli) -> Result<()> {
+fn run_demo(_: DemoCli, _: &dyn Fn(&str) -> bool) -> Result<()> {
     anyhow::bail!("this springsim was built without the `viewer` feature: rebuild with default features for `springsim demo`, or use `springsim bench`")
 }
 
@@ -120,9 +136,14 @@ enum Command {
     Demo(DemoCli),
     /// Runs scenes headless and prints one record per run (JSON lines or a table).
     Bench {
-        /// Scene(s), comma-separated: curtain, cloth, rope, hair, slinky, jelly, orbit, mesh.
+        /// Scene(s), comma-separated: curtain, cloth, rope, hair, slinky, jelly, orbit, mesh, or scene files
+        /// (.ron). A scene's method settings apply where no option is given explicitly.
         #[arg(long, default_value = "curtain")]
         scene: String,
+        /// A scene file (RON; see `springsim scene print curtain`): its model and method settings; options
+        /// given explicitly override its settings. With --scene given too, both run.
+        #[arg(long)]
+        scene_file: Option<PathBuf>,
         /// Method(s), comma-separated, or `all`: explicit-euler, symplectic-euler, midpoint, rk4, leu, implicit-euler,
         /// local-global, newton. `all` is every simulation method the backend runs; Newton (a CPU reference,
         /// seconds per frame) only when named.
@@ -278,6 +299,14 @@ enum Command {
         #[arg(long, default_value = "converge.svg")]
         svg: PathBuf,
     },
+    /// Scene files: `print NAME|FILE.ron` writes a scene's RON to stdout, `list` the built-in scenes.
+    Scene {
+        #[command(subcommand)]
+        action: scenes::SceneAction,
+    },
+    /// Runs a scene (a name or a .ron file) and writes one mesh per frame (OBJ or binary PLY) and
+    /// frames.csv (frame, time, energy, max_strain, residual); `--plot DIR` adds energy.svg and strain.svg.
+    Run(run::RunCli),
     /// Lists the adapters wgpu sees, with their limits.
     Info,
 }
@@ -328,10 +357,20 @@ fn split(s: &str) -> Vec<String> {
     s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect()
 }
 
+/// Whether option `id` of the subcommand in `matches` was given on the command line (not defaulted).
+fn given_in(matches: Option<&ArgMatches>, id: &str) -> bool {
+    matches.is_some_and(|m| m.try_contains_id(id).is_ok() && m.value_source(id) == Some(ValueSource::CommandLine))
+}
+
 fn run() -> Result<()> {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let sub = matches.subcommand().map(|(_, m)| m);
+    let given = |id: &str| given_in(sub, id);
     match cli.command.unwrap_or_else(default_demo) {
-        Command::Demo(d) => run_demo(d),
+        Command::Demo(d) => run_demo(d, &given),
+        Command::Scene { action } => scenes::run(action),
+        Command::Run(r) => run::run(r),
         Command::Info => {
             let instance = instance_from_env();
             let adapters = pollster::block_on(instance.enumerate_adapters(springsim::wgpu::Backends::all()));
@@ -357,6 +396,7 @@ fn run() -> Result<()> {
         }
         Command::Bench {
             scene,
+            scene_file,
             method,
             backend,
             frames,
@@ -394,12 +434,18 @@ fn run() -> Result<()> {
             let frames = count("frames", frames)?;
             let size = count_opt("size", size)?;
             let lg_split = count("lg_split", lg_split)?;
-            let scenes = split(&scene);
-            for s in &scenes {
-                if !scene::SCENES.iter().any(|i| i.name == s) {
-                    anyhow::bail!("unknown scene '{s}' (known: {})", scene::scene_names());
+            let mut scenes = split(&scene);
+            if scene_file.is_some() {
+                let f = scenes::scene_arg(&scene, scene_file.as_deref())?;
+                if given("scene") {
+                    scenes.push(f);
+                } else {
+                    scenes = vec![f];
                 }
             }
+            // each scene's file, parsed (a name's embedded one): its method settings fill in what no
+            // option gives explicitly
+            let files = scenes.iter().map(|s| scene::load(s)).collect::<Result<Vec<_>, _>>()?;
             let all = method == "all";
             let methods: Vec<Method> = if all {
                 Method::ALL.into_iter().filter(|&m| m != Method::Newton).collect()
@@ -453,6 +499,20 @@ fn run() -> Result<()> {
                 settings.guard.every = v;
             }
             settings.validate()?;
+            let per_scene = files
+                .iter()
+                .map(|sc| {
+                    let mut st = settings.clone();
+                    sc.file.method.apply(&mut st, &given);
+                    if !given("frame_dt") {
+                        st.frame_dt = sc.file.frame_dt;
+                    }
+                    st.validate()?;
+                    let ms = if given("method") { methods.clone() } else { vec![sc.file.method.name] };
+                    let n = if given("frames") { frames } else { sc.file.frames };
+                    Ok((st, ms, n))
+                })
+                .collect::<springsim::Result<Vec<_>>>()?;
             SceneOptions { size, stiffness, mesh: mesh.clone() }.validate()?;
             if let Some(d) = drag.filter(|d| !(d.is_finite() && *d >= 0.0)) {
                 return Err(springsim::Error::param("drag", d, "must be finite and >= 0").into());
@@ -464,7 +524,7 @@ fn run() -> Result<()> {
             };
             let mut rows = Vec::new();
             let mut diverged = Vec::new();
-            for s in &scenes {
+            for (s, (settings, methods, frames)) in scenes.iter().zip(per_scene) {
                 for &m in &methods {
                     for &b in &backends {
                         if b == Backend::Gpu && !m.on_gpu() {

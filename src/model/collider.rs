@@ -14,7 +14,12 @@ use crate::error::{Error, Result};
 /// at least t from the shape's surface (the shape inflated by t), so a cloth rests on a skin of
 /// thickness t; [`crate::reference::stats::penetration`] measures how deep particles sit inside that
 /// skin, as a fraction of t.
-#[derive(Clone, Copy, Debug, PartialEq)]
+///
+/// In a scene file (serde, [`crate::scene_file`]) each is written by its variant's name and fields,
+/// e.g. `Sphere(center: (0.0, 0.0, 0.0), radius: 0.35, thickness: 0.01, friction: 0.5)`; a box's
+/// `rotation` may be left out (axis-aligned).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub enum Collider {
     /// The half-space n·x ≥ d: particles stay on the side the normal points to. The normal need not
     /// be unit (it is normalized when the model is laid out), but must be finite and non-zero.
@@ -59,12 +64,17 @@ pub enum Collider {
         half_extents: [f64; 3],
         /// Its orientation, a quaternion (x, y, z, w) (normalized when the model is laid out; must be
         /// finite and non-zero); `[0, 0, 0, 1]` is axis-aligned.
+        #[serde(default = "identity")]
         rotation: [f64; 4],
         /// The skin t ≥ 0 (m).
         thickness: f64,
         /// The Coulomb friction coefficient μ ≥ 0.
         friction: f64,
     },
+}
+
+fn identity() -> [f64; 4] {
+    [0.0, 0.0, 0.0, 1.0]
 }
 
 impl Collider {

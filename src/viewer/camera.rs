@@ -58,6 +58,16 @@ impl Camera {
         self.distance = (self.distance * 0.9f32.powf(steps)).clamp(0.02, 1.0e4);
     }
 
+    /// Looks at `target` from `eye` (a scene file's camera); an eye straight above or below the target
+    /// is tilted to the pitch limit.
+    pub fn look(&mut self, eye: Vec3, target: Vec3) {
+        let d = eye - target;
+        self.target = target;
+        self.distance = d.length().clamp(0.02, 1.0e4);
+        self.pitch = (d.y / d.length().max(1e-6)).clamp(-1.0, 1.0).asin().clamp(-1.5, 1.5);
+        self.yaw = d.x.atan2(d.z);
+    }
+
     /// Looks at the box [lo, hi] from the current direction, fitting it in view.
     pub fn frame(&mut self, lo: Vec3, hi: Vec3) {
         self.target = (lo + hi) * 0.5;
@@ -88,6 +98,15 @@ impl Camera {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn look_puts_the_eye_there() {
+        let mut c = Camera::default();
+        let (eye, target) = (Vec3::new(1.0, 2.0, 3.0), Vec3::new(0.5, -0.5, 0.0));
+        c.look(eye, target);
+        assert!((c.eye() - eye).length() < 1e-5, "{:?}", c.eye());
+        assert_eq!(c.target, target);
+    }
 
     #[test]
     fn ray_hits_what_project_shows() {

@@ -32,7 +32,7 @@ use std::time::Instant;
 /// What `springsim demo` was asked for.
 #[derive(Clone, Debug)]
 pub struct DemoArgs {
-    /// The scene (a registry name).
+    /// The scene (a registry name, or a scene file's path ending in `.ron`).
     pub scene: String,
     /// The method.
     pub method: Method,
@@ -56,6 +56,11 @@ pub struct DemoArgs {
     pub divergence: DivergencePolicy,
     /// Run an explicit method above Shinya's h_max (refused otherwise).
     pub allow_unstable: bool,
+    /// The step settings to start from (a scene file's; `None`: the defaults). The overlay's substep
+    /// scale starts at theirs; the guard's policy and `allow_unstable` above win.
+    pub settings: Option<StepSettings>,
+    /// Where the camera starts, (eye, target) (a scene file's; `None`: framing the model).
+    pub camera: Option<([f64; 3], [f64; 3])>,
 }
 
 impl Default for DemoArgs {
@@ -73,6 +78,8 @@ impl Default for DemoArgs {
             headless: false,
             divergence: DivergencePolicy::Recover,
             allow_unstable: false,
+            settings: None,
+            camera: None,
         }
     }
 }
@@ -192,17 +199,19 @@ pub struct Demo {
     pub message: Option<String>,
     /// The divergence guard's policy and `allow_unstable`, kept for rebuilds.
     pub guard: (DivergencePolicy, bool),
+    /// The step settings the controls start from (a scene file's, or the defaults).
+    pub base_settings: StepSettings,
     /// The banner: the guard's last divergence, its cause and what it did.
     pub guard_banner: Option<String>,
 }
 
-/// The demo's step settings: the controls' substep scale and the guard's policy.
-fn demo_settings(controls: &ModelControls, (policy, allow_unstable): (DivergencePolicy, bool)) -> StepSettings {
+/// The demo's step settings: `base` with the controls' substep scale and the guard's policy.
+fn demo_settings(base: &StepSettings, controls: &ModelControls, (policy, allow_unstable): (DivergencePolicy, bool)) -> StepSettings {
     StepSettings {
         substep_scale: controls.substep_scale,
         allow_unstable,
-        guard: GuardSettings { policy, ..Default::default() },
-        ..Default::default()
+        guard: GuardSettings { policy, ..base.guard.clone() },
+        ..base.clone()
     }
 }
 
@@ -236,15 +245,19 @@ impl Demo {
     ) -> Result<Self> {
         let scene = if args.mesh.is_some() && args.scene == "curtain" { "mesh".to_string() } else { args.scene.clone() };
         let options = SceneOptions { size: args.size, stiffness: args.stiffness, mesh: args.mesh.clone() };
-        let controls = ModelControls::default();
+        let base_settings = args.settings.clone().unwrap_or_default();
+        let controls = ModelControls { substep_scale: base_settings.substep_scale, ..Default::default() };
         let model = build_model(&scene, &options, &controls, &BTreeMap::new())?;
         let guard = (args.divergence, args.allow_unstable);
-        let settings = demo_settings(&controls, guard);
+        let settings = demo_settings(&base_settings, &controls, guard);
         let sim = GpuSimulator::new(&device, &queue, &model, args.method, settings)?.with_adapter_name(adapter.clone());
         let mut renderer = SceneRenderer::new(&device, format, samples);
         renderer.set_model(&device, &model, &sim);
         let mut camera = Camera::default();
-        frame_model(&mut camera, &model);
+        match args.camera {
+            Some((eye, target)) => camera.look(Vec3::from_array(eye.map(|c| c as f32)), Vec3::from_array(target.map(|c| c as f32))),
+            None => frame_model(&mut camera, &model),
+        }
         Ok(Demo {
             device,
             queue,
@@ -268,6 +281,7 @@ impl Demo {
             message: None,
             guard,
             guard_banner: None,
+            base_settings,
         })
     }
 
@@ -287,7 +301,7 @@ impl Demo {
     pub fn rebuild(&mut self, keep_state: bool) -> Result<()> {
         let method = self.sim.method();
         let model = build_model(&self.scene, &self.options, &self.controls, &self.pin_overrides)?;
-        let settings = demo_settings(&self.controls, self.guard);
+        let settings = demo_settings(&self.base_settings, &self.controls, self.guard);
         let state = if keep_state && model.n_particles() == self.model.n_particles() { Some(self.sim.read_state()?) } else { None };
         let mut sim = GpuSimulator::new(&self.device, &self.queue, &model, method, settings)?.with_adapter_name(self.adapter.clone());
         if let Some((x, v)) = state {
