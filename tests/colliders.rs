@@ -159,9 +159,12 @@ fn cloth_dropped_on_a_sphere_gpu_matches_reference() {
     for method in Method::ALL.into_iter().filter(|m| m.on_gpu()) {
         // no divergence guard: under the library's `recover` the CPU checks every frame and the GPU every
         // 8th, so implicit Euler's first-frame energy gain (README) is rolled back on one backend only
-        // and the two would step different paths; this test is about the contacts
+        // and the two would step different paths; this test is about the contacts. For the same reason
+        // implicit Euler takes its planned step (one a frame): its adaptive step decides on an f32 strain
+        // and residual on the GPU and on f64 ones on the CPU, and a step retaken on one backend only
+        // parts the paths by more than the contacts do (measured 1.9e-3 with it on)
         let guard = GuardSettings { policy: DivergencePolicy::Ignore, ..Default::default() };
-        let settings = StepSettings { guard, ..Default::default() };
+        let settings = StepSettings { guard, adaptive: false, ..Default::default() };
         let mut cpu = CpuSimulator::new(&m, method, settings.clone()).unwrap();
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, method, settings).unwrap();
         let t = std::time::Instant::now();

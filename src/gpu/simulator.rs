@@ -202,6 +202,11 @@ impl GpuEngine {
     /// Local/global with `--global cholesky` cannot be recorded into one encoder (its global step reads r
     /// back and uploads δ once per iteration): that returns an error naming
     /// [`GpuEngine::run_host_global_frame`], the blocking call to use instead.
+    ///
+    /// Implicit Euler's adaptive step (on by default) decides after each trial step from a flag read back
+    /// from the GPU, so it is not recorded here either: `encode_frame` records the planned steps as they
+    /// come, as with `adaptive: false`. A host that wants the adaptive step calls the blocking
+    /// `step_frame` of [`crate::GpuSimulator`], or sets a step the model tolerates (`StepSettings::fixed_h`).
     pub fn encode_frame(&mut self, encoder: &mut wgpu::CommandEncoder) -> Result<()> {
         self.encode_steps(encoder, self.plan.substeps)
     }

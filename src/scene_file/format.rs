@@ -179,6 +179,12 @@ pub struct MethodSpec {
     /// Implicit Euler: the adaptive step's strain limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strain_limit: Option<f64>,
+    /// Implicit Euler: the adaptive step's limit on a spring's length change within one step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_strain_limit: Option<f64>,
+    /// Implicit Euler: the CG residual above which the adaptive step retakes a step with h/2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_residual: Option<f64>,
     /// The divergence guard: `report`, `recover` or `ignore`.
     #[serde(default, with = "opt_named", skip_serializing_if = "Option::is_none")]
     pub divergence: Option<DivergencePolicy>,
@@ -212,6 +218,8 @@ impl MethodSpec {
             exact_jacobian: None,
             adaptive: None,
             strain_limit: None,
+            step_strain_limit: None,
+            retry_residual: None,
             divergence: None,
             guard_every: None,
             allow_unstable: None,
@@ -246,8 +254,12 @@ impl MethodSpec {
         set!("cg_tolerance", self.cg_tolerance, s.cg_tolerance);
         set!("cg_warm_start", self.cg_warm_start, s.cg_warm_start);
         set!("exact_jacobian", self.exact_jacobian, s.exact_jacobian);
-        set!("adaptive", self.adaptive, s.adaptive);
+        if !given("no_adaptive") {
+            set!("adaptive", self.adaptive, s.adaptive);
+        }
         set!("strain_limit", self.strain_limit, s.strain_limit);
+        set!("step_strain_limit", self.step_strain_limit, s.step_strain_limit);
+        set!("retry_residual", self.retry_residual, s.retry_residual);
         set!("divergence", self.divergence, s.guard.policy);
         set!("guard_every", self.guard_every, s.guard.every);
         set!("allow_unstable", self.allow_unstable, s.allow_unstable);
