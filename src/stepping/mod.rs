@@ -162,7 +162,7 @@ impl<E: Engine> Stepper<E> {
             residual = r.residual;
             // a solve that stopped short of `retry_residual` is retaken with h/2 too: the system's
             // condition number falls as h² (κ ≈ 1 + h²k₀), so the same budget then reaches further
-            let short = !(r.residual <= self.engine.settings().retry_residual);
+            let short = r.residual.is_nan() || r.residual > self.engine.settings().retry_residual;
             if self.adaptive.judge(h, r.strained || short, planned) == Verdict::Retry {
                 continue;
             }
