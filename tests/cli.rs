@@ -497,3 +497,22 @@ fn a_model_too_large_for_host_memory_is_refused_in_one_line() {
     let out = run("100000000000", &["bench", "--scene", "cloth", "--size", "64", "--backend", "cpu", "--frames", "1"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+/// Issue #16 item 3 (in part): a headless GPU bench prints nothing but its records when
+/// `XDG_RUNTIME_DIR` is unset (Mesa's drivers complained twice on stderr before).
+#[test]
+fn a_headless_gpu_bench_keeps_stderr_clean_without_a_runtime_dir() {
+    let out = Command::new(env!("CARGO_BIN_EXE_springsim"))
+        .env_remove("XDG_RUNTIME_DIR")
+        .args(["bench", "--scene", "rope", "--frames", "3", "--backend", "gpu", "--format", "json"])
+        .output()
+        .expect("run springsim");
+    let stderr = text(&out.stderr);
+    if !out.status.success() && std::env::var("SPRINGSIM_REQUIRE_GPU").as_deref() != Ok("1") {
+        eprintln!("\ntest gpu: skipped (no GPU: {}) in a_headless_gpu_bench_keeps_stderr_clean_without_a_runtime_dir", stderr.trim());
+        return;
+    }
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.is_empty(), "stderr: {stderr}");
+    assert!(text(&out.stdout).lines().count() == 1, "one record: {}", text(&out.stdout));
+}

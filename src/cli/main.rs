@@ -362,7 +362,31 @@ fn given_in(matches: Option<&ArgMatches>, id: &str) -> bool {
     matches.is_some_and(|m| m.try_contains_id(id).is_ok() && m.value_source(id) == Some(ValueSource::CommandLine))
 }
 
+/// Mesa's Vulkan drivers print `error: XDG_RUNTIME_DIR is invalid or not set in the environment.` on
+/// every instance they create when the variable is missing (a headless shell, a container, CI), which a
+/// user can do nothing about (issue #16 item 3). Before any thread or adapter exists, point it at a
+/// private directory of this user's (mode 0700 under the temporary directory) when it is unset or not a
+/// directory; a valid one is left as it is.
+fn quiet_runtime_dir() {
+    let valid = std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|d| std::path::Path::new(&d).is_dir());
+    if valid {
+        return;
+    }
+    let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
+    let dir = std::env::temp_dir().join(format!("springsim-runtime-{user}"));
+    if std::fs::create_dir_all(&dir).is_ok() {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
+        }
+        // edition 2021: set_var is safe; nothing else runs yet
+        std::env::set_var("XDG_RUNTIME_DIR", &dir);
+    }
+}
+
 fn run() -> Result<()> {
+    quiet_runtime_dir();
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let sub = matches.subcommand().map(|(_, m)| m);
