@@ -516,3 +516,22 @@ fn a_headless_gpu_bench_keeps_stderr_clean_without_a_runtime_dir() {
     assert!(stderr.is_empty(), "stderr: {stderr}");
     assert!(text(&out.stdout).lines().count() == 1, "one record: {}", text(&out.stdout));
 }
+
+/// A reader that stops reading (`springsim scene list | head -1`) ends the command quietly, not in a
+/// panic ("failed printing to stdout: Broken pipe").
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    for args in [&["scene", "list"][..], &["bench", "--scene", "rope", "--method", "all", "--backend", "cpu", "--frames", "1"][..]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_springsim"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run springsim");
+        drop(child.stdout.take()); // the reader goes away before the first line
+        let out = child.wait_with_output().expect("wait");
+        let stderr = text(&out.stderr);
+        assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "{args:?}: {stderr}");
+        assert!(out.status.success(), "{args:?}: {:?}", out.status);
+    }
+}

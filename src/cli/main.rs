@@ -5,6 +5,24 @@
 use anyhow::{Context, Result};
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+
+/// `println!` that returns the write's error instead of panicking when stdout is closed early
+/// (`springsim scene list | head -3`); `main` then ends quietly.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($t)*)
+    }};
+}
+
+/// `print!` likewise.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($t)*)
+    }};
+}
+
 mod bench;
 mod converge;
 mod run;
@@ -311,8 +329,8 @@ enum Command {
     Info,
 }
 
-fn print_table(rows: &[BenchResult]) {
-    println!(
+fn print_table(rows: &[BenchResult]) -> std::io::Result<()> {
+    outln!(
         "{:<10} {:>8} {:>8} {:<17} {:<4} {:>10} {:>10} {:>6} {:>10} {:>10} {:>6} {:>9} {:>6} {:>10} {:>12}  adapter",
         "scene",
         "particles",
@@ -329,9 +347,9 @@ fn print_table(rows: &[BenchResult]) {
         "finite",
         "max_strain",
         "energy"
-    );
+    )?;
     for r in rows {
-        println!(
+        outln!(
             "{:<10} {:>8} {:>8} {:<17} {:<4} {:>10.3e} {:>10.3e} {:>6} {:>10.3} {:>10.4} {:>6} {:>9.2e} {:>6} {:>10.4} {:>12.5e}  {}",
             r.scene,
             r.particles,
@@ -349,8 +367,9 @@ fn print_table(rows: &[BenchResult]) {
             r.max_strain,
             r.energy,
             r.adapter
-        );
+        )?;
     }
+    Ok(())
 }
 
 fn split(s: &str) -> Vec<String> {
@@ -399,14 +418,14 @@ fn run() -> Result<()> {
             let instance = instance_from_env();
             let adapters = pollster::block_on(instance.enumerate_adapters(springsim::wgpu::Backends::all()));
             if adapters.is_empty() {
-                println!("no adapters found (WGPU_BACKEND={})", std::env::var("WGPU_BACKEND").unwrap_or_else(|_| "all".into()));
+                outln!("no adapters found (WGPU_BACKEND={})", std::env::var("WGPU_BACKEND").unwrap_or_else(|_| "all".into()))?;
             }
             for a in adapters {
                 let info = a.get_info();
                 let l = a.limits();
-                println!("{}", adapter_name(&info));
-                println!("  driver: {} {}", info.driver, info.driver_info);
-                println!(
+                outln!("{}", adapter_name(&info))?;
+                outln!("  driver: {} {}", info.driver, info.driver_info)?;
+                outln!(
                     "  limits: max_storage_buffer_binding_size = {}, max_buffer_size = {}, max_storage_buffers_per_shader_stage = {}, max_compute_workgroup_size_x = {}, max_compute_invocations_per_workgroup = {}, max_compute_workgroups_per_dimension = {}",
                     l.max_storage_buffer_binding_size,
                     l.max_buffer_size,
@@ -414,7 +433,7 @@ fn run() -> Result<()> {
                     l.max_compute_workgroup_size_x,
                     l.max_compute_invocations_per_workgroup,
                     l.max_compute_workgroups_per_dimension
-                );
+                )?;
             }
             Ok(())
         }
@@ -573,7 +592,7 @@ fn run() -> Result<()> {
                         };
                         let r = bench::run(&cfg, gpu.as_ref())?;
                         if format == Format::Json {
-                            println!("{}", serde_json::to_string(&r)?);
+                            outln!("{}", serde_json::to_string(&r)?)?;
                         }
                         if let Some(d) = &r.diverged {
                             diverged.push(format!("{s} {m} {}: diverged at frame {}: {}", b.name(), d.frame, d.cause));
@@ -583,7 +602,7 @@ fn run() -> Result<()> {
                 }
             }
             if format == Format::Table {
-                print_table(&rows);
+                print_table(&rows)?;
             }
             if !diverged.is_empty() {
                 return Err(Diverged(diverged.join("; ")).into());
@@ -621,14 +640,14 @@ fn run() -> Result<()> {
             std::fs::write(&csv, r.to_csv()).with_context(|| format!("writing {}", csv.display()))?;
             let title = format!("{name}, frame {frame}: relative error (Liu et al. 2013, eq. 15)");
             std::fs::write(&svg, r.to_svg(&title)?).with_context(|| format!("writing {}", svg.display()))?;
-            print!("{}", r.table());
+            out!("{}", r.table())?;
             if r.star_residual > 1e-8 {
                 eprintln!(
                     "warning: Newton's x* is only converged to |grad g| = {:.1e} of |grad g(y)| (try an earlier --frame or more --newton-iterations)",
                     r.star_residual
                 );
             }
-            println!("wrote {} and {}", csv.display(), svg.display());
+            outln!("wrote {} and {}", csv.display(), svg.display())?;
             Ok(())
         }
     }
@@ -668,6 +687,10 @@ fn pixels(name: &str, v: i64) -> springsim::Result<u32> {
 /// recover from (policy `recover`).
 fn main() {
     if let Err(e) = run() {
+        // a reader that stopped reading (`| head`) is not a failure
+        if e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)) {
+            std::process::exit(0);
+        }
         eprintln!("springsim: {e:#}");
         let diverged = e.downcast_ref::<Diverged>().is_some()
             || matches!(e.downcast_ref::<springsim::Error>(), Some(springsim::Error::Diverged { .. }));

@@ -191,7 +191,7 @@ pub fn run(cli: RunCli) -> Result<()> {
             .with_context(|| format!("writing {}", strain.display()))?;
     }
     let n = rows.len().max(1) as f64;
-    println!(
+    outln!(
         "wrote {} frames ({}) and frames.csv to {}: {} vertices, {} triangles; {:.2} ms/frame simulating (with the read-back), {:.2} ms/frame writing",
         rows.len(),
         cli.format.ext(),
@@ -200,7 +200,7 @@ pub fn run(cli: RunCli) -> Result<()> {
         model.triangles.len(),
         sim_s * 1e3 / n,
         write_s * 1e3 / n
-    );
+    )?;
     if let Some(k) = failed {
         return Err(
             springsim::Error::Diverged { frame: k, what: "a coordinate is not finite (the frames up to it are written)".into() }.into()

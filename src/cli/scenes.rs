@@ -24,14 +24,14 @@ pub fn run(action: SceneAction) -> Result<()> {
     match action {
         SceneAction::Print { scene: name } => {
             if scene::is_file(&name) {
-                print!("{}", Scene::load(Path::new(&name))?.file.to_ron()?);
+                out!("{}", Scene::load(Path::new(&name))?.file.to_ron()?)?;
             } else {
-                print!("{}", scene::find(&name)?.text);
+                out!("{}", scene::find(&name)?.text)?;
             }
         }
         SceneAction::List => {
             for info in SCENES {
-                println!("{:<13} {:>4}  {}", info.name, info.default_size(), info.about());
+                outln!("{:<13} {:>4}  {}", info.name, info.default_size(), info.about())?;
             }
         }
     }
