@@ -205,25 +205,32 @@ impl FactorPrecision {
     }
 }
 
-/// The preconditioner of the iterative global steps of local/global (`cg`, `chebyshev`).
+/// The preconditioner of the CG solves: local/global's iterative global steps (`cg`, `chebyshev`) and
+/// implicit Euler's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Preconditioner {
+    /// Jacobi for local/global; multigrid for implicit Euler on the CPU backend (Jacobi on the GPU
+    /// backend, which has no implicit multigrid yet). See [`Preconditioner::resolve`].
+    #[default]
+    Auto,
     /// 1/A_ii (Kauppila §4.2): free to build and to apply; slow on large, stiff cloth (the global
     /// matrix of a 256×256 curtain has a condition number near 3e5).
-    #[default]
     Jacobi,
-    /// A smoothed-aggregation multigrid V(1,1)-cycle ([`crate::cpu::multigrid`]), built once per h:
-    /// several times the work of a Jacobi iteration, far fewer iterations.
+    /// A multigrid V-cycle: for local/global's constant matrix the smoothed-aggregation hierarchy
+    /// ([`crate::linalg::multigrid`]), built once per h; for implicit Euler's matrix, which changes every
+    /// step, the aggregation hierarchy of [`crate::linalg::spring_mg`], whose blocks are re-summed each
+    /// step. Several times the work of a Jacobi iteration, far fewer iterations.
     Multigrid,
 }
 
 impl Preconditioner {
     /// Every name, for messages.
-    pub const NAMES: &'static str = "jacobi, multigrid";
+    pub const NAMES: &'static str = "auto, jacobi, multigrid";
 
     /// Parses a CLI name.
     pub fn parse(s: &str) -> Result<Preconditioner> {
         match s {
+            "auto" => Ok(Preconditioner::Auto),
             "jacobi" => Ok(Preconditioner::Jacobi),
             "multigrid" => Ok(Preconditioner::Multigrid),
             _ => Err(Error::param("preconditioner", s, format!("must be one of {}", Preconditioner::NAMES))),
@@ -233,20 +240,31 @@ impl Preconditioner {
     /// The CLI name.
     pub fn name(self) -> &'static str {
         match self {
+            Preconditioner::Auto => "auto",
             Preconditioner::Jacobi => "jacobi",
             Preconditioner::Multigrid => "multigrid",
         }
     }
 
+    /// The preconditioner `auto` stands for with `method` (on the CPU backend): multigrid for implicit
+    /// Euler, whose Jacobi-PCG needs O(h√k₀) iterations (Shinya §5) and leaves fine cloth stretched,
+    /// Jacobi otherwise. Any other choice stands for itself.
+    pub fn resolve(self, method: Method) -> Preconditioner {
+        match (self, method) {
+            (Preconditioner::Auto, Method::ImplicitEuler) => Preconditioner::Multigrid,
+            (Preconditioner::Auto, _) => Preconditioner::Jacobi,
+            (p, _) => p,
+        }
+    }
+
     /// An error unless this preconditioner fits the method and its solver setting: multigrid
     /// preconditions local/global's iterative global steps (`cg`, and `chebyshev`, whose iteration it
-    /// becomes), whose matrix is constant; not implicit Euler's, which changes every step, nor Cholesky.
-    /// The methods without a linear solve ignore it, as they ignore `global`.
+    /// becomes) and implicit Euler's CG; not Cholesky. The methods without a linear solve ignore it, as
+    /// they ignore `global`.
     pub fn check(self, method: Method, global: GlobalSolve) -> Result<()> {
         let fits = match (self, method) {
-            (Preconditioner::Jacobi, _) => true,
+            (Preconditioner::Jacobi | Preconditioner::Auto, _) => true,
             (Preconditioner::Multigrid, Method::LocalGlobal) => matches!(global.resolve(method)?, GlobalSolve::Cg | GlobalSolve::Chebyshev),
-            (Preconditioner::Multigrid, Method::ImplicitEuler) => false,
             (Preconditioner::Multigrid, _) => true,
         };
         if fits {
@@ -462,7 +480,7 @@ impl Default for StepSettings {
             global: GlobalSolve::Auto,
             lg_iterations: 10,
             global_iterations: 20,
-            preconditioner: Preconditioner::Jacobi,
+            preconditioner: Preconditioner::Auto,
             factor_precision: FactorPrecision::F32,
             newton_iterations: 50,
             newton_tolerance: 1e-10,

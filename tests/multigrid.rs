@@ -2,6 +2,8 @@
 //! the hierarchy, the V-cycle as a symmetric positive definite operator, the iterations it saves, and the
 //! precision it buys over Jacobi at the same budget. Figures print with `--nocapture`.
 
+mod common;
+
 use springsim::cpu::implicit::{pcg_solve, pcg_solve_with, CgWork};
 use springsim::cpu::local_global::{
     chebyshev_rho, lg_apply, lg_inv_diag, lg_residual, multigrid_rho, GlobalCholesky, LgParams, LocalGlobal, MULTIGRID_RHO_ITERATIONS,
@@ -222,15 +224,25 @@ fn multigrid_iteration_radius_is_far_below_jacobis() {
 #[test]
 fn multigrid_is_refused_where_it_does_not_apply() {
     let model = springsim::model::curtain(11, None).unwrap();
-    for (method, global) in
-        [(Method::LocalGlobal, GlobalSolve::Auto), (Method::LocalGlobal, GlobalSolve::Cholesky), (Method::ImplicitEuler, GlobalSolve::Cg)]
-    {
+    for (method, global) in [(Method::LocalGlobal, GlobalSolve::Auto), (Method::LocalGlobal, GlobalSolve::Cholesky)] {
         let s = StepSettings { global, preconditioner: Preconditioner::Multigrid, ..StepSettings::default() };
         let e = CpuSimulator::new(&model, method, s).and_then(|mut sim| sim.step_frame().map(|_| ()));
         let msg = e.expect_err("multigrid with a solver it does not fit").to_string();
         assert!(msg.contains("preconditioner") && msg.contains("multigrid"), "{msg}");
     }
     assert!(Preconditioner::parse("ilu").unwrap_err().to_string().contains("jacobi, multigrid"));
+    // implicit Euler's multigrid runs on the CPU (tests/implicit_multigrid.rs); the GPU refuses it by
+    // name, and `auto` there is Jacobi
+    let s = StepSettings { preconditioner: Preconditioner::Multigrid, ..StepSettings::default() };
+    assert!(CpuSimulator::new(&model, Method::ImplicitEuler, s.clone()).and_then(|mut sim| sim.step_frame()).is_ok());
+    if let Some(ctx) = common::gpu() {
+        let msg = match springsim::stepping::GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::ImplicitEuler, s) {
+            Ok(_) => panic!("the GPU took implicit Euler with multigrid"),
+            Err(e) => e.to_string(),
+        };
+        assert!(msg.contains("preconditioner") && msg.contains("CPU only"), "{msg}");
+        springsim::stepping::GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::ImplicitEuler, StepSettings::default()).unwrap();
+    }
 }
 
 /// The last level stays small where coarsening cannot help: a curtain with all but a few particles pinned

@@ -105,7 +105,7 @@ fn v3(a: &[[f64; 3]]) -> Vec<V3> {
 /// A local/global series' name: `local-global/<global>`, with `+multigrid` when so preconditioned.
 pub fn series_name(global: GlobalSolve, precond: Preconditioner) -> String {
     match precond {
-        Preconditioner::Jacobi => format!("local-global/{}", global.name()),
+        Preconditioner::Jacobi | Preconditioner::Auto => format!("local-global/{}", global.name()),
         Preconditioner::Multigrid => format!("local-global/{}+multigrid", global.name()),
     }
 }

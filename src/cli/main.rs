@@ -218,9 +218,11 @@ enum Command {
         /// Local/global with cg or chebyshev: the iteration budget of each global step.
         #[arg(long, allow_negative_numbers = true)]
         global_iterations: Option<i64>,
-        /// Local/global with cg: the preconditioner of the global step, jacobi or multigrid (a
-        /// smoothed-aggregation V-cycle, built once per step size).
-        #[arg(long, default_value = "jacobi")]
+        /// The preconditioner of the CG solves, auto, jacobi or multigrid: local/global's cg or chebyshev
+        /// global step (a smoothed-aggregation V-cycle, built once per step size) and implicit Euler on
+        /// the CPU (an aggregation V-cycle re-summed each step). auto: multigrid for implicit Euler on
+        /// the CPU, jacobi otherwise.
+        #[arg(long, default_value = "auto")]
         preconditioner: String,
         /// Local/global with cholesky: the precision of the triangular solves, f32 (an f32 copy of the
         /// factor in correction form; the default) or f64 (the reference).

@@ -31,6 +31,7 @@ use super::sweep::Rows;
 pub use super::sweep::SpringSweep;
 use super::{CpuModel, V3};
 use crate::error::{Error, Result};
+use crate::linalg::spring_mg::{FineSystem, SpringMg};
 use crate::reference::implicit::{sym_apply, Sym3};
 
 use crate::linalg::cg::{by_block_rows, dot, BLOCK};
@@ -458,6 +459,8 @@ pub struct ImplicitScratch {
     pub dv: Vec<V3>,
     /// CG vectors.
     pub cg: CgWork,
+    /// The multigrid hierarchy (built on first use with the multigrid preconditioner).
+    pub mg: Option<SpringMg>,
 }
 
 /// How the implicit step solves its system.
@@ -473,6 +476,34 @@ pub struct ImplicitOptions {
     pub tridiagonal: bool,
     /// Start CG from the last step's Δv instead of zero.
     pub warm_start: bool,
+    /// Precondition CG with the aggregation multigrid V-cycle ([`SpringMg`]) instead of Jacobi.
+    pub multigrid: bool,
+}
+
+/// The fine level of [`SpringMg`]: this step's system of the model.
+pub struct FineImplicit<'a> {
+    /// The model.
+    pub m: &'a CpuModel,
+    /// The system of the step.
+    pub sys: &'a ImplicitSystem,
+}
+
+impl FineSystem for FineImplicit<'_> {
+    fn mass_diag(&self) -> &[f64] {
+        &self.sys.mass_diag
+    }
+    fn blocks(&self) -> &[Sym3] {
+        &self.sys.bb
+    }
+    fn apply(&self, x: &[V3], out: &mut [V3]) {
+        implicit_matvec(self.m, self.sys, x, out)
+    }
+}
+
+/// The multigrid hierarchy of the model's springs in the sweep's order (the order of the blocks).
+pub fn spring_multigrid(m: &CpuModel, sweep: &SpringSweep) -> Result<SpringMg> {
+    let k: Vec<f64> = sweep.par.iter().map(|p| p[0]).collect();
+    SpringMg::new(m, &sweep.ends, &k)
 }
 
 /// One linearized implicit Euler step of size h from (x, v) into (x_out, v_out).
@@ -502,7 +533,25 @@ pub fn implicit_step(
         if !o.warm_start {
             s.dv.iter_mut().for_each(|d| *d = V3::zeros());
         }
-        let r = pcg_solve(|p, out| implicit_matvec(m, sys, p, out), &sys.inv_diag, &sys.rhs, &mut s.dv, o.tol, o.max_iter, &mut s.cg);
+        let r = if o.multigrid {
+            if !s.mg.as_ref().is_some_and(|g| g.fits(m.n, sys.bb.len())) {
+                s.mg = Some(spring_multigrid(m, &sys.sweep)?);
+            }
+            let mg = s.mg.as_mut().expect("built above");
+            let fine = FineImplicit { m, sys };
+            mg.update(&fine)?;
+            pcg_solve_with(
+                |p, out| implicit_matvec(m, sys, p, out),
+                |r, z| mg.apply(&fine, r, z),
+                &sys.rhs,
+                &mut s.dv,
+                o.tol,
+                o.max_iter,
+                &mut s.cg,
+            )
+        } else {
+            pcg_solve(|p, out| implicit_matvec(m, sys, p, out), &sys.inv_diag, &sys.rhs, &mut s.dv, o.tol, o.max_iter, &mut s.cg)
+        };
         if r.is_err() {
             // no warm start from a failed solve
             s.dv.iter_mut().for_each(|d| *d = V3::zeros());

@@ -347,7 +347,7 @@ impl LocalGlobal {
         }
         self.mg = match self.precond {
             Preconditioner::Multigrid => Some(Multigrid::for_global(m, &self.params)?),
-            Preconditioner::Jacobi => None,
+            Preconditioner::Jacobi | Preconditioner::Auto => None,
         };
         if let (GlobalSolve::Chebyshev, Some(mg)) = (self.global, self.mg.as_mut()) {
             self.rho = multigrid_rho(m, &self.params, mg, MULTIGRID_RHO_ITERATIONS);
@@ -358,6 +358,7 @@ impl LocalGlobal {
     /// Chooses the preconditioner of the `cg` global step (an error for multigrid with another solver);
     /// builds the multigrid hierarchy when it changes.
     pub fn set_preconditioner(&mut self, m: &CpuModel, precond: Preconditioner) -> Result<()> {
+        let precond = precond.resolve(Method::LocalGlobal);
         precond.check(Method::LocalGlobal, self.global)?;
         if precond != self.precond {
             self.precond = precond;

@@ -222,6 +222,8 @@ impl CpuEngine {
             max_iter: self.settings.cg_max_iterations,
             tridiagonal: self.settings.global == crate::method::GlobalSolve::Tridiagonal,
             warm_start: self.settings.cg_warm_start,
+            multigrid: self.settings.preconditioner.resolve(crate::method::Method::ImplicitEuler)
+                == crate::method::Preconditioner::Multigrid,
         }
     }
 
@@ -251,7 +253,13 @@ impl CpuEngine {
         self.last_cg = rep;
         collide::collide(&self.model, &mut self.x_next, &mut self.v_next);
         let strained = implicit::strained(&self.model, self.settings.strain_limit, self.settings.step_strain_limit, &self.x, &self.x_next);
-        Ok(StepsReport { iterations: rep.iterations, residual: rep.residual, strained, ..Default::default() })
+        // the cursor's spring does work no bound covers: no energy judgement while it acts
+        let energy_gain = self.model.cursor.is_none().then(|| {
+            let before = crate::engine::Signals::of(&self.model, &self.x, &self.v);
+            let after = crate::reference::forces::energy(&self.model, &self.x_next, &self.v_next);
+            (after - before.energy - before.external_power * h) / before.energy_scale.max(f64::MIN_POSITIVE)
+        });
+        Ok(StepsReport { iterations: rep.iterations, residual: rep.residual, strained, energy_gain, ..Default::default() })
     }
 
     /// Local/global: the solver for steps of size h, built or refactored when needed.

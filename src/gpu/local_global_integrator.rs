@@ -228,7 +228,7 @@ impl LocalGlobalIntegrator {
     /// the per-dispatch uniforms. Nothing to do when nothing changed.
     pub fn prepare(&mut self, device: &wgpu::Device, options: &GpuOptions, m: &CpuModel, settings: &StepSettings, h: f64) -> Result<()> {
         let global = settings.global.resolve(Method::LocalGlobal)?;
-        let precond = settings.preconditioner;
+        let precond = settings.preconditioner.resolve(Method::LocalGlobal);
         precond.check(Method::LocalGlobal, global)?;
         let budget = if global == GlobalSolve::Chebyshev { settings.global_iterations } else { 0 };
         let fresh = match &self.runtime {
@@ -280,7 +280,7 @@ impl LocalGlobalIntegrator {
                 let data = MultigridData::new(device, &mut alloc, mg_kernels, &self.buffers.pcg, m.n, &cpu, use_)?;
                 Some(data)
             }
-            Preconditioner::Jacobi => None,
+            Preconditioner::Jacobi | Preconditioner::Auto => None,
         };
         let table = LgPassTable::new(device, &mut alloc, &self.kernels, budget, rho, global == GlobalSolve::Chebyshev)?;
         let bytes = alloc.bytes();

@@ -10,6 +10,7 @@ pub mod global;
 pub mod multigrid;
 pub mod ordering;
 pub mod sparse;
+pub mod spring_mg;
 mod supernodal;
 
 use rayon::prelude::*;
