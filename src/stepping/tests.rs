@@ -31,6 +31,9 @@ struct Scripted {
     strain_above: f64,
     /// A trial longer than this reports `residual` (a solve that stopped short); shorter ones converge.
     short_above: f64,
+    /// Trials longer than this report an energy gain of 1e-3 of the scale, shorter ones none (`None`:
+    /// the engine does not measure it).
+    trial_gain_above: Option<f64>,
     speed_exceeded: bool,
     leu_retries: usize,
 }
@@ -80,7 +83,8 @@ impl Engine for Scripted {
     fn try_step(&mut self, h: f64) -> Result<StepsReport> {
         self.trials.push(h);
         let residual = if h > self.short_above { self.residual } else { 0.0 };
-        Ok(StepsReport { strained: h > self.strain_above, residual, iterations: 1, ..Default::default() })
+        let energy_gain = self.trial_gain_above.map(|above| if h > above { 1e-3 } else { 0.0 });
+        Ok(StepsReport { strained: h > self.strain_above, residual, iterations: 1, energy_gain, ..Default::default() })
     }
     fn accept_trial(&mut self) -> Result<()> {
         self.accepted += 1;
@@ -198,6 +202,29 @@ fn the_adaptive_frame_retakes_a_solve_that_stopped_short() {
     let settings = StepSettings { frame_dt: 0.04, retry_residual: 0.5, ..Default::default() };
     let engine =
         Scripted { method: Some(Method::ImplicitEuler), settings, strain_above: f64::INFINITY, residual: 0.5, ..Default::default() };
+    let mut s = Stepper::drive(engine).unwrap();
+    s.step_frame().unwrap();
+    assert_eq!(s.engine().trials, vec![0.04]);
+}
+
+#[test]
+fn the_adaptive_frame_retakes_a_step_that_gained_energy() {
+    // trials above 0.015 s gain 1e-3 of the energy scale (a poor linearization); none strains or stops short
+    let settings = StepSettings { frame_dt: 0.04, ..Default::default() };
+    let engine = Scripted {
+        method: Some(Method::ImplicitEuler),
+        settings,
+        strain_above: f64::INFINITY,
+        trial_gain_above: Some(0.015),
+        ..Default::default()
+    };
+    let mut s = Stepper::drive(engine).unwrap();
+    let r = s.step_frame().unwrap();
+    assert_eq!(s.engine().trials, vec![0.04, 0.02, 0.01, 0.01, 0.02, 0.01, 0.01]);
+    assert_eq!(r.substeps, 4);
+    // an engine that does not measure the energy (the GPU) is not judged on it
+    let settings = StepSettings { frame_dt: 0.04, ..Default::default() };
+    let engine = Scripted { method: Some(Method::ImplicitEuler), settings, strain_above: f64::INFINITY, ..Default::default() };
     let mut s = Stepper::drive(engine).unwrap();
     s.step_frame().unwrap();
     assert_eq!(s.engine().trials, vec![0.04]);
