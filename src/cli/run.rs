@@ -153,7 +153,9 @@ pub fn run(cli: RunCli) -> Result<()> {
     let mut rows = Vec::with_capacity(frames);
     let (mut sim_s, mut write_s) = (0.0, 0.0);
     let mut failed = None;
+    let bar = crate::logging::Progress::new(frames as u64, "run");
     for k in 1..=frames {
+        bar.inc(1);
         let t = Instant::now();
         let report = sim.step_frame()?;
         let (x, v) = sim.read_state()?;
@@ -182,6 +184,7 @@ pub fn run(cli: RunCli) -> Result<()> {
             break;
         }
     }
+    drop(bar);
     std::fs::write(&csv_path, to_csv(&rows)).with_context(|| format!("writing {}", csv_path.display()))?;
     if let Some((energy, strain)) = &plots {
         let title = |what: &str| format!("{}: {what}, {method} on {}", sc.name(), backend.name());
@@ -212,7 +215,7 @@ pub fn run(cli: RunCli) -> Result<()> {
             return Err(crate::Diverged(format!("{} {method}: diverged at frame {}: {}", sc.name(), d.frame, d.cause)).into());
         }
     } else if !log.is_empty() {
-        eprintln!("springsim run: {} recoveries (each halved h)", log.len());
+        log::warn!("run: {} recoveries (each halved h)", log.len());
     }
     Ok(())
 }
