@@ -53,8 +53,8 @@ pub struct BenchCli {
     /// Frames timed per run (a scene file's `frames` when not given; 60 for the built-in scenes).
     #[arg(long, default_value_t = 60, allow_negative_numbers = true)]
     frames: i64,
-    /// Frames run before the timed ones, untimed (pipelines warm, caches filled, the CPU's local/global
-    /// and Newton solvers already built); they count for the quality figures (energy drift, peak strain).
+    /// Frames run before the timed ones, untimed (the driver's lazy work done, caches warm); they count
+    /// for the quality figures (energy drift, peak strain) and the divergence guard.
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     warmup: i64,
     /// Output: json (one JSON object per run and line; `jsonl` too), csv (a header, one line per run),
