@@ -299,15 +299,15 @@ impl Spread {
 /// The simulator under test: the concrete one, for the GPU's memory and local/global's phase split
 /// and the CPU's solver set-up.
 enum Sim {
-    Cpu(CpuSimulator),
-    Gpu(GpuSimulator),
+    Cpu(Box<CpuSimulator>),
+    Gpu(Box<GpuSimulator>),
 }
 
 impl Sim {
     fn as_dyn(&mut self) -> &mut dyn Simulator {
         match self {
-            Sim::Cpu(s) => s,
-            Sim::Gpu(s) => s,
+            Sim::Cpu(s) => s.as_mut(),
+            Sim::Gpu(s) => s.as_mut(),
         }
     }
 }
@@ -333,27 +333,27 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     let (method, settings) = (cfg.method, cfg.settings.clone());
     let t = Instant::now();
     enum Built {
-        Cpu(CpuEngine),
-        Gpu(GpuEngine),
+        Cpu(Box<CpuEngine>),
+        Gpu(Box<GpuEngine>),
     }
     let built = match cfg.backend {
         Backend::Cpu | Backend::CpuReference => {
             let mut e = CpuEngine::new(&model, method, settings)?;
             e.set_fast_kernel(cfg.backend == Backend::Cpu);
-            Built::Cpu(e)
+            Built::Cpu(Box::new(e))
         }
         Backend::Gpu => {
             let ctx = gpu.ok_or_else(|| Error::NoAdapter("the gpu backend needs a device".into()))?;
             let mut e = GpuEngine::new(&ctx.device, &ctx.queue, &model, method, settings)?;
             e.set_adapter_name(ctx.adapter_name());
-            Built::Gpu(e)
+            Built::Gpu(Box::new(e))
         }
     };
     let engine_ms = ms(t);
     let t = Instant::now();
     let mut sim = match built {
-        Built::Cpu(e) => Sim::Cpu(Stepper::drive(e)?),
-        Built::Gpu(e) => Sim::Gpu(Stepper::drive(e)?),
+        Built::Cpu(e) => Sim::Cpu(Box::new(Stepper::drive(*e)?)),
+        Built::Gpu(e) => Sim::Gpu(Box::new(Stepper::drive(*e)?)),
     };
     let k0_ms = ms(t);
     let t = Instant::now();

@@ -181,7 +181,7 @@ fn sizes(s: &str) -> springsim::Result<Vec<usize>> {
 
 /// What one scene axis entry runs: a scene by name or file, or a preset (whose scene depends on the size).
 enum Source {
-    Scene(String, springsim::scene_file::Scene),
+    Scene(String, Box<springsim::scene_file::Scene>),
     Preset(Preset),
 }
 
@@ -266,7 +266,7 @@ fn plan_runs(b: &BenchCli, given: &dyn Fn(&str) -> bool) -> Result<Vec<BenchConf
             }
             // each scene's file, parsed (a name's embedded one): its method settings fill in what no
             // option gives explicitly
-            names.into_iter().map(|n| Ok(Source::Scene(n.clone(), scene::load(&n)?))).collect::<Result<_>>()?
+            names.into_iter().map(|n| Ok(Source::Scene(n.clone(), Box::new(scene::load(&n)?)))).collect::<Result<_>>()?
         }
     };
     let all = b.method == "all";
@@ -285,7 +285,7 @@ fn plan_runs(b: &BenchCli, given: &dyn Fn(&str) -> bool) -> Result<Vec<BenchConf
         };
         for size in axis {
             let (name, sc, preset_name) = match src {
-                Source::Scene(n, sc) => (n.clone(), sc.clone(), None),
+                Source::Scene(n, sc) => (n.clone(), sc.as_ref().clone(), None),
                 Source::Preset(p) => {
                     let n = size.unwrap_or_default();
                     (p.scene_name().to_string(), p.scene(n)?, Some(p.name().to_string()))
