@@ -155,7 +155,6 @@ pub fn run(cli: RunCli) -> Result<()> {
     let mut failed = None;
     let bar = crate::logging::Progress::new(frames as u64, "run");
     for k in 1..=frames {
-        bar.inc(1);
         let t = Instant::now();
         let report = sim.step_frame()?;
         let (x, v) = sim.read_state()?;
@@ -179,6 +178,7 @@ pub fn run(cli: RunCli) -> Result<()> {
         .and_then(|_| w.flush())
         .with_context(|| format!("writing {}", path.display()))?;
         write_s += t.elapsed().as_secs_f64();
+        bar.inc(1);
         if !stats.finite {
             failed = Some(k);
             break;
