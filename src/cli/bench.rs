@@ -1,16 +1,20 @@
-//! The headless benchmark: runs a scene with a method on a backend and reports one record.
+//! The headless benchmark: runs a scene with a method on a backend and reports one record: the
+//! start-up (model, engine, k₀, factorisation) timed apart from the frames, warm-up frames untimed, the
+//! median and spread of the timed frames, the run's quality (energy drift, peak strain, final residual)
+//! and the machine it ran on.
 
+use crate::report::{self, Machine};
 use serde::Serialize;
-use springsim::cpu::CpuModel;
+use springsim::cpu::{CpuEngine, CpuModel};
 use springsim::error::{Error, Result};
 use springsim::gpu::local_global::LgSplit;
-use springsim::gpu::GpuContext;
+use springsim::gpu::{GpuContext, GpuEngine};
 use springsim::method::{DivergencePolicy, Method, StepSettings};
 use springsim::reference::stats::state_stats;
-use springsim::scene::{self, SceneOptions};
+use springsim::scene::SceneOptions;
+use springsim::scene_file::Scene;
 use springsim::stepping::guard::{Action, Divergence};
-use springsim::stepping::CpuSimulator;
-use springsim::stepping::GpuSimulator;
+use springsim::stepping::{CpuSimulator, GpuSimulator, Stepper};
 use springsim::Simulator;
 use std::time::Instant;
 
@@ -50,16 +54,22 @@ impl Backend {
 /// One benchmark run.
 #[derive(Clone, Debug)]
 pub struct BenchConfig {
-    /// Scene name.
+    /// Scene name, as the record gives it.
     pub scene: String,
+    /// The scene's file, parsed (a built-in one's, a file's, or a preset's).
+    pub source: Scene,
+    /// The preset that set the run up (`warp-cloth`), if any.
+    pub preset: Option<String>,
     /// Scene options.
     pub options: SceneOptions,
     /// Method.
     pub method: Method,
     /// Backend.
     pub backend: Backend,
-    /// Frames to run.
+    /// Frames to time.
     pub frames: usize,
+    /// Frames run before the timed ones, untimed (their steps still count for the quality figures).
+    pub warmup: usize,
     /// Step settings.
     pub settings: StepSettings,
     /// Air drag d₀ (1/s) instead of the scene's.
@@ -74,6 +84,11 @@ pub struct BenchConfig {
 pub struct BenchResult {
     /// Scene.
     pub scene: String,
+    /// The preset that set the run up (`warp-cloth`), or null.
+    pub preset: Option<String>,
+    /// Particles per side or per strand (the option's, else the scene file's; null where the scene has
+    /// no size, as `orbit` and `mesh`).
+    pub size: Option<usize>,
     /// Particles.
     pub particles: usize,
     /// Springs.
@@ -84,6 +99,20 @@ pub struct BenchResult {
     pub backend: String,
     /// Adapter (or the CPU).
     pub adapter: String,
+    /// GPU: the driver and its version (wgpu's `AdapterInfo` driver and driver_info); null on the CPU.
+    pub driver: Option<String>,
+    /// GPU: the graphics API wgpu ran on (`vulkan`, `metal`, `dx12`, `gl`); null on the CPU.
+    pub wgpu_backend: Option<String>,
+    /// The host's CPU model (/proc/cpuinfo's `model name`, else the architecture).
+    pub cpu: String,
+    /// The threads the CPU engine's parallel passes use (rayon's pool).
+    pub threads: usize,
+    /// The operating system and architecture.
+    pub os: String,
+    /// springsim's version.
+    pub version: String,
+    /// When the run started (UTC, ISO 8601).
+    pub date: String,
     /// Frame step (s).
     pub frame_dt: f64,
     /// Step (s).
@@ -103,24 +132,56 @@ pub struct BenchResult {
     pub residual: f64,
     /// LEU divergence retries over the run.
     pub leu_retries: usize,
-    /// Frames run.
+    /// Warm-up frames run before the timed ones (not timed).
+    pub warmup: usize,
+    /// Frames timed (fewer than asked when a coordinate went non-finite).
     pub frames: usize,
-    /// Median wall time of a frame (ms).
+    /// Median wall time of a timed frame (ms).
     pub ms_per_frame: f64,
+    /// Mean wall time of a timed frame (ms; Warp's benchmark reports the mean).
+    pub ms_mean: f64,
+    /// Fastest timed frame (ms).
+    pub ms_min: f64,
+    /// First quartile of the timed frames (ms; linear interpolation between order statistics).
+    pub ms_q1: f64,
+    /// Third quartile (ms).
+    pub ms_q3: f64,
+    /// Slowest timed frame (ms).
+    pub ms_max: f64,
+    /// Interquartile range, `ms_q3 - ms_q1` (ms).
+    pub ms_iqr: f64,
     /// `ms_per_frame / substeps`.
     pub ms_per_substep: f64,
+    /// Start-up before the first frame (ms): `model_ms + engine_ms + k0_ms + factor_ms`.
+    pub startup_ms: f64,
+    /// Building the model from the scene (ms).
+    pub model_ms: f64,
+    /// Creating the engine (ms): buffers, uploads and pipelines on the GPU, arrays on the CPU.
+    pub engine_ms: f64,
+    /// Planning the step (ms): k₀ by power iteration for the explicit methods and LEU.
+    pub k0_ms: f64,
+    /// Local/global's global solver (the Cholesky factor, ρ, the multigrid hierarchy) and Newton's
+    /// symbolic analysis, built before the first frame (ms; 0 for the other methods).
+    pub factor_ms: f64,
     /// Every coordinate finite at the end.
     pub finite: bool,
-    /// The frame at which a non-finite value first appeared.
+    /// The frame (0-based, warm-up frames counted) at which a non-finite value first appeared.
     pub failed_frame: Option<usize>,
     /// Largest strain at the end.
     pub max_strain: f64,
+    /// Largest strain at the end of any frame, warm-up included.
+    pub max_strain_peak: f64,
     /// The deepest any free particle sits inside a collider's skin at the end, as a fraction of that
     /// skin's thickness (0: none inside; absent without a collider that has a skin).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub penetration: Option<f64>,
     /// Total energy at the end (J).
     pub energy: f64,
+    /// Total energy at the start, before the first frame (J).
+    pub energy_start: f64,
+    /// `energy - energy_start` (J): what the run gained (positive) or lost; damping and the implicit
+    /// methods lose energy by design, a gain is drift.
+    pub energy_drift: f64,
     /// Lowest y at the end (m).
     pub min_y: f64,
     /// Local/global on the GPU: ms per frame of each phase, timed as separate submits after the timed
@@ -195,89 +256,188 @@ pub fn make_simulator(
     })
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        0.5 * (v[m - 1] + v[m])
+/// Order statistics of the timed frames (ms): min, q1, median, q3, max and the mean; NaN when none.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spread {
+    /// Fastest.
+    pub min: f64,
+    /// First quartile.
+    pub q1: f64,
+    /// Median.
+    pub median: f64,
+    /// Third quartile.
+    pub q3: f64,
+    /// Slowest.
+    pub max: f64,
+    /// Mean.
+    pub mean: f64,
+}
+
+impl Spread {
+    /// The spread of `v`. Quantiles interpolate linearly between order statistics (q at position
+    /// q·(n − 1) of the sorted values, as numpy's default).
+    pub fn of(v: &[f64]) -> Spread {
+        let mut s = v.to_vec();
+        s.sort_by(f64::total_cmp);
+        let q = |p: f64| {
+            if s.is_empty() {
+                return f64::NAN;
+            }
+            let x = p * (s.len() - 1) as f64;
+            let (i, f) = (x.floor() as usize, x - x.floor());
+            if i + 1 < s.len() {
+                s[i] + f * (s[i + 1] - s[i])
+            } else {
+                s[i]
+            }
+        };
+        let mean = if s.is_empty() { f64::NAN } else { s.iter().sum::<f64>() / s.len() as f64 };
+        Spread { min: q(0.0), q1: q(0.25), median: q(0.5), q3: q(0.75), max: q(1.0), mean }
     }
 }
 
-/// Runs one benchmark. Each frame is timed alone, less the divergence guard's checks (reported as
-/// `guard_ms_per_frame`); the state is checked for finiteness between frames, outside the timing, and a
-/// run stops at the first non-finite frame.
-pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>) -> Result<BenchResult> {
-    let mut model = scene::build(&cfg.scene, &cfg.options)?;
+/// The simulator under test: the concrete one, for the GPU's memory and local/global's phase split
+/// and the CPU's solver set-up.
+enum Sim {
+    Cpu(Box<CpuSimulator>),
+    Gpu(Box<GpuSimulator>),
+}
+
+impl Sim {
+    fn as_dyn(&mut self) -> &mut dyn Simulator {
+        match self {
+            Sim::Cpu(s) => s.as_mut(),
+            Sim::Gpu(s) => s.as_mut(),
+        }
+    }
+}
+
+/// Milliseconds since `t`.
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// Runs one benchmark: the start-up timed in parts, `warmup` frames untimed, then `frames` frames each
+/// timed alone, less the divergence guard's checks (reported as `guard_ms_per_frame`). Between frames,
+/// outside the timing, the state is read back for the quality figures, and a run stops at the first
+/// non-finite frame. `tick` is called after every frame.
+pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick: &dyn Fn()) -> Result<BenchResult> {
+    let date = report::utc_now();
+    let t = Instant::now();
+    let mut model = cfg.source.build(&cfg.options)?;
     if let Some(d) = cfg.drag {
         model.forces.drag = d;
     }
+    let model_ms = ms(t);
     let cm = CpuModel::new(&model)?;
-    // on the GPU the concrete simulator: its memory, and local/global's phase split
-    let mut gpu_sim = None;
-    let mut boxed = None;
-    if cfg.backend == Backend::Gpu {
-        let ctx = gpu.ok_or_else(|| Error::NoAdapter("the gpu backend needs a device".into()))?;
-        gpu_sim = Some(
-            GpuSimulator::new(&ctx.device, &ctx.queue, &model, cfg.method, cfg.settings.clone())?.with_adapter_name(ctx.adapter_name()),
-        );
-    } else {
-        boxed = Some(make_simulator(&model, cfg.method, cfg.backend, cfg.settings.clone(), gpu)?);
+    let (method, settings) = (cfg.method, cfg.settings.clone());
+    let t = Instant::now();
+    enum Built {
+        Cpu(Box<CpuEngine>),
+        Gpu(Box<GpuEngine>),
     }
-    let sim: &mut dyn Simulator = match (gpu_sim.as_mut(), boxed.as_mut()) {
-        (Some(g), _) => g,
-        (None, Some(b)) => b.as_mut(),
-        (None, None) => return Err(Error::Solver("no simulator".into())),
+    let built = match cfg.backend {
+        Backend::Cpu | Backend::CpuReference => {
+            let mut e = CpuEngine::new(&model, method, settings)?;
+            e.set_fast_kernel(cfg.backend == Backend::Cpu);
+            Built::Cpu(Box::new(e))
+        }
+        Backend::Gpu => {
+            let ctx = gpu.ok_or_else(|| Error::NoAdapter("the gpu backend needs a device".into()))?;
+            let mut e = GpuEngine::new(&ctx.device, &ctx.queue, &model, method, settings)?;
+            e.set_adapter_name(ctx.adapter_name());
+            Built::Gpu(Box::new(e))
+        }
     };
+    let engine_ms = ms(t);
+    let t = Instant::now();
+    let mut sim = match built {
+        Built::Cpu(e) => Sim::Cpu(Box::new(Stepper::drive(*e)?)),
+        Built::Gpu(e) => Sim::Gpu(Box::new(Stepper::drive(*e)?)),
+    };
+    let k0_ms = ms(t);
+    let t = Instant::now();
+    match &mut sim {
+        Sim::Gpu(g) => g.prepare_lg()?,
+        Sim::Cpu(c) => {
+            let h = c.plan().h;
+            match method {
+                Method::LocalGlobal => c.local_global(h).map(|_| ())?,
+                Method::Newton => c.newton(h).map(|_| ())?,
+                _ => {}
+            }
+        }
+    }
+    let factor_ms = ms(t);
+
+    let s = sim.as_dyn();
+    let (x0, v0) = s.read_state()?;
+    let start = state_stats(&cm, &x0, &v0);
     let mut times = Vec::with_capacity(cfg.frames);
     let mut failed_frame = None;
     let mut report: springsim::stepping::FrameReport = Default::default();
     let mut iterations = 0usize;
-    for f in 0..cfg.frames {
-        let (t, guard) = (Instant::now(), sim.guard_seconds());
-        report = sim.step_frame()?;
-        times.push((t.elapsed().as_secs_f64() - (sim.guard_seconds() - guard)) * 1e3);
-        iterations += report.iterations;
-        let (x, v) = sim.read_state()?;
-        if !x.iter().chain(v.iter()).all(|p| p.iter().all(|c| c.is_finite())) {
+    let mut peak = start.max_strain;
+    for f in 0..cfg.warmup + cfg.frames {
+        let (t, guard) = (Instant::now(), s.guard_seconds());
+        report = s.step_frame()?;
+        let dt = (t.elapsed().as_secs_f64() - (s.guard_seconds() - guard)) * 1e3;
+        if f >= cfg.warmup {
+            times.push(dt);
+            iterations += report.iterations;
+        }
+        let (x, v) = s.read_state()?;
+        let st = state_stats(&cm, &x, &v);
+        tick();
+        if !st.finite {
             failed_frame = Some(f);
             break;
         }
+        peak = peak.max(st.max_strain);
     }
-    let (x, v) = sim.read_state()?;
+    let (x, v) = s.read_state()?;
     let stats = state_stats(&cm, &x, &v);
     let policy = cfg.settings.guard.policy;
-    let log: Vec<DivergedRecord> = sim.divergences().iter().map(DivergedRecord::of).collect();
+    let log: Vec<DivergedRecord> = s.divergences().iter().map(DivergedRecord::of).collect();
     let (diverged, recoveries) = if policy == DivergencePolicy::Report { (log.into_iter().next(), Vec::new()) } else { (None, log) };
-    let guard_ms_per_frame = if times.is_empty() { 0.0 } else { sim.guard_seconds() * 1e3 / times.len() as f64 };
-    let plan = sim.plan();
-    let ms = median(times.clone());
+    let guard_ms_per_frame = if times.is_empty() { 0.0 } else { s.guard_seconds() * 1e3 / times.len() as f64 };
+    let plan = s.plan();
+    let spread = Spread::of(&times);
     let mut lg_split = None;
     let mut lg_transfers = None;
-    let gpu_bytes = gpu_sim.as_ref().map(|g| g.gpu_bytes());
-    if let Some(g) = gpu_sim.as_mut().filter(|_| cfg.method == Method::LocalGlobal) {
-        if cfg.settings.global.resolve(Method::LocalGlobal)? == springsim::method::GlobalSolve::Cholesky {
-            lg_transfers = Some(g.lg_last_split().per_frame());
-        }
-        if cfg.lg_split_frames > 0 {
-            lg_split = Some(g.lg_profile_frames(cfg.lg_split_frames)?.per_frame());
+    let mut gpu_bytes = None;
+    if let Sim::Gpu(g) = &mut sim {
+        gpu_bytes = Some(g.gpu_bytes());
+        if method == Method::LocalGlobal {
+            if cfg.settings.global.resolve(Method::LocalGlobal)? == springsim::method::GlobalSolve::Cholesky {
+                lg_transfers = Some(g.lg_last_split().per_frame());
+            }
+            if cfg.lg_split_frames > 0 {
+                lg_split = Some(g.lg_profile_frames(cfg.lg_split_frames)?.per_frame());
+            }
         }
     }
+    let gpu_info = gpu.filter(|_| cfg.backend == Backend::Gpu).map(|g| g.adapter.get_info());
     Ok(BenchResult {
         scene: cfg.scene.clone(),
+        preset: cfg.preset.clone(),
+        size: cfg.options.size.or(cfg.source.file.model.size).filter(|_| cfg.source.file.model.builder != "orbit"),
         particles: model.n_particles(),
         springs: model.springs.len(),
-        method: cfg.method.name().to_string(),
+        method: method.name().to_string(),
         backend: cfg.backend.name().to_string(),
         adapter: match cfg.backend {
             Backend::Cpu => "cpu (f64)".to_string(),
             Backend::CpuReference => "cpu (f64, reference kernels)".to_string(),
             Backend::Gpu => gpu.map(|g| g.adapter_name()).unwrap_or_default(),
         },
+        driver: gpu_info.as_ref().map(report::driver),
+        wgpu_backend: gpu_info.as_ref().map(|i| i.backend.to_str().to_string()),
+        cpu: machine.cpu.clone(),
+        threads: machine.threads,
+        os: machine.os.clone(),
+        version: machine.version.clone(),
+        date,
         frame_dt: cfg.settings.frame_dt,
         h: plan.h,
         h_max: plan.h_max,
@@ -287,14 +447,29 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>) -> Result<BenchResult> {
         iterations: if times.is_empty() { 0 } else { (iterations as f64 / times.len() as f64).round() as usize },
         residual: report.residual,
         leu_retries: report.leu_retries,
+        warmup: cfg.warmup,
         frames: times.len(),
-        ms_per_frame: ms,
-        ms_per_substep: ms / plan.substeps as f64,
+        ms_per_frame: spread.median,
+        ms_mean: spread.mean,
+        ms_min: spread.min,
+        ms_q1: spread.q1,
+        ms_q3: spread.q3,
+        ms_max: spread.max,
+        ms_iqr: spread.q3 - spread.q1,
+        ms_per_substep: spread.median / plan.substeps as f64,
+        startup_ms: model_ms + engine_ms + k0_ms + factor_ms,
+        model_ms,
+        engine_ms,
+        k0_ms,
+        factor_ms,
         finite: stats.finite && failed_frame.is_none(),
         failed_frame,
         max_strain: stats.max_strain,
+        max_strain_peak: if stats.finite { peak.max(stats.max_strain) } else { peak },
         penetration: cm.colliders.iter().any(|c| c.thickness() > 0.0).then(|| springsim::reference::stats::penetration(&cm, &x)),
         energy: stats.energy,
+        energy_start: start.energy,
+        energy_drift: stats.energy - start.energy,
         min_y: stats.min_y,
         lg_split,
         gpu_bytes,
@@ -305,4 +480,21 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>) -> Result<BenchResult> {
         recoveries,
         guard_ms_per_frame,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Spread;
+
+    #[test]
+    fn spread_of_frame_times() {
+        let s = Spread::of(&[5.0, 1.0, 4.0, 2.0, 3.0]);
+        assert_eq!((s.min, s.q1, s.median, s.q3, s.max, s.mean), (1.0, 2.0, 3.0, 4.0, 5.0, 3.0));
+        // even count: the median between the middle two, quartiles interpolated
+        let s = Spread::of(&[4.0, 1.0, 3.0, 2.0]);
+        assert_eq!((s.q1, s.median, s.q3), (1.75, 2.5, 3.25));
+        let s = Spread::of(&[7.0]);
+        assert_eq!((s.min, s.q1, s.median, s.q3, s.max), (7.0, 7.0, 7.0, 7.0, 7.0));
+        assert!(Spread::of(&[]).median.is_nan());
+    }
 }

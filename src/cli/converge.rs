@@ -122,8 +122,9 @@ pub fn parse_series(s: &str) -> Result<(GlobalSolve, Preconditioner)> {
     Ok((global, p))
 }
 
-/// Runs the study on `model`.
-pub fn run(model: &Model, cfg: &ConvergeConfig) -> Result<ConvergeResult> {
+/// Runs the study on `model`. `tick` is told what is under way after each frame of the run-up and each
+/// iteration of a series (for a progress bar).
+pub fn run(model: &Model, cfg: &ConvergeConfig, tick: &dyn Fn(String)) -> Result<ConvergeResult> {
     if cfg.iterations == 0 {
         return Err(Error::param("iterations", 0, "must be >= 1"));
     }
@@ -133,6 +134,7 @@ pub fn run(model: &Model, cfg: &ConvergeConfig) -> Result<ConvergeResult> {
     let mut sim = CpuSimulator::new(model, Method::LocalGlobal, settings.clone())?;
     for f in 0..cfg.frame {
         sim.step_frame().map_err(|e| Error::Solver(format!("running up to frame {}: failed at frame {f}: {e}", cfg.frame)))?;
+        tick(format!("frame {}", f + 1));
     }
     let (x, v) = sim.read_state()?;
     let (q, v) = (v3(&x), v3(&v));
@@ -168,6 +170,7 @@ pub fn run(model: &Model, cfg: &ConvergeConfig) -> Result<ConvergeResult> {
             lg.global_step(&cm, &mut x)?;
             secs += t.elapsed().as_secs_f64();
             points.push(Point { iteration: k, seconds: secs, error: relative_error(lg_energy(&cm, &p, &y, &x), g_star, g0) });
+            tick(series_name(global, precond));
         }
         series.push(Series { name: series_name(global, precond), setup_seconds: setup, points });
     }
@@ -188,6 +191,7 @@ pub fn run(model: &Model, cfg: &ConvergeConfig) -> Result<ConvergeResult> {
         nt.iterate(&cm, &mut x)?;
         secs += t.elapsed().as_secs_f64();
         points.push(Point { iteration: k, seconds: secs, error: relative_error(lg_energy(&cm, &p, &y, &x), g_star, g0) });
+        tick("newton".into());
     }
     series.push(Series { name: "newton".into(), setup_seconds: setup, points });
     Ok(ConvergeResult {

@@ -4,7 +4,7 @@
 
 use anyhow::{Context, Result};
 use clap::parser::ValueSource;
-use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// `println!` that returns the write's error instead of panicking when stdout is closed early
 /// (`springsim scene list | head -3`); `main` then ends quietly.
@@ -24,16 +24,18 @@ macro_rules! out {
 }
 
 mod bench;
+mod bench_cli;
 mod converge;
+mod logging;
+mod presets;
+mod report;
 mod run;
 mod scenes;
 
-use bench::{Backend, BenchConfig, BenchResult};
 use springsim::gpu::context::{adapter_name, instance_from_env};
-use springsim::gpu::GpuContext;
 use springsim::method::DivergencePolicy;
 use springsim::scene::{self, SceneOptions};
-use springsim::{FactorPrecision, GlobalSolve, Method, Preconditioner, StepSettings};
+use springsim::{Method, StepSettings};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -42,12 +44,6 @@ struct Cli {
     /// With none, `demo` runs.
     #[command(subcommand)]
     command: Option<Command>,
-}
-
-#[derive(Clone, Copy, ValueEnum, PartialEq)]
-enum Format {
-    Json,
-    Table,
 }
 
 // --- the demo (feature `viewer`) ---
@@ -152,131 +148,13 @@ enum Command {
     /// method switching and an overlay (`?` lists the keys). `--frames N --screenshot out.png` writes
     /// the last frame and exits.
     Demo(DemoCli),
-    /// Runs scenes headless and prints one record per run (JSON lines or a table).
-    Bench {
-        /// Scene(s), comma-separated: curtain, cloth, rope, hair, slinky, jelly, orbit, mesh, or scene files
-        /// (.ron). A scene's method settings apply where no option is given explicitly.
-        #[arg(long, default_value = "curtain")]
-        scene: String,
-        /// A scene file (RON; see `springsim scene print curtain`): its model and method settings; options
-        /// given explicitly override its settings. With --scene given too, both run.
-        #[arg(long)]
-        scene_file: Option<PathBuf>,
-        /// Method(s), comma-separated, or `all`: explicit-euler, symplectic-euler, midpoint, rk4, leu, implicit-euler,
-        /// local-global, newton. `all` is every simulation method the backend runs; Newton (a CPU reference,
-        /// seconds per frame) only when named.
-        #[arg(long, default_value = "symplectic-euler")]
-        method: String,
-        /// Backend(s), comma-separated: gpu, cpu, cpu-reference (the CPU engine with the explicit methods on
-        /// the plain reference passes instead of its fused force kernel, for side-by-side figures).
-        #[arg(long, default_value = "gpu")]
-        backend: String,
-        /// Frames per run.
-        #[arg(long, default_value_t = 60, allow_negative_numbers = true)]
-        frames: i64,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = Format::Json)]
-        format: Format,
-        /// Particles per side (or per strand).
-        #[arg(long, allow_negative_numbers = true)]
-        size: Option<i64>,
-        /// Spring stiffness k (N/m), instead of the scene's resolution-aware default.
-        #[arg(long, allow_negative_numbers = true)]
-        stiffness: Option<f64>,
-        /// h = S · h_max (default 1/sqrt(1.5), Shinya's safety factor).
-        #[arg(long, allow_negative_numbers = true)]
-        substep_scale: Option<f64>,
-        /// A fixed step h (s) instead of the stable one.
-        #[arg(long, allow_negative_numbers = true)]
-        h: Option<f64>,
-        /// The frame step (s).
-        #[arg(long, default_value_t = 1.0 / 30.0, allow_negative_numbers = true)]
-        frame_dt: f64,
-        /// Air drag d0 (1/s).
-        #[arg(long, allow_negative_numbers = true)]
-        drag: Option<f64>,
-        /// Turn Rayleigh damping (alpha K) off.
-        #[arg(long)]
-        no_rayleigh: bool,
-        /// OBJ file for the mesh scene.
-        #[arg(long)]
-        mesh: Option<PathBuf>,
-        /// LEU: the interval h_nl (s) at which K and D are re-evaluated.
-        #[arg(long, allow_negative_numbers = true)]
-        leu_interval: Option<f64>,
-        /// The speed (m/s) above which a step counts as diverging (LEU retries it; k0 is recomputed).
-        #[arg(long, allow_negative_numbers = true)]
-        speed_limit: Option<f64>,
-        /// The linear solver: implicit Euler cg (CPU and GPU) or tridiagonal (CPU, chains only); local-global
-        /// cholesky (f64 on the CPU; with --backend gpu one read-back of r and one upload of the correction per
-        /// iteration), cg or chebyshev (CPU and GPU); auto: cg, or cholesky for local-global.
-        #[arg(long, default_value = "auto")]
-        global: String,
-        /// Local/global: local/global iterations per step.
-        #[arg(long, allow_negative_numbers = true)]
-        lg_iterations: Option<i64>,
-        /// Local/global with cg or chebyshev: the iteration budget of each global step.
-        #[arg(long, allow_negative_numbers = true)]
-        global_iterations: Option<i64>,
-        /// The preconditioner of the CG solves, auto, jacobi or multigrid: local/global's cg or chebyshev
-        /// global step (a smoothed-aggregation V-cycle, built once per step size) and implicit Euler on
-        /// the CPU (an aggregation V-cycle re-summed each step). auto: multigrid for implicit Euler on
-        /// the CPU, jacobi otherwise.
-        #[arg(long, default_value = "auto")]
-        preconditioner: String,
-        /// Local/global with cholesky: the precision of the triangular solves, f32 (an f32 copy of the
-        /// factor in correction form; the default) or f64 (the reference).
-        #[arg(long, default_value = "f32")]
-        factor_precision: String,
-        /// Local/global on the GPU: after the timed frames, run this many with every phase its own submit
-        /// and report the split (local step, right-hand side, global step, transfers).
-        #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
-        lg_split: i64,
-        /// Newton: the iteration limit per step.
-        #[arg(long, allow_negative_numbers = true)]
-        newton_iterations: Option<i64>,
-        /// Implicit Euler: the CG iteration budget per step.
-        #[arg(long, allow_negative_numbers = true)]
-        cg_iterations: Option<i64>,
-        /// Implicit Euler: the CG relative tolerance (0: always run the whole budget).
-        #[arg(long, allow_negative_numbers = true)]
-        cg_tolerance: Option<f64>,
-        /// Implicit Euler: start CG from the last step's Δv (off by default: it diverged on the curtain at h = 1/30).
-        #[arg(long)]
-        cg_warm_start: bool,
-        /// Implicit Euler: the exact spring Jacobian (indefinite for compressed springs) instead of the clamped one.
-        #[arg(long)]
-        exact_jacobian: bool,
-        /// Implicit Euler: adaptive steps (the default; halve h when a step leaves a spring strained beyond
-        /// --strain-limit or changes its length by more than --step-strain-limit).
-        #[arg(long, conflicts_with = "no_adaptive")]
-        adaptive: bool,
-        /// Implicit Euler: no adaptive step (every frame takes its planned steps as they come).
-        #[arg(long)]
-        no_adaptive: bool,
-        /// Implicit Euler: the strain |l - L|/L above which the adaptive step discards a step (default 1).
-        #[arg(long, allow_negative_numbers = true)]
-        strain_limit: Option<f64>,
-        /// Implicit Euler: the length change within one step, |l' - l|/L, above which the adaptive step
-        /// discards it (default 0.1, Bridson et al.'s rule).
-        #[arg(long, allow_negative_numbers = true)]
-        step_strain_limit: Option<f64>,
-        /// Implicit Euler: the CG relative residual above which the adaptive step retakes a step with h/2.
-        #[arg(long, allow_negative_numbers = true)]
-        retry_residual: Option<f64>,
-        /// What the divergence guard does: report (the record's `diverged`, exit status 3), recover (roll
-        /// back, halve h, list it in `recoveries`) or ignore.
-        #[arg(long, default_value = "report")]
-        divergence: String,
-        /// Check every this many frames (0: every frame on the CPU, every 8 on the GPU, whose check reads
-        /// the state back).
-        #[arg(long, allow_negative_numbers = true)]
-        guard_every: Option<i64>,
-        /// Run an explicit method with a step above Shinya's h_max (refused otherwise); the guard reports
-        /// what happens.
-        #[arg(long)]
-        allow_unstable: bool,
-    },
+    /// Runs scenes headless and prints one record per run (JSON lines, CSV, a markdown table or a plain
+    /// table): every combination of the comma-separated scenes (or a --preset), sizes, methods and
+    /// backends; --warmup frames untimed, then --frames timed ones; each record gives the median, mean,
+    /// min, max and quartiles of the timed frames, the start-up apart (model, engine, k0, factorisation),
+    /// the run's quality (energy drift, peak strain, final residual) and the machine (adapter, driver,
+    /// wgpu backend, CPU model, threads, date). A progress bar shows on stderr when it is a terminal.
+    Bench(bench_cli::BenchCli),
     /// Liu et al. 2013's convergence study (their Figure 2): for one frame, the relative error of eq. 15
     /// against iterations and wall time for local/global with each global solver and for Newton's
     /// method (x* by Newton). Writes a CSV and an SVG plot and prints the 1/10/100/1000-iteration table.
@@ -331,49 +209,6 @@ enum Command {
     Info,
 }
 
-fn print_table(rows: &[BenchResult]) -> std::io::Result<()> {
-    outln!(
-        "{:<10} {:>8} {:>8} {:<17} {:<4} {:>10} {:>10} {:>6} {:>10} {:>10} {:>6} {:>9} {:>6} {:>10} {:>12}  adapter",
-        "scene",
-        "particles",
-        "springs",
-        "method",
-        "back",
-        "h",
-        "h_max",
-        "subst",
-        "ms/frame",
-        "ms/subst",
-        "iters",
-        "residual",
-        "finite",
-        "max_strain",
-        "energy"
-    )?;
-    for r in rows {
-        outln!(
-            "{:<10} {:>8} {:>8} {:<17} {:<4} {:>10.3e} {:>10.3e} {:>6} {:>10.3} {:>10.4} {:>6} {:>9.2e} {:>6} {:>10.4} {:>12.5e}  {}",
-            r.scene,
-            r.particles,
-            r.springs,
-            r.method,
-            r.backend,
-            r.h,
-            r.h_max,
-            r.substeps,
-            r.ms_per_frame,
-            r.ms_per_substep,
-            r.iterations,
-            r.residual,
-            r.finite,
-            r.max_strain,
-            r.energy,
-            r.adapter
-        )?;
-    }
-    Ok(())
-}
-
 fn split(s: &str) -> Vec<String> {
     s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect()
 }
@@ -407,6 +242,7 @@ fn quiet_runtime_dir() {
 }
 
 fn run() -> Result<()> {
+    logging::init();
     quiet_runtime_dir();
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
@@ -439,178 +275,7 @@ fn run() -> Result<()> {
             }
             Ok(())
         }
-        Command::Bench {
-            scene,
-            scene_file,
-            method,
-            backend,
-            frames,
-            format,
-            size,
-            stiffness,
-            substep_scale,
-            h,
-            frame_dt,
-            drag,
-            no_rayleigh,
-            mesh,
-            leu_interval,
-            speed_limit,
-            global,
-            lg_iterations,
-            global_iterations,
-            preconditioner,
-            factor_precision,
-            newton_iterations,
-            lg_split,
-            cg_iterations,
-            cg_tolerance,
-            cg_warm_start,
-            exact_jacobian,
-            adaptive,
-            no_adaptive,
-            strain_limit,
-            step_strain_limit,
-            retry_residual,
-            divergence,
-            guard_every,
-            allow_unstable,
-        } => {
-            let frames = count("frames", frames)?;
-            let size = count_opt("size", size)?;
-            let lg_split = count("lg_split", lg_split)?;
-            let mut scenes = split(&scene);
-            if scene_file.is_some() {
-                let f = scenes::scene_arg(&scene, scene_file.as_deref())?;
-                if given("scene") {
-                    scenes.push(f);
-                } else {
-                    scenes = vec![f];
-                }
-            }
-            // each scene's file, parsed (a name's embedded one): its method settings fill in what no
-            // option gives explicitly
-            let files = scenes.iter().map(|s| scene::load(s)).collect::<Result<Vec<_>, _>>()?;
-            let all = method == "all";
-            let methods: Vec<Method> = if all {
-                Method::ALL.into_iter().filter(|&m| m != Method::Newton).collect()
-            } else {
-                split(&method).iter().map(|m| Method::parse(m)).collect::<Result<_, _>>()?
-            };
-            let backends: Vec<Backend> = split(&backend).iter().map(|b| Backend::parse(b)).collect::<Result<_, _>>()?;
-            let mut settings = StepSettings { frame_dt, fixed_h: h, rayleigh: !no_rayleigh, ..Default::default() };
-            if let Some(s) = substep_scale {
-                settings.substep_scale = s;
-            }
-            if let Some(v) = leu_interval {
-                settings.leu_interval = v;
-            }
-            if let Some(v) = speed_limit {
-                settings.speed_limit = v;
-            }
-            settings.global = GlobalSolve::parse(&global)?;
-            if let Some(v) = count_opt("lg_iterations", lg_iterations)? {
-                settings.lg_iterations = v;
-            }
-            if let Some(v) = count_opt("global_iterations", global_iterations)? {
-                settings.global_iterations = v;
-            }
-            settings.preconditioner = Preconditioner::parse(&preconditioner)?;
-            settings.factor_precision = FactorPrecision::parse(&factor_precision)?;
-            if let Some(v) = count_opt("newton_iterations", newton_iterations)? {
-                settings.newton_iterations = v;
-            }
-            if let Some(v) = count_opt("cg_iterations", cg_iterations)? {
-                settings.cg_max_iterations = v;
-            }
-            if let Some(v) = cg_tolerance {
-                settings.cg_tolerance = v;
-            }
-            if let Some(v) = strain_limit {
-                settings.strain_limit = v;
-            }
-            if let Some(v) = step_strain_limit {
-                settings.step_strain_limit = v;
-            }
-            if let Some(v) = retry_residual {
-                settings.retry_residual = v;
-            }
-            settings.exact_jacobian = exact_jacobian;
-            settings.cg_warm_start = cg_warm_start;
-            settings.adaptive = adaptive || !no_adaptive;
-            settings.allow_unstable = allow_unstable;
-            settings.guard.policy = DivergencePolicy::parse(&divergence)?;
-            if let Some(v) = count_opt("guard_every", guard_every)? {
-                settings.guard.every = v;
-            }
-            settings.validate()?;
-            let per_scene = files
-                .iter()
-                .map(|sc| {
-                    let mut st = settings.clone();
-                    sc.file.method.apply(&mut st, &given);
-                    if !given("frame_dt") {
-                        st.frame_dt = sc.file.frame_dt;
-                    }
-                    st.validate()?;
-                    let ms = if given("method") { methods.clone() } else { vec![sc.file.method.name] };
-                    let n = if given("frames") { frames } else { sc.file.frames };
-                    Ok((st, ms, n))
-                })
-                .collect::<springsim::Result<Vec<_>>>()?;
-            SceneOptions { size, stiffness, mesh: mesh.clone() }.validate()?;
-            if let Some(d) = drag.filter(|d| !(d.is_finite() && *d >= 0.0)) {
-                return Err(springsim::Error::param("drag", d, "must be finite and >= 0").into());
-            }
-            let gpu = if backends.contains(&Backend::Gpu) {
-                Some(GpuContext::headless().context("the gpu backend needs an adapter (try --backend cpu)")?)
-            } else {
-                None
-            };
-            let mut rows = Vec::new();
-            let mut diverged = Vec::new();
-            for (s, (settings, methods, frames)) in scenes.iter().zip(per_scene) {
-                for &m in &methods {
-                    for &b in &backends {
-                        if b == Backend::Gpu && !m.on_gpu() {
-                            if all {
-                                continue;
-                            }
-                            anyhow::bail!("{m} runs on the CPU only (use --backend cpu)");
-                        }
-                        let mut options = SceneOptions { size, stiffness, mesh: mesh.clone() };
-                        if s == "orbit" {
-                            options.size = None;
-                        }
-                        let cfg = BenchConfig {
-                            scene: s.clone(),
-                            options,
-                            method: m,
-                            backend: b,
-                            frames,
-                            settings: settings.clone(),
-                            drag,
-                            lg_split_frames: lg_split,
-                        };
-                        let r = bench::run(&cfg, gpu.as_ref())?;
-                        if format == Format::Json {
-                            outln!("{}", serde_json::to_string(&r)?)?;
-                        }
-                        if let Some(d) = &r.diverged {
-                            diverged.push(format!("{s} {m} {}: diverged at frame {}: {}", b.name(), d.frame, d.cause));
-                        }
-                        rows.push(r);
-                    }
-                }
-            }
-            if format == Format::Table {
-                print_table(&rows)?;
-            }
-            if !diverged.is_empty() {
-                return Err(Diverged(diverged.join("; ")).into());
-            }
-            Ok(())
-        }
+        Command::Bench(b) => bench_cli::run(b, sub),
         Command::Converge {
             scene: name,
             size,
@@ -638,14 +303,20 @@ fn run() -> Result<()> {
                 newton_iterations,
                 settings: StepSettings { frame_dt, ..Default::default() },
             };
-            let r = converge::run(&model, &cfg)?;
+            let steps = frame + cfg.globals.len() * iterations + newton_iterations.min(iterations);
+            let bar = logging::Progress::new(steps as u64, "converge");
+            let r = converge::run(&model, &cfg, &|what| {
+                bar.set_message(what);
+                bar.inc(1);
+            })?;
+            drop(bar);
             std::fs::write(&csv, r.to_csv()).with_context(|| format!("writing {}", csv.display()))?;
             let title = format!("{name}, frame {frame}: relative error (Liu et al. 2013, eq. 15)");
             std::fs::write(&svg, r.to_svg(&title)?).with_context(|| format!("writing {}", svg.display()))?;
             out!("{}", r.table())?;
             if r.star_residual > 1e-8 {
-                eprintln!(
-                    "warning: Newton's x* is only converged to |grad g| = {:.1e} of |grad g(y)| (try an earlier --frame or more --newton-iterations)",
+                log::warn!(
+                    "Newton's x* is only converged to |grad g| = {:.1e} of |grad g(y)| (try an earlier --frame or more --newton-iterations)",
                     r.star_residual
                 );
             }
@@ -693,7 +364,7 @@ fn main() {
         if e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)) {
             std::process::exit(0);
         }
-        eprintln!("springsim: {e:#}");
+        log::error!("{e:#}");
         let diverged = e.downcast_ref::<Diverged>().is_some()
             || matches!(e.downcast_ref::<springsim::Error>(), Some(springsim::Error::Diverged { .. }));
         std::process::exit(if diverged { 3 } else { 2 });

@@ -153,6 +153,7 @@ pub fn run(cli: RunCli) -> Result<()> {
     let mut rows = Vec::with_capacity(frames);
     let (mut sim_s, mut write_s) = (0.0, 0.0);
     let mut failed = None;
+    let bar = crate::logging::Progress::new(frames as u64, "run");
     for k in 1..=frames {
         let t = Instant::now();
         let report = sim.step_frame()?;
@@ -177,11 +178,13 @@ pub fn run(cli: RunCli) -> Result<()> {
         .and_then(|_| w.flush())
         .with_context(|| format!("writing {}", path.display()))?;
         write_s += t.elapsed().as_secs_f64();
+        bar.inc(1);
         if !stats.finite {
             failed = Some(k);
             break;
         }
     }
+    drop(bar);
     std::fs::write(&csv_path, to_csv(&rows)).with_context(|| format!("writing {}", csv_path.display()))?;
     if let Some((energy, strain)) = &plots {
         let title = |what: &str| format!("{}: {what}, {method} on {}", sc.name(), backend.name());
@@ -212,7 +215,7 @@ pub fn run(cli: RunCli) -> Result<()> {
             return Err(crate::Diverged(format!("{} {method}: diverged at frame {}: {}", sc.name(), d.frame, d.cause)).into());
         }
     } else if !log.is_empty() {
-        eprintln!("springsim run: {} recoveries (each halved h)", log.len());
+        log::warn!("run: {} recoveries (each halved h)", log.len());
     }
     Ok(())
 }

@@ -1,0 +1,384 @@
+//! `springsim bench`'s options and the loop over its axes: scenes (or a preset), sizes, methods and
+//! backends, each combination one run ([`crate::bench::run`]), its record printed as JSON lines, CSV, a
+//! markdown table or the plain table, with a progress bar on a terminal's stderr.
+
+use crate::bench::{self, Backend, BenchConfig, BenchResult};
+use crate::logging::Progress;
+use crate::presets::Preset;
+use crate::report::{self, Machine};
+use crate::{count, count_opt, given_in, split, Diverged};
+use anyhow::{Context, Result};
+use clap::{ArgMatches, ValueEnum};
+use springsim::gpu::GpuContext;
+use springsim::method::DivergencePolicy;
+use springsim::scene::{self, SceneOptions};
+use springsim::{FactorPrecision, GlobalSolve, Method, Preconditioner, StepSettings};
+use std::path::PathBuf;
+
+/// The output formats.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum Format {
+    /// One JSON object per run and line.
+    #[value(alias = "jsonl")]
+    Json,
+    /// A header line, then one line per run.
+    Csv,
+    /// A markdown table and a line naming the machine.
+    #[value(alias = "md")]
+    Markdown,
+    /// The plain aligned table.
+    Table,
+}
+
+/// `springsim bench`'s options.
+#[derive(clap::Args)]
+pub struct BenchCli {
+    /// Scene(s), comma-separated: curtain, cloth, rope, hair, slinky, jelly, orbit, mesh, or scene files
+    /// (.ron). A scene's method settings apply where no option is given explicitly.
+    #[arg(long, default_value = "curtain")]
+    scene: String,
+    /// A scene file (RON; see `springsim scene print curtain`): its model and method settings; options
+    /// given explicitly override its settings. With --scene given too, both run.
+    #[arg(long)]
+    scene_file: Option<PathBuf>,
+    /// Method(s), comma-separated, or `all`: explicit-euler, symplectic-euler, midpoint, rk4, leu, implicit-euler,
+    /// local-global, newton. `all` is every simulation method the backend runs; Newton (a CPU reference,
+    /// seconds per frame) only when named.
+    #[arg(long, default_value = "symplectic-euler")]
+    method: String,
+    /// Backend(s), comma-separated: gpu, cpu, cpu-reference (the CPU engine with the explicit methods on
+    /// the plain reference passes instead of its fused force kernel, for side-by-side figures).
+    #[arg(long, default_value = "gpu")]
+    backend: String,
+    /// Frames timed per run (a scene file's `frames` when not given; 60 for the built-in scenes).
+    #[arg(long, default_value_t = 60, allow_negative_numbers = true)]
+    frames: i64,
+    /// Frames run before the timed ones, untimed (the driver's lazy work done, caches warm); they count
+    /// for the quality figures (energy drift, peak strain) and the divergence guard.
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    warmup: i64,
+    /// Output: json (one JSON object per run and line; `jsonl` too), csv (a header, one line per run),
+    /// markdown (a table and a line naming the machine; `md` too) or table (plain, aligned).
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    format: Format,
+    /// A preset benchmark: warp-cloth (NVIDIA Warp's cloth benchmark: the cloth at 32, 64 and 128 per
+    /// side, k = 1000 N/m, k_d = 10 N·s/m, 0.1 kg per particle, symplectic Euler with 16 substeps per
+    /// frame at 60 frames per second, 60 frames; gravity scaled with the grid's spacing so that the run is
+    /// Warp's to scale). Options given explicitly override it (--size, --stiffness, --method, --backend,
+    /// --frames, --h, --frame-dt, --warmup).
+    #[arg(long, conflicts_with_all = ["scene", "scene_file", "mesh"])]
+    preset: Option<String>,
+    /// Particles per side (or per strand), comma-separated for several (`64,128,256`).
+    #[arg(long, allow_negative_numbers = true)]
+    size: Option<String>,
+    /// Spring stiffness k (N/m), instead of the scene's resolution-aware default.
+    #[arg(long, allow_negative_numbers = true)]
+    stiffness: Option<f64>,
+    /// h = S · h_max (default 1/sqrt(1.5), Shinya's safety factor).
+    #[arg(long, allow_negative_numbers = true)]
+    substep_scale: Option<f64>,
+    /// A fixed step h (s) instead of the stable one.
+    #[arg(long, allow_negative_numbers = true)]
+    h: Option<f64>,
+    /// The frame step (s).
+    #[arg(long, default_value_t = 1.0 / 30.0, allow_negative_numbers = true)]
+    frame_dt: f64,
+    /// Air drag d0 (1/s).
+    #[arg(long, allow_negative_numbers = true)]
+    drag: Option<f64>,
+    /// Turn Rayleigh damping (alpha K) off.
+    #[arg(long)]
+    no_rayleigh: bool,
+    /// OBJ file for the mesh scene.
+    #[arg(long)]
+    mesh: Option<PathBuf>,
+    /// LEU: the interval h_nl (s) at which K and D are re-evaluated.
+    #[arg(long, allow_negative_numbers = true)]
+    leu_interval: Option<f64>,
+    /// The speed (m/s) above which a step counts as diverging (LEU retries it; k0 is recomputed).
+    #[arg(long, allow_negative_numbers = true)]
+    speed_limit: Option<f64>,
+    /// The linear solver: implicit Euler cg (CPU and GPU) or tridiagonal (CPU, chains only); local-global
+    /// cholesky (f64 on the CPU; with --backend gpu one read-back of r and one upload of the correction per
+    /// iteration), cg or chebyshev (CPU and GPU); auto: cg, or cholesky for local-global.
+    #[arg(long, default_value = "auto")]
+    global: String,
+    /// Local/global: local/global iterations per step.
+    #[arg(long, allow_negative_numbers = true)]
+    lg_iterations: Option<i64>,
+    /// Local/global with cg or chebyshev: the iteration budget of each global step.
+    #[arg(long, allow_negative_numbers = true)]
+    global_iterations: Option<i64>,
+    /// The preconditioner of the CG solves, auto, jacobi or multigrid: local/global's cg or chebyshev
+    /// global step (a smoothed-aggregation V-cycle, built once per step size) and implicit Euler on
+    /// the CPU (an aggregation V-cycle re-summed each step). auto: multigrid for implicit Euler on
+    /// the CPU, jacobi otherwise.
+    #[arg(long, default_value = "auto")]
+    preconditioner: String,
+    /// Local/global with cholesky: the precision of the triangular solves, f32 (an f32 copy of the
+    /// factor in correction form; the default) or f64 (the reference).
+    #[arg(long, default_value = "f32")]
+    factor_precision: String,
+    /// Local/global on the GPU: after the timed frames, run this many with every phase its own submit
+    /// and report the split (local step, right-hand side, global step, transfers).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    lg_split: i64,
+    /// Newton: the iteration limit per step.
+    #[arg(long, allow_negative_numbers = true)]
+    newton_iterations: Option<i64>,
+    /// Implicit Euler: the CG iteration budget per step.
+    #[arg(long, allow_negative_numbers = true)]
+    cg_iterations: Option<i64>,
+    /// Implicit Euler: the CG relative tolerance (0: always run the whole budget).
+    #[arg(long, allow_negative_numbers = true)]
+    cg_tolerance: Option<f64>,
+    /// Implicit Euler: start CG from the last step's Δv (off by default: it diverged on the curtain at h = 1/30).
+    #[arg(long)]
+    cg_warm_start: bool,
+    /// Implicit Euler: the exact spring Jacobian (indefinite for compressed springs) instead of the clamped one.
+    #[arg(long)]
+    exact_jacobian: bool,
+    /// Implicit Euler: adaptive steps (the default; halve h when a step leaves a spring strained beyond
+    /// --strain-limit or changes its length by more than --step-strain-limit).
+    #[arg(long, conflicts_with = "no_adaptive")]
+    adaptive: bool,
+    /// Implicit Euler: no adaptive step (every frame takes its planned steps as they come).
+    #[arg(long)]
+    no_adaptive: bool,
+    /// Implicit Euler: the strain |l - L|/L above which the adaptive step discards a step (default 1).
+    #[arg(long, allow_negative_numbers = true)]
+    strain_limit: Option<f64>,
+    /// Implicit Euler: the length change within one step, |l' - l|/L, above which the adaptive step
+    /// discards it (default 0.1, Bridson et al.'s rule).
+    #[arg(long, allow_negative_numbers = true)]
+    step_strain_limit: Option<f64>,
+    /// Implicit Euler: the CG relative residual above which the adaptive step retakes a step with h/2.
+    #[arg(long, allow_negative_numbers = true)]
+    retry_residual: Option<f64>,
+    /// What the divergence guard does: report (the record's `diverged`, exit status 3), recover (roll
+    /// back, halve h, list it in `recoveries`) or ignore.
+    #[arg(long, default_value = "report")]
+    divergence: String,
+    /// Check every this many frames (0: every frame on the CPU, every 8 on the GPU, whose check reads
+    /// the state back).
+    #[arg(long, allow_negative_numbers = true)]
+    guard_every: Option<i64>,
+    /// Run an explicit method with a step above Shinya's h_max (refused otherwise); the guard reports
+    /// what happens.
+    #[arg(long)]
+    allow_unstable: bool,
+}
+
+/// A list of sizes: `64,128,256`; each a count (a negative one gets the validator's one-line error).
+fn sizes(s: &str) -> springsim::Result<Vec<usize>> {
+    split(s)
+        .iter()
+        .map(|x| {
+            let v: i64 =
+                x.parse().map_err(|_| springsim::Error::param("size", x, "must be a whole number (or a comma-separated list of them)"))?;
+            count("size", v)
+        })
+        .collect()
+}
+
+/// What one scene axis entry runs: a scene by name or file, or a preset (whose scene depends on the size).
+enum Source {
+    Scene(String, Box<springsim::scene_file::Scene>),
+    Preset(Preset),
+}
+
+/// The step settings every run starts from: the options given, on [`StepSettings::default`].
+fn base_settings(b: &BenchCli) -> Result<StepSettings> {
+    let mut settings = StepSettings { frame_dt: b.frame_dt, fixed_h: b.h, rayleigh: !b.no_rayleigh, ..Default::default() };
+    if let Some(s) = b.substep_scale {
+        settings.substep_scale = s;
+    }
+    if let Some(v) = b.leu_interval {
+        settings.leu_interval = v;
+    }
+    if let Some(v) = b.speed_limit {
+        settings.speed_limit = v;
+    }
+    settings.global = GlobalSolve::parse(&b.global)?;
+    if let Some(v) = count_opt("lg_iterations", b.lg_iterations)? {
+        settings.lg_iterations = v;
+    }
+    if let Some(v) = count_opt("global_iterations", b.global_iterations)? {
+        settings.global_iterations = v;
+    }
+    settings.preconditioner = Preconditioner::parse(&b.preconditioner)?;
+    settings.factor_precision = FactorPrecision::parse(&b.factor_precision)?;
+    if let Some(v) = count_opt("newton_iterations", b.newton_iterations)? {
+        settings.newton_iterations = v;
+    }
+    if let Some(v) = count_opt("cg_iterations", b.cg_iterations)? {
+        settings.cg_max_iterations = v;
+    }
+    if let Some(v) = b.cg_tolerance {
+        settings.cg_tolerance = v;
+    }
+    if let Some(v) = b.strain_limit {
+        settings.strain_limit = v;
+    }
+    if let Some(v) = b.step_strain_limit {
+        settings.step_strain_limit = v;
+    }
+    if let Some(v) = b.retry_residual {
+        settings.retry_residual = v;
+    }
+    settings.exact_jacobian = b.exact_jacobian;
+    settings.cg_warm_start = b.cg_warm_start;
+    settings.adaptive = b.adaptive || !b.no_adaptive;
+    settings.allow_unstable = b.allow_unstable;
+    settings.guard.policy = DivergencePolicy::parse(&b.divergence)?;
+    if let Some(v) = count_opt("guard_every", b.guard_every)? {
+        settings.guard.every = v;
+    }
+    settings.validate()?;
+    Ok(settings)
+}
+
+/// Every run the options ask for, in order: scene, size, method, backend. Everything is checked here,
+/// before the first run starts.
+fn plan_runs(b: &BenchCli, given: &dyn Fn(&str) -> bool) -> Result<Vec<BenchConfig>> {
+    let frames = count("frames", b.frames)?;
+    let warmup = count("warmup", b.warmup)?;
+    let lg_split = count("lg_split", b.lg_split)?;
+    let size_list = match &b.size {
+        Some(s) => Some(sizes(s)?),
+        None => None,
+    };
+    let settings = base_settings(b)?;
+    SceneOptions { size: None, stiffness: b.stiffness, mesh: b.mesh.clone() }.validate()?;
+    if let Some(d) = b.drag.filter(|d| !(d.is_finite() && *d >= 0.0)) {
+        return Err(springsim::Error::param("drag", d, "must be finite and >= 0").into());
+    }
+    let preset = b.preset.as_deref().map(Preset::parse).transpose()?;
+    let sources: Vec<Source> = match preset {
+        Some(p) => vec![Source::Preset(p)],
+        None => {
+            let mut names = split(&b.scene);
+            if b.scene_file.is_some() {
+                let f = crate::scenes::scene_arg(&b.scene, b.scene_file.as_deref())?;
+                if given("scene") {
+                    names.push(f);
+                } else {
+                    names = vec![f];
+                }
+            }
+            // each scene's file, parsed (a name's embedded one): its method settings fill in what no
+            // option gives explicitly
+            names.into_iter().map(|n| Ok(Source::Scene(n.clone(), Box::new(scene::load(&n)?)))).collect::<Result<_>>()?
+        }
+    };
+    let all = b.method == "all";
+    let methods: Vec<Method> = if all {
+        Method::ALL.into_iter().filter(|&m| m != Method::Newton).collect()
+    } else {
+        split(&b.method).iter().map(|m| Method::parse(m)).collect::<Result<_, _>>()?
+    };
+    let backends: Vec<Backend> = split(&b.backend).iter().map(|x| Backend::parse(x)).collect::<Result<_, _>>()?;
+    let mut runs = Vec::new();
+    for src in &sources {
+        let axis: Vec<Option<usize>> = match (&size_list, src) {
+            (Some(l), _) => l.iter().copied().map(Some).collect(),
+            (None, Source::Preset(p)) => p.sizes().into_iter().map(Some).collect(),
+            (None, Source::Scene(..)) => vec![None],
+        };
+        for size in axis {
+            let (name, sc, preset_name) = match src {
+                Source::Scene(n, sc) => (n.clone(), sc.as_ref().clone(), None),
+                Source::Preset(p) => {
+                    let n = size.unwrap_or_default();
+                    (p.scene_name().to_string(), p.scene(n)?, Some(p.name().to_string()))
+                }
+            };
+            let mut st = settings.clone();
+            sc.file.method.apply(&mut st, given);
+            if !given("frame_dt") {
+                st.frame_dt = sc.file.frame_dt;
+            }
+            st.validate()?;
+            let ms = if given("method") { methods.clone() } else { vec![sc.file.method.name] };
+            let n = if given("frames") { frames } else { sc.file.frames };
+            for &m in &ms {
+                for &backend in &backends {
+                    if backend == Backend::Gpu && !m.on_gpu() {
+                        if all {
+                            continue;
+                        }
+                        anyhow::bail!("{m} runs on the CPU only (use --backend cpu)");
+                    }
+                    let mut options = SceneOptions { size, stiffness: b.stiffness, mesh: b.mesh.clone() };
+                    if sc.file.model.builder == "orbit" {
+                        options.size = None;
+                    }
+                    runs.push(BenchConfig {
+                        scene: name.clone(),
+                        source: sc.clone(),
+                        preset: preset_name.clone(),
+                        options,
+                        method: m,
+                        backend,
+                        frames: n,
+                        warmup,
+                        settings: st.clone(),
+                        drag: b.drag,
+                        lg_split_frames: lg_split,
+                    });
+                }
+            }
+        }
+    }
+    Ok(runs)
+}
+
+/// Runs `springsim bench`.
+pub fn run(b: BenchCli, matches: Option<&ArgMatches>) -> Result<()> {
+    let given = |id: &str| given_in(matches, id);
+    let runs = plan_runs(&b, &given)?;
+    let gpu = if runs.iter().any(|r| r.backend == Backend::Gpu) {
+        Some(GpuContext::headless().context("the gpu backend needs an adapter (try --backend cpu)")?)
+    } else {
+        None
+    };
+    let machine = Machine::here();
+    let total: usize = runs.iter().map(|r| r.warmup + r.frames).sum();
+    let bar = Progress::new(total as u64, "bench");
+    let mut rows: Vec<BenchResult> = Vec::new();
+    let mut diverged = Vec::new();
+    if b.format == Format::Csv {
+        bar.suspend(|| outln!("{}", report::csv_header()))?;
+    }
+    for (i, cfg) in runs.iter().enumerate() {
+        bar.set_message(format!(
+            "run {}/{}: {} {} {} {}",
+            i + 1,
+            runs.len(),
+            cfg.scene,
+            cfg.options.size.map(|n| n.to_string()).unwrap_or_default(),
+            cfg.method,
+            cfg.backend.name()
+        ));
+        let r = bench::run(cfg, gpu.as_ref(), &machine, &|| bar.inc(1))?;
+        match b.format {
+            Format::Json => bar.suspend(|| outln!("{}", serde_json::to_string(&r)?).map_err(anyhow::Error::from))?,
+            Format::Csv => bar.suspend(|| outln!("{}", report::csv_row(&r)))?,
+            Format::Markdown | Format::Table => {}
+        }
+        if let Some(d) = &r.diverged {
+            diverged.push(format!("{} {} {}: diverged at frame {}: {}", cfg.scene, cfg.method, cfg.backend.name(), d.frame, d.cause));
+        }
+        rows.push(r);
+    }
+    drop(bar);
+    match b.format {
+        Format::Markdown => out!("{}", report::markdown(&rows))?,
+        Format::Table => out!("{}", report::table(&rows))?,
+        Format::Json | Format::Csv => {}
+    }
+    if !diverged.is_empty() {
+        return Err(Diverged(diverged.join("; ")).into());
+    }
+    Ok(())
+}

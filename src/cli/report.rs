@@ -1,0 +1,325 @@
+//! What `springsim bench` writes: the machine every record names (CPU model, threads, OS, version, the
+//! GPU's driver), the date, and the output formats: JSON lines, CSV, a markdown table and the plain
+//! table.
+
+use crate::bench::BenchResult;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The host, as every record names it.
+#[derive(Clone, Debug)]
+pub struct Machine {
+    /// The CPU model.
+    pub cpu: String,
+    /// rayon's threads (the CPU engine's parallel passes).
+    pub threads: usize,
+    /// `linux x86_64` and the like.
+    pub os: String,
+    /// springsim's version.
+    pub version: String,
+}
+
+impl Machine {
+    /// This machine.
+    pub fn here() -> Machine {
+        Machine {
+            cpu: cpu_model(std::fs::read_to_string("/proc/cpuinfo").ok().as_deref()),
+            threads: rayon::current_num_threads(),
+            os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+}
+
+/// The CPU model from /proc/cpuinfo's text (its first `model name`, else `Hardware` or `cpu model` as
+/// some ARM and MIPS kernels have it), else the architecture's name.
+pub fn cpu_model(cpuinfo: Option<&str>) -> String {
+    let field = |name: &str| {
+        cpuinfo?.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == name && !v.trim().is_empty()).then(|| v.split_whitespace().collect::<Vec<_>>().join(" "))
+        })
+    };
+    field("model name")
+        .or_else(|| field("Hardware"))
+        .or_else(|| field("cpu model"))
+        .unwrap_or_else(|| format!("unknown {} CPU", std::env::consts::ARCH))
+}
+
+/// A GPU's driver: wgpu's `driver` and `driver_info` (`llvmpipe Mesa 24.2.8 (LLVM 19.1.4)`).
+pub fn driver(info: &wgpu::AdapterInfo) -> String {
+    let d = format!("{} {}", info.driver, info.driver_info);
+    let d = d.trim();
+    if d.is_empty() {
+        "unknown".to_string()
+    } else {
+        d.to_string()
+    }
+}
+
+/// The time now, UTC, ISO 8601 to the second: `2026-11-25T15:02:37Z`.
+pub fn utc_now() -> String {
+    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    iso8601(secs)
+}
+
+/// Seconds since 1970-01-01T00:00:00Z as ISO 8601 (the proleptic Gregorian calendar; Howard Hinnant's
+/// days-to-civil algorithm).
+pub fn iso8601(secs: u64) -> String {
+    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// A number for CSV and markdown: empty when not finite (JSON writes null).
+fn num(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v}")
+    } else {
+        String::new()
+    }
+}
+
+fn opt<T: ToString>(v: &Option<T>) -> String {
+    v.as_ref().map(|x| x.to_string()).unwrap_or_default()
+}
+
+/// A CSV column: its name and its cell.
+type Column = (&'static str, fn(&BenchResult) -> String);
+
+/// The CSV columns: the record's flat fields (the nested local/global splits stay in the JSON).
+fn columns() -> Vec<Column> {
+    vec![
+        ("scene", |r| r.scene.clone()),
+        ("preset", |r| opt(&r.preset)),
+        ("size", |r| opt(&r.size)),
+        ("particles", |r| r.particles.to_string()),
+        ("springs", |r| r.springs.to_string()),
+        ("method", |r| r.method.clone()),
+        ("backend", |r| r.backend.clone()),
+        ("adapter", |r| r.adapter.clone()),
+        ("driver", |r| opt(&r.driver)),
+        ("wgpu_backend", |r| opt(&r.wgpu_backend)),
+        ("cpu", |r| r.cpu.clone()),
+        ("threads", |r| r.threads.to_string()),
+        ("os", |r| r.os.clone()),
+        ("version", |r| r.version.clone()),
+        ("date", |r| r.date.clone()),
+        ("frame_dt", |r| num(r.frame_dt)),
+        ("h", |r| num(r.h)),
+        ("h_max", |r| num(r.h_max)),
+        ("k0", |r| num(r.k0)),
+        ("alpha", |r| num(r.alpha)),
+        ("substeps", |r| r.substeps.to_string()),
+        ("warmup", |r| r.warmup.to_string()),
+        ("frames", |r| r.frames.to_string()),
+        ("ms_per_frame", |r| num(r.ms_per_frame)),
+        ("ms_mean", |r| num(r.ms_mean)),
+        ("ms_min", |r| num(r.ms_min)),
+        ("ms_q1", |r| num(r.ms_q1)),
+        ("ms_q3", |r| num(r.ms_q3)),
+        ("ms_max", |r| num(r.ms_max)),
+        ("ms_iqr", |r| num(r.ms_iqr)),
+        ("ms_per_substep", |r| num(r.ms_per_substep)),
+        ("startup_ms", |r| num(r.startup_ms)),
+        ("model_ms", |r| num(r.model_ms)),
+        ("engine_ms", |r| num(r.engine_ms)),
+        ("k0_ms", |r| num(r.k0_ms)),
+        ("factor_ms", |r| num(r.factor_ms)),
+        ("iterations", |r| r.iterations.to_string()),
+        ("residual", |r| num(r.residual)),
+        ("leu_retries", |r| r.leu_retries.to_string()),
+        ("finite", |r| r.finite.to_string()),
+        ("failed_frame", |r| opt(&r.failed_frame)),
+        ("max_strain", |r| num(r.max_strain)),
+        ("max_strain_peak", |r| num(r.max_strain_peak)),
+        ("energy_start", |r| num(r.energy_start)),
+        ("energy", |r| num(r.energy)),
+        ("energy_drift", |r| num(r.energy_drift)),
+        ("min_y", |r| num(r.min_y)),
+        ("penetration", |r| r.penetration.map(num).unwrap_or_default()),
+        ("gpu_bytes", |r| opt(&r.gpu_bytes)),
+        ("divergence", |r| r.divergence.clone()),
+        ("diverged", |r| r.diverged.as_ref().map(|d| format!("{} at frame {}", d.kind, d.frame)).unwrap_or_default()),
+        ("recoveries", |r| r.recoveries.len().to_string()),
+        ("guard_ms_per_frame", |r| num(r.guard_ms_per_frame)),
+    ]
+}
+
+/// A CSV cell, quoted when it holds a comma, a quote or a line break (RFC 4180).
+fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The CSV header line (no line break).
+pub fn csv_header() -> String {
+    columns().iter().map(|(n, _)| *n).collect::<Vec<_>>().join(",")
+}
+
+/// One record as a CSV line (no line break).
+pub fn csv_row(r: &BenchResult) -> String {
+    columns().iter().map(|(_, f)| csv_cell(&f(r))).collect::<Vec<_>>().join(",")
+}
+
+/// A markdown cell: `|` escaped.
+fn md(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+/// Milliseconds to three significant digits or so, for the markdown table.
+fn msf(v: f64) -> String {
+    if !v.is_finite() {
+        "–".to_string()
+    } else if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else if v >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// The records as a markdown table (one row per run; times in ms, frame times over the timed frames),
+/// then one line naming the machine (CPU, threads, OS, springsim's version), the GPU drivers and the
+/// dates.
+pub fn markdown(rows: &[BenchResult]) -> String {
+    let mut s = String::from(
+        "| scene | size | particles | springs | method | backend | substeps | frames (+warm-up) | median ms/frame | IQR ms | min–max ms | start-up ms | peak strain | energy drift J | residual | finite | adapter |\n",
+    );
+    s.push_str("|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
+    for r in rows {
+        let scene = match &r.preset {
+            Some(p) => format!("{} ({p})", r.scene),
+            None => r.scene.clone(),
+        };
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} (+{}) | {} | {} | {}–{} | {} | {:.4} | {:.3e} | {:.2e} | {} | {} |\n",
+            md(&scene),
+            r.size.map(|n| n.to_string()).unwrap_or_else(|| "–".into()),
+            r.particles,
+            r.springs,
+            r.method,
+            r.backend,
+            r.substeps,
+            r.frames,
+            r.warmup,
+            msf(r.ms_per_frame),
+            msf(r.ms_iqr),
+            msf(r.ms_min),
+            msf(r.ms_max),
+            msf(r.startup_ms),
+            r.max_strain_peak,
+            r.energy_drift,
+            r.residual,
+            if r.finite { "yes" } else { "**no**" },
+            md(&r.adapter),
+        ));
+    }
+    if let Some(first) = rows.first() {
+        let mut drivers: Vec<&str> = rows.iter().filter_map(|r| r.driver.as_deref()).collect();
+        drivers.dedup();
+        let last = rows.last().map_or(&first.date, |r| &r.date);
+        let dates = if last == &first.date { first.date.clone() } else { format!("{} to {last}", first.date) };
+        s.push_str(&format!(
+            "\nCPU: {} ({} threads), {}; springsim {}; GPU driver: {}; date: {dates}\n",
+            md(&first.cpu),
+            first.threads,
+            first.os,
+            first.version,
+            if drivers.is_empty() { "none (CPU runs)".to_string() } else { md(&drivers.join(", ")) },
+        ));
+    }
+    s
+}
+
+/// The plain table (`--format table`): one line per run, aligned.
+pub fn table(rows: &[BenchResult]) -> String {
+    let mut s = format!(
+        "{:<10} {:>8} {:>8} {:<17} {:<4} {:>10} {:>10} {:>6} {:>10} {:>10} {:>6} {:>9} {:>6} {:>10} {:>12}  adapter\n",
+        "scene",
+        "particles",
+        "springs",
+        "method",
+        "back",
+        "h",
+        "h_max",
+        "subst",
+        "ms/frame",
+        "ms/subst",
+        "iters",
+        "residual",
+        "finite",
+        "max_strain",
+        "energy"
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "{:<10} {:>8} {:>8} {:<17} {:<4} {:>10.3e} {:>10.3e} {:>6} {:>10.3} {:>10.4} {:>6} {:>9.2e} {:>6} {:>10.4} {:>12.5e}  {}\n",
+            r.scene,
+            r.particles,
+            r.springs,
+            r.method,
+            r.backend,
+            r.h,
+            r.h_max,
+            r.substeps,
+            r.ms_per_frame,
+            r.ms_per_substep,
+            r.iterations,
+            r.residual,
+            r.finite,
+            r.max_strain,
+            r.energy,
+            r.adapter
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso8601_dates() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00Z");
+        // 2000-02-29 (a leap day of a century leap year) 12:34:56
+        assert_eq!(iso8601(951_827_696), "2000-02-29T12:34:56Z");
+        assert_eq!(iso8601(1_798_761_599), "2026-12-31T23:59:59Z");
+        assert_eq!(iso8601(4_107_542_400), "2100-03-01T00:00:00Z");
+        let now = utc_now();
+        assert_eq!(now.len(), 20, "{now}");
+        assert!(now.ends_with('Z') && now.as_bytes()[10] == b'T', "{now}");
+    }
+
+    #[test]
+    fn cpu_model_from_cpuinfo() {
+        let x86 = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R)  CPU @ 2.20GHz\n\nprocessor\t: 1\nmodel name\t: other\n";
+        assert_eq!(cpu_model(Some(x86)), "Intel(R) Xeon(R) CPU @ 2.20GHz");
+        assert_eq!(cpu_model(Some("Processor\t: AArch64\nHardware\t: BCM2835\n")), "BCM2835");
+        assert!(cpu_model(None).contains(std::env::consts::ARCH));
+        assert!(cpu_model(Some("model name\t:\n")).starts_with("unknown"));
+    }
+
+    #[test]
+    fn csv_quotes_what_needs_it() {
+        assert_eq!(csv_cell("llvmpipe (LLVM 15, 256 bits)"), "\"llvmpipe (LLVM 15, 256 bits)\"");
+        assert_eq!(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_cell("plain"), "plain");
+        assert_eq!(num(f64::INFINITY), "");
+        assert_eq!(num(0.5), "0.5");
+    }
+}

@@ -1,0 +1,437 @@
+//! `springsim bench` as a benchmark people cite (issue #16 item 4) and the command line's progress
+//! and logging (item 3): lists on every axis, warm-up, the median and spread of the frame times, the
+//! start-up apart, the quality figures, the machine and the date in every record, the CSV and markdown
+//! formats, Warp's cloth preset (on lavapipe with `SPRINGSIM_REQUIRE_GPU=1`, and on the CPU), the
+//! progress bar only on a terminal, and `RUST_LOG`.
+
+use serde_json::Value;
+use std::process::{Command, Output};
+use std::time::Instant;
+
+fn springsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_springsim")).args(args).output().expect("run springsim")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8(b.to_vec()).expect("utf-8 output")
+}
+
+fn gpu_required() -> bool {
+    std::env::var("SPRINGSIM_REQUIRE_GPU").as_deref() == Ok("1")
+}
+
+/// The JSON records of a successful run.
+fn records(args: &[&str]) -> Vec<Value> {
+    let out = springsim(args);
+    assert!(out.status.success(), "{args:?}: status {:?}; stderr: {}", out.status, text(&out.stderr));
+    text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))).collect()
+}
+
+fn f(v: &Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or_else(|| panic!("{key} is not a number in {v}"))
+}
+
+/// Splits one CSV line (RFC 4180 quoting, no line breaks inside cells).
+fn csv_fields(line: &str) -> Vec<String> {
+    let (mut out, mut cur, mut quoted, mut chars) = (Vec::new(), String::new(), false, line.chars().peekable());
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+/// CSV text as rows of (column, cell) maps, checking every row has the header's width.
+fn csv_rows(s: &str) -> (Vec<String>, Vec<std::collections::HashMap<String, String>>) {
+    let mut lines = s.lines();
+    let header = csv_fields(lines.next().expect("a header line"));
+    let rows = lines
+        .map(|l| {
+            let cells = csv_fields(l);
+            assert_eq!(cells.len(), header.len(), "row width: {l}");
+            header.iter().cloned().zip(cells).collect()
+        })
+        .collect();
+    (header, rows)
+}
+
+/// `2026-11-25T15:02:37Z`.
+fn is_iso8601_utc(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 20
+        && s.ends_with('Z')
+        && [4, 7].iter().all(|&i| b[i] == b'-')
+        && b[10] == b'T'
+        && [13, 16].iter().all(|&i| b[i] == b':')
+        && s[..4].parse::<u32>().is_ok_and(|y| y >= 2024)
+        && s[5..7].parse::<u32>().is_ok_and(|m| (1..=12).contains(&m))
+        && s[8..10].parse::<u32>().is_ok_and(|d| (1..=31).contains(&d))
+}
+
+/// The host's CPU model as /proc/cpuinfo has it, where it has one.
+fn cpuinfo_model() -> Option<String> {
+    let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    info.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k.trim() == "model name").then(|| v.split_whitespace().collect::<Vec<_>>().join(" "))
+    })
+}
+
+/// `--scene a,b --size m,n --method x,y --backend p,q`: every combination once, in the order scene,
+/// size, method, backend, each with the size it asked for.
+#[test]
+fn lists_on_every_axis() {
+    let rs = records(&[
+        "bench",
+        "--scene",
+        "rope,cloth",
+        "--size",
+        "6,8",
+        "--method",
+        "symplectic-euler,rk4",
+        "--backend",
+        "cpu,cpu-reference",
+        "--frames",
+        "2",
+    ]);
+    assert_eq!(rs.len(), 16, "{rs:?}");
+    let mut k = 0;
+    for scene in ["rope", "cloth"] {
+        for size in [6u64, 8] {
+            for method in ["symplectic-euler", "rk4"] {
+                for backend in ["cpu", "cpu-reference"] {
+                    let r = &rs[k];
+                    k += 1;
+                    assert_eq!((r["scene"].as_str(), r["size"].as_u64()), (Some(scene), Some(size)), "{r}");
+                    assert_eq!((r["method"].as_str(), r["backend"].as_str()), (Some(method), Some(backend)), "{r}");
+                    let particles = if scene == "rope" { size } else { size * size };
+                    assert_eq!(r["particles"].as_u64(), Some(particles), "{r}");
+                    assert_eq!(r["frames"].as_u64(), Some(2));
+                }
+            }
+        }
+    }
+    // `all` on the method axis, with two sizes: every CPU method but Newton at each size
+    let rs = records(&["bench", "--scene", "rope", "--size", "5,7", "--method", "all", "--backend", "cpu", "--frames", "1"]);
+    assert_eq!(rs.len(), 14, "7 methods x 2 sizes: {rs:?}");
+    assert!(rs.iter().all(|r| r["method"] != "newton"));
+    assert_eq!(rs.iter().filter(|r| r["size"] == 7).count(), 7);
+}
+
+/// The timed frames' median and spread, the warm-up untimed, the start-up in parts, the quality.
+#[test]
+fn median_spread_startup_and_quality() {
+    let rs = records(&["bench", "--scene", "cloth", "--size", "12", "--backend", "cpu", "--frames", "7", "--warmup", "2"]);
+    assert_eq!(rs.len(), 1);
+    let r = &rs[0];
+    assert_eq!((r["frames"].as_u64(), r["warmup"].as_u64()), (Some(7), Some(2)), "{r}");
+    let (min, q1, med, q3, max) = (f(r, "ms_min"), f(r, "ms_q1"), f(r, "ms_per_frame"), f(r, "ms_q3"), f(r, "ms_max"));
+    assert!(0.0 < min && min <= q1 && q1 <= med && med <= q3 && q3 <= max, "{r}");
+    assert!((f(r, "ms_iqr") - (q3 - q1)).abs() < 1e-9, "{r}");
+    assert!((min..=max).contains(&f(r, "ms_mean")), "{r}");
+    assert!((f(r, "ms_per_substep") - med / f(r, "substeps")).abs() < 1e-9 * med.max(1.0), "{r}");
+    let parts = ["model_ms", "engine_ms", "k0_ms", "factor_ms"].iter().map(|k| f(r, k)).collect::<Vec<_>>();
+    assert!(parts.iter().all(|&p| p >= 0.0), "{r}");
+    assert!((f(r, "startup_ms") - parts.iter().sum::<f64>()).abs() < 1e-6, "{r}");
+    // symplectic Euler needs k0 (power iteration) and no factor
+    assert!(f(r, "k0_ms") > 0.0 && f(r, "factor_ms") < f(r, "k0_ms"), "{r}");
+    assert!((f(r, "energy_drift") - (f(r, "energy") - f(r, "energy_start"))).abs() < 1e-12, "{r}");
+    assert!(f(r, "max_strain_peak") >= f(r, "max_strain") && f(r, "max_strain_peak") > 0.0, "{r}");
+    assert!(f(r, "residual").is_finite());
+    // local/global: the Cholesky factor is built before the first frame, and timed as factor_ms
+    let rs = records(&["bench", "--scene", "cloth", "--size", "16", "--method", "local-global", "--backend", "cpu", "--frames", "2"]);
+    let r = &rs[0];
+    assert!(f(r, "factor_ms") > 0.0, "{r}");
+    assert!(f(r, "k0_ms") < f(r, "factor_ms"), "implicit methods plan without k0: {r}");
+    // the frames after the warm-up: the same run with more warm-up times as many frames
+    let rs = records(&["bench", "--scene", "rope", "--backend", "cpu", "--frames", "3", "--warmup", "5"]);
+    assert_eq!((rs[0]["frames"].as_u64(), rs[0]["warmup"].as_u64()), (Some(3), Some(5)));
+}
+
+/// Every record names the adapter, driver, backends, CPU model, threads, OS, version and date.
+#[test]
+fn every_record_names_the_machine_and_the_date() {
+    let rs = records(&["bench", "--scene", "rope", "--method", "symplectic-euler,rk4", "--backend", "cpu,cpu-reference", "--frames", "1"]);
+    assert_eq!(rs.len(), 4);
+    for r in &rs {
+        for key in ["adapter", "driver", "wgpu_backend", "backend", "cpu", "threads", "os", "version", "date"] {
+            assert!(r.get(key).is_some(), "no {key} in {r}");
+        }
+        assert!(r["adapter"].as_str().is_some_and(|a| a.starts_with("cpu (f64")), "{r}");
+        // a CPU run has no GPU driver
+        assert!(r["driver"].is_null() && r["wgpu_backend"].is_null(), "{r}");
+        let cpu = r["cpu"].as_str().expect("cpu");
+        assert!(!cpu.is_empty(), "{r}");
+        if let Some(model) = cpuinfo_model() {
+            assert_eq!(cpu, model);
+        }
+        assert!(r["threads"].as_u64() >= Some(1));
+        assert!(r["os"].as_str().is_some_and(|o| o.contains(std::env::consts::OS)), "{r}");
+        assert_eq!(r["version"].as_str(), Some(env!("CARGO_PKG_VERSION")));
+        let date = r["date"].as_str().expect("date");
+        assert!(is_iso8601_utc(date), "date {date}");
+    }
+    let out = springsim(&["bench", "--scene", "rope", "--backend", "gpu", "--frames", "1"]);
+    if !out.status.success() && !gpu_required() {
+        eprintln!("test gpu: skipped (no GPU: {})", text(&out.stderr).trim());
+        return;
+    }
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let r: Value = serde_json::from_str(text(&out.stdout).trim()).expect("one record");
+    for key in ["adapter", "driver", "wgpu_backend"] {
+        assert!(r[key].as_str().is_some_and(|s| !s.is_empty()), "{key} in {r}");
+    }
+    assert!(["vulkan", "metal", "dx12", "gl"].contains(&r["wgpu_backend"].as_str().unwrap_or("")), "{r}");
+    assert!(is_iso8601_utc(r["date"].as_str().unwrap_or("")), "{r}");
+}
+
+/// `--format csv`: a header naming the columns, one line per run, quoted cells where needed.
+#[test]
+fn csv_has_the_columns_and_one_line_per_run() {
+    let out = springsim(&["bench", "--scene", "rope,slinky", "--backend", "cpu", "--frames", "2", "--warmup", "1", "--format", "csv"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (header, rows) = csv_rows(&text(&out.stdout));
+    for col in [
+        "scene",
+        "size",
+        "particles",
+        "method",
+        "backend",
+        "adapter",
+        "driver",
+        "wgpu_backend",
+        "cpu",
+        "date",
+        "warmup",
+        "frames",
+        "ms_per_frame",
+        "ms_min",
+        "ms_q1",
+        "ms_q3",
+        "ms_max",
+        "ms_iqr",
+        "startup_ms",
+        "k0_ms",
+        "factor_ms",
+        "energy_drift",
+        "max_strain_peak",
+        "residual",
+        "finite",
+    ] {
+        assert!(header.iter().any(|h| h == col), "no column {col}: {header:?}");
+    }
+    assert_eq!(rows.len(), 2);
+    assert_eq!((rows[0]["scene"].as_str(), rows[1]["scene"].as_str()), ("rope", "slinky"));
+    for r in &rows {
+        assert_eq!((r["warmup"].as_str(), r["frames"].as_str(), r["finite"].as_str()), ("1", "2", "true"));
+        let q: Vec<f64> = ["ms_min", "ms_q1", "ms_per_frame", "ms_q3", "ms_max"].iter().map(|k| r[*k].parse().expect(k)).collect();
+        assert!(q.windows(2).all(|w| w[0] <= w[1]), "{q:?}");
+        assert!(is_iso8601_utc(&r["date"]), "{r:?}");
+        assert_eq!(r["driver"], "", "CPU runs have no driver");
+    }
+}
+
+/// `--format markdown` (and `md`): a table with one row per run, then the machine's line.
+#[test]
+fn markdown_table() {
+    let out = springsim(&[
+        "bench",
+        "--scene",
+        "rope",
+        "--size",
+        "6,9",
+        "--backend",
+        "cpu",
+        "--frames",
+        "3",
+        "--warmup",
+        "1",
+        "--format",
+        "markdown",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    let lines: Vec<&str> = s.lines().collect();
+    assert!(lines[0].starts_with("| scene | size | particles |") && lines[0].contains("median ms/frame"), "{s}");
+    assert!(lines[0].contains("IQR ms") && lines[0].contains("start-up ms") && lines[0].contains("energy drift"), "{s}");
+    assert!(lines[1].starts_with("|---|"), "{s}");
+    let width = lines[0].matches('|').count();
+    let rows: Vec<Vec<&str>> = lines[2..4].iter().map(|l| l.split('|').map(str::trim).collect()).collect();
+    for (row, n) in rows.iter().zip(["6", "9"]) {
+        assert_eq!(row.len(), width + 1, "{row:?}");
+        assert_eq!((row[1], row[2], row[3], row[5], row[6]), ("rope", n, n, "symplectic-euler", "cpu"), "{row:?}");
+        assert_eq!(row[8], "3 (+1)", "{row:?}");
+        assert_eq!(row[16], "yes", "{row:?}");
+    }
+    assert_eq!(lines[4], "", "a blank line after the table: {s}");
+    let machine = lines[5];
+    assert!(machine.starts_with("CPU: ") && machine.contains("springsim ") && machine.contains("date: "), "{machine}");
+    let date = machine.rsplit("date: ").next().unwrap_or("");
+    assert!(is_iso8601_utc(&date[..20.min(date.len())]), "{machine}");
+    assert_eq!(lines.len(), 6, "{s}");
+    let md = springsim(&["bench", "--scene", "rope", "--backend", "cpu", "--frames", "1", "--format", "md"]);
+    assert!(text(&md.stdout).starts_with("| scene | size |"), "{}", text(&md.stdout));
+}
+
+fn check_warp_rows(csv: &str, sizes: &[u64], backend: &str) {
+    let (header, rows) = csv_rows(csv);
+    for col in [
+        "adapter",
+        "driver",
+        "wgpu_backend",
+        "cpu",
+        "date",
+        "ms_per_frame",
+        "ms_iqr",
+        "ms_min",
+        "ms_max",
+        "startup_ms",
+        "energy_drift",
+        "max_strain_peak",
+        "residual",
+    ] {
+        assert!(header.iter().any(|h| h == col), "no column {col}: {header:?}");
+    }
+    assert_eq!(rows.len(), sizes.len(), "{csv}");
+    for (r, &n) in rows.iter().zip(sizes) {
+        let num = |k: &str| r[k].parse::<f64>().unwrap_or_else(|_| panic!("{k} = {:?}", r[k]));
+        assert_eq!((r["scene"].as_str(), r["preset"].as_str(), r["method"].as_str()), ("cloth", "warp-cloth", "symplectic-euler"));
+        assert_eq!(r["backend"], backend);
+        assert_eq!(num("size") as u64, n);
+        assert_eq!(num("particles") as u64, n * n);
+        assert_eq!(num("springs") as u64, 6 * n * n - 10 * n + 2, "Warp's spring count");
+        assert_eq!(num("substeps"), 16.0);
+        assert!((num("h") - 1.0 / 960.0).abs() < 1e-15 && (num("frame_dt") - 1.0 / 60.0).abs() < 1e-15, "{r:?}");
+        assert!(num("h") <= num("h_max"), "Warp's step is stable here too: {r:?}");
+        assert_eq!((r["frames"].as_str(), r["finite"].as_str(), r["divergence"].as_str()), ("2", "true", "ignore"));
+        assert!(num("ms_per_frame") > 0.0 && num("startup_ms") > 0.0);
+        assert!(is_iso8601_utc(&r["date"]) && !r["cpu"].is_empty() && !r["adapter"].is_empty(), "{r:?}");
+    }
+}
+
+/// `--preset warp-cloth --format csv` on the GPU: Warp's three grids, 16 substeps at 60 fps, k = 1000;
+/// two frames each, as CI runs it on lavapipe (the 128x128 run must stay well under a minute).
+#[test]
+fn warp_cloth_preset_csv_on_the_gpu() {
+    let t = Instant::now();
+    let out = springsim(&["bench", "--preset", "warp-cloth", "--format", "csv", "--frames", "2"]);
+    let secs = t.elapsed().as_secs_f64();
+    if !out.status.success() && !gpu_required() {
+        eprintln!("test gpu: skipped (no GPU: {})", text(&out.stderr).trim());
+        return;
+    }
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).is_empty(), "stderr: {}", text(&out.stderr));
+    let csv = text(&out.stdout);
+    check_warp_rows(&csv, &[32, 64, 128], "gpu");
+    let (_, rows) = csv_rows(&csv);
+    for r in &rows {
+        assert!(!r["driver"].is_empty() && !r["wgpu_backend"].is_empty(), "{r:?}");
+    }
+    assert!(secs < 60.0, "the preset took {secs:.1} s");
+}
+
+/// The preset on the CPU (no GPU needed), with explicit options over it: --size and --frames.
+#[test]
+fn warp_cloth_preset_on_the_cpu_and_options_over_it() {
+    let out = springsim(&["bench", "--preset", "warp-cloth", "--backend", "cpu", "--size", "32,48", "--frames", "2", "--format", "csv"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    check_warp_rows(&text(&out.stdout), &[32, 48], "cpu");
+    // --stiffness overrides the preset's k (a stiffer cloth: a larger k0)
+    let k0 = |k: &str| {
+        let rs = records(&["bench", "--preset", "warp-cloth", "--backend", "cpu", "--size", "32", "--frames", "1", "--stiffness", k]);
+        f(&rs[0], "k0")
+    };
+    assert!(k0("2000") > 1.9 * k0("1000"));
+    // and it runs Warp's 60 frames by default
+    let rs = records(&["bench", "--preset", "warp-cloth", "--backend", "cpu", "--size", "16"]);
+    assert_eq!(rs[0]["frames"].as_u64(), Some(60));
+}
+
+/// Bad lists and presets are one-line errors naming the field; a preset with a scene is refused.
+#[test]
+fn bad_sizes_and_presets_are_one_line_errors() {
+    for (args, needle) in [
+        (&["--size", "8,abc"][..], "size = abc"),
+        (&["--size", "8,-3"][..], "size = -3"),
+        (&["--preset", "warp"][..], "warp-cloth"),
+        (&["--warmup", "-2"][..], "warmup = -2"),
+    ] {
+        let out = springsim(&[&["bench", "--backend", "cpu", "--frames", "1"][..], args].concat());
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(needle) && !stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty());
+    }
+    let out = springsim(&["bench", "--preset", "warp-cloth", "--scene", "rope", "--backend", "cpu"]);
+    assert!(!out.status.success() && text(&out.stderr).contains("--preset"), "{}", text(&out.stderr));
+}
+
+/// The progress bar: drawn when stderr is a terminal (under `script`, a pseudo-terminal), absent when
+/// it is a pipe (stderr stays empty).
+#[test]
+fn progress_bar_only_on_a_terminal() {
+    let bin = env!("CARGO_BIN_EXE_springsim");
+    let args = "bench --scene cloth --size 24 --frames 30 --backend cpu --format json";
+    let piped = Command::new(bin).args(args.split(' ')).output().expect("run");
+    assert!(piped.status.success());
+    assert!(piped.stderr.is_empty(), "a bar on a pipe: {}", text(&piped.stderr));
+    assert_eq!(text(&piped.stdout).lines().count(), 1);
+    // util-linux `script` gives the command a terminal; stdout goes to /dev/null, so what comes back is stderr
+    let Ok(out) = Command::new("script").args(["-qec", &format!("{bin} {args} > /dev/null"), "/dev/null"]).output() else {
+        eprintln!("skipped: no `script` to give springsim a terminal");
+        return;
+    };
+    let tty = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{tty}");
+    assert!(tty.contains("bench [") && tty.contains("/30"), "no bar on a terminal: {tty:?}");
+    assert!(tty.contains("cloth 24 symplectic-euler cpu"), "the run under way: {tty:?}");
+}
+
+/// Diagnostics go through `log`: a warning shows by default as `springsim: warning: ...`, and
+/// `RUST_LOG` hides it (`springsim=error`, `off`).
+#[test]
+fn warnings_show_by_default_and_rust_log_filters_them() {
+    let dir = std::env::temp_dir().join(format!("springsim-bench-cli-log-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    // symplectic Euler at 1.3 h_max on the rope: the guard rolls back and halves h, and `run` warns
+    let scene = dir.join("unstable-rope.ron");
+    let rope = "(\n    model: (builder: \"rope\", size: 32),\n    method: (name: \"symplectic-euler\", substep_scale: 1.3, allow_unstable: true, divergence: \"recover\"),\n    frame_dt: 0.03333333333333333,\n    frames: 60,\n)\n";
+    std::fs::write(&scene, rope).expect("write scene");
+    let run = |rust_log: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_springsim"));
+        c.args(["run", &scene.display().to_string(), "--backend", "cpu", "--force", "--out", &dir.join("frames").display().to_string()]);
+        match rust_log {
+            Some(v) => c.env("RUST_LOG", v),
+            None => c.env_remove("RUST_LOG"),
+        };
+        c.output().expect("run springsim")
+    };
+    let out = run(None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(stderr.starts_with("springsim: warning: run: ") && stderr.contains("recoveries (each halved h)"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    for quiet in ["springsim=error", "off"] {
+        let out = run(Some(quiet));
+        assert!(out.status.success());
+        assert!(out.stderr.is_empty(), "RUST_LOG={quiet}: {}", text(&out.stderr));
+    }
+    // and an error still shows under RUST_LOG naming another crate only
+    let out = Command::new(env!("CARGO_BIN_EXE_springsim"))
+        .env("RUST_LOG", "wgpu_core=info")
+        .args(["bench", "--scene", "nope", "--backend", "cpu"])
+        .output()
+        .expect("run");
+    assert!(text(&out.stderr).starts_with("springsim: ") && text(&out.stderr).contains("nope"), "{}", text(&out.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}
