@@ -5,6 +5,9 @@
 //! of the `cg` global step (one V-cycle, 5 preconditioned CG iterations, the hierarchy's set-up), on Liu's 81×81 curtain and
 //! on a 256×256 curtain; and the phases of Baraff–Witkin's implicit step (the system, one product,
 //! 10 Jacobi-PCG iterations). Figures are recorded in docs/BENCHMARKS.md (`cargo bench --bench global`).
+//! With `CI` set, the 81×81 curtain only, with short times (see `common`).
+
+mod common;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use springsim::cpu::implicit::{pcg_solve_with, CgWork};
@@ -27,6 +30,9 @@ fn phases(c: &mut Criterion, side: usize) {
     let mut delta = vec![V3::zeros(); cm.n];
     let mut g = c.benchmark_group(format!("local_global/curtain{side}"));
     g.sample_size(20).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+    if common::ci() {
+        common::configure(&mut g, 2.0);
+    }
     g.bench_function("local", |b| b.iter(|| lg_local(&cm, &y, &mut d)));
     g.bench_function("residual", |b| b.iter(|| lg_residual(&cm, &p, &y, &d, &y, &mut r)));
     let sweep = SpringSweep::for_model(&cm);
@@ -68,6 +74,9 @@ fn implicit_phases(c: &mut Criterion, scene: &str, model: springsim::model::Mode
     let mut w = CgWork::default();
     let mut g = c.benchmark_group(format!("implicit/{scene}"));
     g.sample_size(20).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+    if common::ci() {
+        common::configure(&mut g, 2.0);
+    }
     g.bench_function("prepare", |b| b.iter(|| implicit_prepare(&cm, h, false, &x, &v, &mut sys)));
     g.bench_function("matvec", |b| b.iter(|| implicit_matvec(&cm, &sys, &v, &mut out)));
     g.bench_function("pcg10", |b| {
@@ -81,9 +90,12 @@ fn implicit_phases(c: &mut Criterion, scene: &str, model: springsim::model::Mode
 
 fn benches(c: &mut Criterion) {
     phases(c, 81);
-    phases(c, 256);
-    implicit_phases(c, "curtain81", springsim::model::curtain(81, None).expect("curtain"));
-    implicit_phases(c, "cloth256", springsim::model::cloth(256, None).expect("cloth"));
+    if !common::ci() {
+        phases(c, 256);
+    }
+    for (name, m) in common::scenes() {
+        implicit_phases(c, name, m);
+    }
 }
 
 criterion_group!(global, benches);

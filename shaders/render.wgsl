@@ -176,3 +176,41 @@ fn fs_ground(in: GroundOut) -> @location(0) vec4<f32> {
     let bg = vec3<f32>(0.055, 0.06, 0.075);
     return vec4<f32>(mix(bg, rgb, fade), 1.0);
 }
+
+// Pin markers: a disc PIN_PX pixels across (viewport.z holds the ribbon width, so the size is fixed
+// here) on every pinned particle, read from the position buffer through the list of pins.
+const PIN_PX: f32 = 11.0;
+
+@group(1) @binding(3) var<storage, read> pins: array<u32>;
+
+struct PinOut {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) uv: vec2<f32>,   // −1 … 1 across the disc
+}
+
+@vertex
+fn vs_pin(@builtin(vertex_index) vid: u32) -> PinOut {
+    let p = positions[pins[vid / 6u]].xyz;
+    var corners = array<vec2<f32>, 6>(
+        vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, -1.0), vec2<f32>(1.0, 1.0),
+        vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, 1.0), vec2<f32>(-1.0, 1.0),
+    );
+    let uv = corners[vid % 6u];
+    let c = cam.view_proj * vec4<f32>(p, 1.0);
+    var o: PinOut;
+    o.clip = vec4<f32>(c.xy + uv * PIN_PX / cam.viewport.xy * c.w, c.z, c.w);
+    o.uv = uv;
+    return o;
+}
+
+@fragment
+fn fs_pin(in: PinOut) -> @location(0) vec4<f32> {
+    let r = length(in.uv);
+    if (r > 1.0) {
+        discard;
+    }
+    // a light core in a dark ring: visible on the cloth, the ground and the background
+    let core = vec3<f32>(1.0, 0.86, 0.25);
+    let ring = vec3<f32>(0.08, 0.06, 0.02);
+    return vec4<f32>(select(core, ring, r > 0.62), 1.0);
+}

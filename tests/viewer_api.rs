@@ -275,3 +275,39 @@ fn overlay_shows_the_solver_and_drag_figures() {
     demo.release().unwrap();
     assert_eq!(drag_mode(&demo), None);
 }
+
+/// `F` (`Demo::frame_scene`) frames the current positions live: after the rope has fallen and the view
+/// was moved away, every particle is back in the viewport, filling it along one axis; and toggling a
+/// pin updates the pin markers' list.
+#[cfg(feature = "viewer")]
+#[test]
+fn frame_scene_fits_the_current_positions_and_pins_are_listed() {
+    use springsim::viewer::{Demo, DemoArgs};
+    let Some(ctx) = common::gpu() else { return };
+    let format = springsim::wgpu::TextureFormat::Rgba8UnormSrgb;
+    let args = DemoArgs { scene: "rope".into(), size: Some(12), width: 640, height: 480, ..Default::default() };
+    let mut demo = Demo::new(ctx.device.clone(), ctx.queue.clone(), ctx.adapter_name(), format, 1, &args).unwrap();
+    assert_eq!(demo.renderer.pin_markers(), 1, "the rope's pinned end is marked");
+    for _ in 0..10 {
+        demo.simulate().unwrap();
+    }
+    demo.camera.pan(500.0, 300.0, 480.0);
+    demo.camera.zoom(8.0);
+    demo.frame_scene().unwrap();
+    let (x, _) = demo.sim.read_state().unwrap();
+    let (w, h) = (640.0, 480.0);
+    let (mut lo, mut hi) = ((f32::INFINITY, f32::INFINITY), (f32::NEG_INFINITY, f32::NEG_INFINITY));
+    for p in &x {
+        let (px, py) = demo.camera.project(glam::Vec3::new(p[0] as f32, p[1] as f32, p[2] as f32), w, h).unwrap();
+        assert!((0.0..=w).contains(&px) && (0.0..=h).contains(&py), "({px}, {py}) is out of view");
+        lo = (lo.0.min(px), lo.1.min(py));
+        hi = (hi.0.max(px), hi.1.max(py));
+    }
+    let fill = ((hi.0 - lo.0) / w).max((hi.1 - lo.1) / h);
+    assert!(fill > 0.8, "the rope fills {fill:.2} of the view");
+    let (xe, _) = demo.sim.read_state().unwrap();
+    let end = xe.len() - 1;
+    let at = glam::Vec3::new(xe[end][0] as f32, xe[end][1] as f32, xe[end][2] as f32);
+    demo.toggle_pin(end, at).unwrap();
+    assert_eq!(demo.renderer.pin_markers(), 2, "a pinned particle gets a marker");
+}

@@ -2,7 +2,8 @@
 //! redraw runs one frame of simulation (timed), then draws the scene and the overlay (timed).
 
 use super::overlay::{self, Action, OverlayState};
-use super::render::{self, write_png};
+use super::render;
+use super::write_png;
 use super::{demo_methods, demo_scenes, Demo, DemoArgs};
 use crate::gpu::context::{adapter_name, limits_for, select_adapter};
 use anyhow::{anyhow, Context, Result};
@@ -120,7 +121,13 @@ impl Gfx {
         surface.configure(&device, &config);
         let samples = render::msaa_samples(&adapter, format);
         let name = adapter_name(&adapter.get_info());
-        let demo = Demo::new(device.clone(), queue, name, format, samples, args)?;
+        let mut demo = Demo::new(device.clone(), queue, name, format, samples, args)?;
+        let aspect = size.width.max(1) as f32 / size.height.max(1) as f32;
+        if aspect != demo.aspect && args.camera.is_none() {
+            // the window manager gave another size than asked: frame for the one we got
+            demo.aspect = aspect;
+            super::framing::frame_motion(&mut demo.camera, &demo.model, aspect);
+        }
         let egui_ctx = egui::Context::default();
         let egui_state = egui_winit::State::new(
             egui_ctx.clone(),
@@ -138,6 +145,7 @@ impl Gfx {
         if w > 0 && h > 0 {
             self.config.width = w;
             self.config.height = h;
+            self.demo.aspect = w as f32 / h as f32;
             self.surface.configure(&self.demo.device, &self.config);
         }
     }
@@ -368,7 +376,7 @@ impl App {
         };
         let d = &mut g.demo;
         d.check()?;
-        super::report(d, "window", self.frames_done);
+        super::headless::report(d, "window", self.frames_done);
         if let Some(path) = &self.args.screenshot {
             let (w, h) = (g.config.width, g.config.height);
             d.renderer.set_camera(&d.queue, &d.camera, w, h, &d.draw);

@@ -2,6 +2,9 @@
 
 use glam::{Mat4, Vec3};
 
+/// The share of the viewport's half-width and half-height that [`Camera::fit`] fills.
+pub const FIT_FILL: f32 = 0.96;
+
 /// An orbit camera.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Camera {
@@ -75,6 +78,42 @@ impl Camera {
         self.distance = radius / (self.fov_y * 0.5).tan() * 0.95;
     }
 
+    /// Looks at `points` from the current direction (yaw and pitch kept) as close as the viewport of
+    /// `aspect` (width / height) allows with every point in view, [`FIT_FILL`] of the way to its
+    /// edges: the distance is the smallest one that keeps each point inside both half-angles
+    /// (`|x| ≤ tan(fov/2)·depth` across and up), then the target is moved to centre the points'
+    /// on-screen extent (a few rounds: perspective shifts it as the target moves).
+    pub fn fit(&mut self, points: &[Vec3], aspect: f32) {
+        if points.is_empty() || points.iter().any(|p| !p.is_finite()) {
+            return;
+        }
+        let (lo, hi) = points.iter().fold((Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)), |(l, h), p| (l.min(*p), h.max(*p)));
+        self.target = (lo + hi) * 0.5;
+        let ty = (self.fov_y * 0.5).tan() * FIT_FILL;
+        let tx = ty * aspect.max(1e-3);
+        let size = ((hi - lo).length() * 0.5).max(0.05);
+        for _ in 0..4 {
+            let fwd = (self.target - self.eye()).normalize();
+            let right = fwd.cross(Vec3::Y).normalize_or(Vec3::X);
+            let up = right.cross(fwd);
+            let local: Vec<Vec3> =
+                points.iter().map(|p| *p - self.target).map(|o| Vec3::new(o.dot(right), o.dot(up), o.dot(fwd))).collect();
+            // depth of a point = distance + z; it must see |x| within tx·depth and |y| within ty·depth
+            let d = local.iter().map(|o| (o.x.abs() / tx).max(o.y.abs() / ty) - o.z).fold(0.0f32, f32::max);
+            let nearest = local.iter().map(|o| -o.z).fold(f32::NEG_INFINITY, f32::max);
+            self.distance = d.max(nearest + 0.05 * size).clamp(0.02, 1.0e4);
+            // centre the on-screen extent (in units of the half-angles' tangents)
+            let (mut sx, mut sy) = ((f32::INFINITY, f32::NEG_INFINITY), (f32::INFINITY, f32::NEG_INFINITY));
+            for o in &local {
+                let depth = (self.distance + o.z).max(1e-6);
+                sx = (sx.0.min(o.x / depth), sx.1.max(o.x / depth));
+                sy = (sy.0.min(o.y / depth), sy.1.max(o.y / depth));
+            }
+            let shift = right * (0.5 * (sx.0 + sx.1) * self.distance) + up * (0.5 * (sy.0 + sy.1) * self.distance);
+            self.target += shift;
+        }
+    }
+
     /// The world-space ray through pixel (px, py) of a `w`×`h` viewport: (origin, unit direction).
     pub fn ray(&self, px: f32, py: f32, w: f32, h: f32) -> (Vec3, Vec3) {
         let inv = self.view_proj(w / h).inverse();
@@ -106,6 +145,25 @@ mod tests {
         c.look(eye, target);
         assert!((c.eye() - eye).length() < 1e-5, "{:?}", c.eye());
         assert_eq!(c.target, target);
+    }
+
+    #[test]
+    fn fit_keeps_every_point_in_view_and_fills_it() {
+        let mut c = Camera::default();
+        let pts = [Vec3::new(-0.5, -1.5, -1.0), Vec3::new(0.5, 0.0, 1.0), Vec3::new(0.5, -1.5, 1.0), Vec3::new(-0.5, 0.0, -1.0)];
+        let (w, h) = (960.0, 720.0);
+        c.fit(&pts, w / h);
+        let (mut lo, mut hi) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
+        for p in pts {
+            let (x, y) = c.project(p, w, h).unwrap();
+            assert!((0.0..=w).contains(&x) && (0.0..=h).contains(&y), "{p} at ({x}, {y})");
+            lo = lo.min(Vec3::new(x, y, 0.0));
+            hi = hi.max(Vec3::new(x, y, 0.0));
+        }
+        // one pair of edges is nearly touched, and the extent is centred
+        let fill = ((hi.x - lo.x) / w).max((hi.y - lo.y) / h);
+        assert!(fill > 0.9, "fills {fill}");
+        assert!(((lo.x + hi.x) * 0.5 - w * 0.5).abs() < 0.02 * w && ((lo.y + hi.y) * 0.5 - h * 0.5).abs() < 0.02 * h, "{lo} {hi}");
     }
 
     #[test]

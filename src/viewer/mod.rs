@@ -7,11 +7,18 @@
 //! - `app`: the winit `ApplicationHandler` (window, surface and device are created in `resumed`).
 //! - `render`: normals compute pass, cloth and ribbon pipelines, offscreen capture.
 //! - `camera`, `overlay`: the orbit camera and the egui panel.
+//! - `framing`: the region a scene moves through (the first view) and the ground every scene shows.
+//! - `pins`: the pin markers. `headless`: `springsim demo`'s entry and the offscreen run.
 
 pub mod app;
 pub mod camera;
+pub mod framing;
+pub mod headless;
 pub mod overlay;
+pub mod pins;
 pub mod render;
+
+pub use headless::{run, run_headless, write_png};
 
 use crate::method::{DivergencePolicy, GuardSettings};
 use crate::model::Cursor;
@@ -175,6 +182,8 @@ pub struct Demo {
     pub renderer: SceneRenderer,
     /// The camera.
     pub camera: Camera,
+    /// The viewport's width / height, for framing (the window keeps it up to date).
+    pub aspect: f32,
     /// Drawing options.
     pub draw: DrawOptions,
     /// Model controls wanted (the overlay edits these).
@@ -254,9 +263,10 @@ impl Demo {
         let mut renderer = SceneRenderer::new(&device, format, samples);
         renderer.set_model(&device, &model, &sim);
         let mut camera = Camera::default();
+        let aspect = args.width as f32 / args.height.max(1) as f32;
         match args.camera {
             Some((eye, target)) => camera.look(Vec3::from_array(eye.map(|c| c as f32)), Vec3::from_array(target.map(|c| c as f32))),
-            None => frame_model(&mut camera, &model),
+            None => framing::frame_motion(&mut camera, &model, aspect),
         }
         Ok(Demo {
             device,
@@ -268,6 +278,7 @@ impl Demo {
             sim,
             renderer,
             camera,
+            aspect,
             draw: DrawOptions::default(),
             applied: controls.clone(),
             controls,
@@ -334,16 +345,17 @@ impl Demo {
             return Err(e);
         }
         self.diverged = false;
-        frame_model(&mut self.camera, &self.model);
+        framing::frame_motion(&mut self.camera, &self.model, self.aspect);
         Ok(())
     }
 
-    /// Looks at the current state (one read-back).
+    /// Frames the current positions (one read-back; the `F` key), fitted to [`Demo::aspect`] from
+    /// the current direction.
     pub fn frame_scene(&mut self) -> Result<()> {
         let (x, _) = self.sim.read_state()?;
-        let (lo, hi) = bounds(&x);
+        let (lo, hi) = framing::bounds(x.iter().map(|p| Vec3::new(p[0] as f32, p[1] as f32, p[2] as f32)));
         if lo.is_finite() && hi.is_finite() {
-            self.camera.frame(lo, hi);
+            self.camera.fit(&framing::corners(lo, hi), self.aspect);
         }
         Ok(())
     }
@@ -493,6 +505,7 @@ impl Demo {
         let pinned = !self.sim.is_pinned(i);
         self.sim.set_particle(i, at.to_array().map(f64::from), [0.0; 3], pinned)?;
         self.pin_overrides.insert(i, pinned);
+        self.renderer.set_pins(&self.device, &self.sim, self.model.n_particles());
         Ok(())
     }
 }
@@ -526,107 +539,4 @@ pub fn build_model(name: &str, options: &SceneOptions, c: &ModelControls, pins: 
     }
     m.validate().context("the demo's model")?;
     Ok(m)
-}
-
-fn bounds(x: &[[f64; 3]]) -> (Vec3, Vec3) {
-    let mut lo = Vec3::splat(f32::INFINITY);
-    let mut hi = Vec3::splat(f32::NEG_INFINITY);
-    for p in x {
-        let p = Vec3::new(p[0] as f32, p[1] as f32, p[2] as f32);
-        lo = lo.min(p);
-        hi = hi.max(p);
-    }
-    (lo, hi)
-}
-
-/// Frames a model's first state, with room for it to swing down from its pins: without wind, the
-/// box is mirrored through the pins horizontally and extended below them by the model's size.
-fn frame_model(cam: &mut Camera, m: &Model) {
-    let (mut lo, mut hi) = bounds(&m.positions);
-    let windless = m.forces.wind.iter().all(|&w| w == 0.0);
-    let pins: Vec<[f64; 3]> = m.positions.iter().zip(&m.pinned).filter(|(_, p)| **p).map(|(x, _)| *x).collect();
-    if windless && !pins.is_empty() {
-        let ext = (hi - lo).max_element();
-        let (plo, phi) = bounds(&pins);
-        let pc = (plo + phi) * 0.5;
-        for a in [0, 2] {
-            let (l, h) = (lo[a], hi[a]);
-            lo[a] = l.min(2.0 * pc[a] - h);
-            hi[a] = h.max(2.0 * pc[a] - l);
-        }
-        lo.y = lo.y.min(plo.y - ext);
-    }
-    cam.frame(lo, hi);
-}
-
-/// Runs `frames` frames offscreen (no window) and writes the last as a PNG: the headless path of
-/// `--screenshot`. Prints the frame split.
-pub fn run_headless(args: &DemoArgs) -> Result<()> {
-    let ctx = crate::gpu::GpuContext::headless().context("no GPU adapter (try `springsim bench --backend cpu`)")?;
-    let format = wgpu::TextureFormat::Rgba8UnormSrgb;
-    let samples = render::msaa_samples(&ctx.adapter, format);
-    let name = ctx.adapter_name();
-    let mut demo = Demo::new(ctx.device.clone(), ctx.queue.clone(), name, format, samples, args)?;
-    let frames = args.frames.unwrap_or(1);
-    let (w, h) = (args.width, args.height);
-    let mut last = None;
-    for f in 0..frames {
-        let sim_ms = demo.simulate()?;
-        // draw every frame as the window does (timed), into the offscreen target
-        let t = Instant::now();
-        demo.renderer.set_camera(&demo.queue, &demo.camera, w, h, &demo.draw);
-        let img = demo.renderer.capture(&demo.device, &demo.queue, &demo.sim, w, h, &demo.draw, f + 1 == frames)?;
-        demo.record(sim_ms, t.elapsed().as_secs_f64() * 1e3);
-        last = Some(img);
-    }
-    demo.check()?;
-    report(&demo, "headless offscreen", frames);
-    if let (Some(path), Some(img)) = (&args.screenshot, last) {
-        render::write_png(path, w, h, &img)?;
-        println!("springsim demo: wrote {} ({w}x{h}, headless offscreen target)", path.display());
-    }
-    Ok(())
-}
-
-fn report(demo: &Demo, mode: &str, frames: usize) {
-    let (s, d) = demo.mean_split();
-    let p = demo.sim.plan();
-    println!(
-        "springsim demo: {mode}; scene {} ({} particles, {} springs), {}, h = {:.3e} s, {} substeps; {frames} frames: simulation {s:.2} ms + drawing {d:.2} ms per frame (drawing {:.1}% of simulation); max strain {:.4}, finite {}; adapter {}",
-        demo.scene,
-        demo.model.n_particles(),
-        demo.model.springs.len(),
-        demo.method(),
-        p.h,
-        p.substeps,
-        100.0 * d / s.max(1e-9),
-        demo.stats.max_strain,
-        demo.stats.finite,
-        demo.adapter
-    );
-}
-
-/// `springsim demo`: opens the window; with `--screenshot`/`--frames` and no display (or
-/// `--headless`), runs offscreen instead.
-pub fn run(args: DemoArgs) -> Result<()> {
-    let batch = args.screenshot.is_some() || args.frames.is_some();
-    let has_display =
-        std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some() || cfg!(any(windows, target_os = "macos"));
-    if args.headless || (batch && !has_display) {
-        if !args.headless {
-            eprintln!("springsim demo: no display (DISPLAY/WAYLAND_DISPLAY unset): rendering offscreen");
-        }
-        return run_headless(&args);
-    }
-    match app::run_window(args.clone()) {
-        Err(app::WindowError::NoDisplay(e)) if batch => {
-            eprintln!("springsim demo: cannot open a window ({e}): rendering offscreen");
-            run_headless(&args)
-        }
-        Err(app::WindowError::NoDisplay(e)) => {
-            anyhow::bail!("no display to open the demo's window on ({e}); `springsim bench` runs headless")
-        }
-        Err(app::WindowError::Other(e)) => Err(e),
-        Ok(()) => Ok(()),
-    }
 }

@@ -33,7 +33,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("R", "reset the scene"),
     ("M / Shift+M", "next / previous method (keeps the state; those the GPU runs)"),
     ("C / Shift+C", "next / previous scene"),
-    ("F", "frame the scene"),
+    ("F", "frame the current positions"),
     ("V", "spring view (strain colours)"),
     ("W", "wind on / off"),
     ("[ / ]", "stiffness / 1.25, x 1.25"),

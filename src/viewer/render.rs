@@ -4,6 +4,7 @@
 //! the window's surface and into an offscreen texture (the screenshot).
 
 use super::camera::Camera;
+use super::pins::{PinList, PinPipeline};
 use crate::model::Model;
 use crate::stepping::GpuSimulator;
 use anyhow::{Context, Result};
@@ -68,8 +69,12 @@ struct ModelGpu {
     mesh: Option<MeshGpu>,
     structure: SegsGpu,
     springs: SegsGpu,
-    /// The first half-space collider, drawn as a ground quad.
-    ground: Option<wgpu::BindGroup>,
+    /// The ground quad (every scene has one, [`super::framing::ground`]).
+    ground: wgpu::BindGroup,
+    /// The pin markers' list (`None` without pins).
+    pins: Option<PinList>,
+    /// The position buffer's binding, for a new pin list.
+    positions: (wgpu::Buffer, u64),
 }
 
 /// `Ground` in `shaders/render.wgsl`.
@@ -78,28 +83,6 @@ struct ModelGpu {
 struct GroundUniform {
     plane: [f32; 4],
     center: [f32; 4],
-}
-
-/// The quad that shows a model's first half-space: centred under the model's initial bounds, four
-/// times their size across (at least 1 m). `None` without a half-space.
-fn ground_quad(model: &Model) -> Option<GroundUniform> {
-    // (a match, not a map: later collider kinds are not drawn as a ground)
-    #[allow(clippy::unnecessary_find_map)]
-    let c = model.colliders.iter().map(|c| c.normalized()).find_map(|c| match c {
-        crate::model::Collider::HalfSpace { normal, offset, .. } => Some((normal, offset)),
-        _ => None,
-    })?;
-    let (n, d) = c;
-    let (lo, hi) = model.bounds();
-    let mid: Vec<f64> = (0..3).map(|i| if lo[i].is_finite() { 0.5 * (lo[i] + hi[i]) } else { 0.0 }).collect();
-    let ext = (0..3).map(|i| hi[i] - lo[i]).filter(|e| e.is_finite()).fold(0.0, f64::max);
-    // the bounds' centre projected onto the plane
-    let phi = n[0] * mid[0] + n[1] * mid[1] + n[2] * mid[2] - d;
-    let p: Vec<f64> = (0..3).map(|i| mid[i] - phi * n[i]).collect();
-    Some(GroundUniform {
-        plane: [n[0] as f32, n[1] as f32, n[2] as f32, d as f32],
-        center: [p[0] as f32, p[1] as f32, p[2] as f32, (2.0 * ext).max(1.0) as f32],
-    })
 }
 
 /// The renderer of one colour format and sample count.
@@ -117,6 +100,7 @@ pub struct SceneRenderer {
     cloth_pipe: wgpu::RenderPipeline,
     line_pipe: wgpu::RenderPipeline,
     normals_pipe: wgpu::ComputePipeline,
+    pin_pipe: PinPipeline,
     model: Option<ModelGpu>,
     targets: Option<(u32, u32, Option<wgpu::TextureView>, wgpu::TextureView)>,
 }
@@ -303,6 +287,7 @@ impl SceneRenderer {
             cloth_pipe,
             line_pipe,
             normals_pipe,
+            pin_pipe: PinPipeline::new(device, &rm, &cam_layout, format, samples),
             model: None,
             targets: None,
         }
@@ -390,16 +375,33 @@ impl SceneRenderer {
             });
             SegsGpu { bg, count: v.len() as u32 }
         };
-        let ground = ground_quad(model).map(|g| {
-            let b = init("springsim.ground", bytemuck::bytes_of(&g), wgpu::BufferUsages::UNIFORM);
-            device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("springsim.ground"),
-                layout: &self.ground_layout,
-                entries: &[wgpu::BindGroupEntry { binding: 2, resource: b.as_entire_binding() }],
-            })
+        let g = super::framing::ground(model);
+        let g = GroundUniform { plane: g.normal.extend(g.offset).to_array(), center: g.center.extend(g.half_size).to_array() };
+        let b = init("springsim.ground", bytemuck::bytes_of(&g), wgpu::BufferUsages::UNIFORM);
+        let ground = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("springsim.ground"),
+            layout: &self.ground_layout,
+            entries: &[wgpu::BindGroupEntry { binding: 2, resource: b.as_entire_binding() }],
         });
-        self.model =
-            Some(ModelGpu { mesh, structure: segs("springsim.structure", &structure), springs: segs("springsim.springs", &all), ground });
+        let positions = (positions.clone(), pos_binding.size.map_or(16, |s| s.get()));
+        let (structure, springs) = (segs("springsim.structure", &structure), segs("springsim.springs", &all));
+        self.model = Some(ModelGpu { mesh, structure, springs, ground, pins: None, positions });
+        self.set_pins(device, sim, n);
+    }
+
+    /// Uploads the list of particles `0..n` that `sim` has pinned now, for the pin markers. Call after
+    /// a pin is toggled (the model's own pins are listed by [`SceneRenderer::set_model`]).
+    pub fn set_pins(&mut self, device: &wgpu::Device, sim: &GpuSimulator, n: usize) {
+        let pins: Vec<u32> = (0..n).filter(|&i| sim.is_pinned(i)).map(|i| i as u32).collect();
+        if let Some(m) = &mut self.model {
+            let binding = wgpu::BufferBinding { buffer: &m.positions.0, offset: 0, size: wgpu::BufferSize::new(m.positions.1) };
+            m.pins = self.pin_pipe.list(device, binding, &pins);
+        }
+    }
+
+    /// How many pin markers are drawn.
+    pub fn pin_markers(&self) -> u32 {
+        self.model.as_ref().and_then(|m| m.pins.as_ref()).map_or(0, |p| p.count())
     }
 
     /// Writes the camera for a `w`×`h` target.
@@ -441,6 +443,17 @@ impl SceneRenderer {
         self.targets = Some((w, h, msaa, depth));
     }
 
+    /// Records the vertex-normals compute pass (nothing for a model without triangles).
+    pub fn encode_normals(&self, encoder: &mut wgpu::CommandEncoder) {
+        if let Some(mesh) = self.model.as_ref().and_then(|m| m.mesh.as_ref()) {
+            let mut pass =
+                encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("springsim.normals"), timestamp_writes: None });
+            pass.set_pipeline(&self.normals_pipe);
+            pass.set_bind_group(0, &mesh.normals_bg, &[]);
+            pass.dispatch_workgroups(mesh.n_vertices.div_ceil(64), 1, 1);
+        }
+    }
+
     /// Records the normals pass and the scene's render pass into `encoder`, drawing into `view`
     /// (`w`×`h`, the renderer's format, one sample), cleared first.
     #[allow(clippy::too_many_arguments)] // the host's device, encoder and target, and what to draw
@@ -457,12 +470,8 @@ impl SceneRenderer {
         self.ensure_targets(device, w, h);
         let Some(m) = &self.model else { return };
         let draw_mesh = m.mesh.as_ref().filter(|_| !opts.springs);
-        if let Some(mesh) = draw_mesh {
-            let mut pass =
-                encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("springsim.normals"), timestamp_writes: None });
-            pass.set_pipeline(&self.normals_pipe);
-            pass.set_bind_group(0, &mesh.normals_bg, &[]);
-            pass.dispatch_workgroups(mesh.n_vertices.div_ceil(64), 1, 1);
+        if !opts.springs {
+            self.encode_normals(encoder);
         }
         let (_, _, msaa, depth) = self.targets.as_ref().expect("targets");
         let (att_view, resolve) = match msaa {
@@ -490,11 +499,9 @@ impl SceneRenderer {
             multiview_mask: None,
         });
         pass.set_bind_group(0, &self.camera_bg, &[]);
-        if let Some(g) = &m.ground {
-            pass.set_pipeline(&self.ground_pipe);
-            pass.set_bind_group(1, g, &[]);
-            pass.draw(0..6, 0..1);
-        }
+        pass.set_pipeline(&self.ground_pipe);
+        pass.set_bind_group(1, &m.ground, &[]);
+        pass.draw(0..6, 0..1);
         if let Some(mesh) = draw_mesh {
             pass.set_pipeline(&self.cloth_pipe);
             pass.set_vertex_buffer(0, sim.positions_buffer().slice(sim.state().positions_range()));
@@ -508,6 +515,9 @@ impl SceneRenderer {
                 pass.set_bind_group(1, &segs.bg, &[]);
                 pass.draw(0..segs.count * 6, 0..1);
             }
+        }
+        if let Some(pins) = &m.pins {
+            self.pin_pipe.draw(&mut pass, pins);
         }
     }
 
@@ -582,16 +592,4 @@ impl SceneRenderer {
         out.unmap();
         Ok(rgba)
     }
-}
-
-/// Writes RGBA8 pixels as a PNG.
-pub fn write_png(path: &std::path::Path, w: u32, h: u32, rgba: &[u8]) -> Result<()> {
-    let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), w, h);
-    enc.set_color(png::ColorType::Rgba);
-    enc.set_depth(png::BitDepth::Eight);
-    let mut wr = enc.write_header()?;
-    wr.write_image_data(rgba)?;
-    wr.finish()?;
-    Ok(())
 }

@@ -1,0 +1,92 @@
+//! The demo's batch paths: `springsim demo` itself ([`run`]: the window, or offscreen without a
+//! display), the offscreen run of `--frames`/`--screenshot` ([`run_headless`]), its one-line report,
+//! and the PNG writer.
+
+use super::{render, Demo, DemoArgs};
+use crate::stepping::Simulator;
+use anyhow::{Context, Result};
+use std::time::Instant;
+
+/// Runs `frames` frames offscreen (no window) and writes the last as a PNG: the headless path of
+/// `--screenshot`. Prints the frame split.
+pub fn run_headless(args: &DemoArgs) -> Result<()> {
+    let ctx = crate::gpu::GpuContext::headless().context("no GPU adapter (try `springsim bench --backend cpu`)")?;
+    let format = wgpu::TextureFormat::Rgba8UnormSrgb;
+    let samples = render::msaa_samples(&ctx.adapter, format);
+    let name = ctx.adapter_name();
+    let mut demo = Demo::new(ctx.device.clone(), ctx.queue.clone(), name, format, samples, args)?;
+    let frames = args.frames.unwrap_or(1);
+    let (w, h) = (args.width, args.height);
+    let mut last = None;
+    for f in 0..frames {
+        let sim_ms = demo.simulate()?;
+        // draw every frame as the window does (timed), into the offscreen target
+        let t = Instant::now();
+        demo.renderer.set_camera(&demo.queue, &demo.camera, w, h, &demo.draw);
+        let img = demo.renderer.capture(&demo.device, &demo.queue, &demo.sim, w, h, &demo.draw, f + 1 == frames)?;
+        demo.record(sim_ms, t.elapsed().as_secs_f64() * 1e3);
+        last = Some(img);
+    }
+    demo.check()?;
+    report(&demo, "headless offscreen", frames);
+    if let (Some(path), Some(img)) = (&args.screenshot, last) {
+        write_png(path, w, h, &img)?;
+        println!("springsim demo: wrote {} ({w}x{h}, headless offscreen target)", path.display());
+    }
+    Ok(())
+}
+
+pub(crate) fn report(demo: &Demo, mode: &str, frames: usize) {
+    let (s, d) = demo.mean_split();
+    let p = demo.sim.plan();
+    println!(
+        "springsim demo: {mode}; scene {} ({} particles, {} springs), {}, h = {:.3e} s, {} substeps; {frames} frames: simulation {s:.2} ms + drawing {d:.2} ms per frame (drawing {:.1}% of simulation); max strain {:.4}, finite {}; adapter {}",
+        demo.scene,
+        demo.model.n_particles(),
+        demo.model.springs.len(),
+        demo.method(),
+        p.h,
+        p.substeps,
+        100.0 * d / s.max(1e-9),
+        demo.stats.max_strain,
+        demo.stats.finite,
+        demo.adapter
+    );
+}
+
+/// `springsim demo`: opens the window; with `--screenshot`/`--frames` and no display (or
+/// `--headless`), runs offscreen instead.
+pub fn run(args: DemoArgs) -> Result<()> {
+    let batch = args.screenshot.is_some() || args.frames.is_some();
+    let has_display =
+        std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some() || cfg!(any(windows, target_os = "macos"));
+    if args.headless || (batch && !has_display) {
+        if !args.headless {
+            eprintln!("springsim demo: no display (DISPLAY/WAYLAND_DISPLAY unset): rendering offscreen");
+        }
+        return run_headless(&args);
+    }
+    match super::app::run_window(args.clone()) {
+        Err(super::app::WindowError::NoDisplay(e)) if batch => {
+            eprintln!("springsim demo: cannot open a window ({e}): rendering offscreen");
+            run_headless(&args)
+        }
+        Err(super::app::WindowError::NoDisplay(e)) => {
+            anyhow::bail!("no display to open the demo's window on ({e}); `springsim bench` runs headless")
+        }
+        Err(super::app::WindowError::Other(e)) => Err(e),
+        Ok(()) => Ok(()),
+    }
+}
+
+/// Writes RGBA8 pixels as a PNG.
+pub fn write_png(path: &std::path::Path, w: u32, h: u32, rgba: &[u8]) -> Result<()> {
+    let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), w, h);
+    enc.set_color(png::ColorType::Rgba);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut wr = enc.write_header()?;
+    wr.write_image_data(rgba)?;
+    wr.finish()?;
+    Ok(())
+}
