@@ -62,13 +62,13 @@ pub fn run(args: DemoArgs) -> Result<()> {
         std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some() || cfg!(any(windows, target_os = "macos"));
     if args.headless || (batch && !has_display) {
         if !args.headless {
-            eprintln!("springsim demo: no display (DISPLAY/WAYLAND_DISPLAY unset): rendering offscreen");
+            log::warn!("no display (DISPLAY/WAYLAND_DISPLAY unset): rendering offscreen");
         }
         return run_headless(&args);
     }
     match super::app::run_window(args.clone()) {
         Err(super::app::WindowError::NoDisplay(e)) if batch => {
-            eprintln!("springsim demo: cannot open a window ({e}): rendering offscreen");
+            log::warn!("cannot open a window ({e}): rendering offscreen");
             run_headless(&args)
         }
         Err(super::app::WindowError::NoDisplay(e)) => {
