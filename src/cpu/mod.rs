@@ -59,12 +59,14 @@ impl Scratch {
 /// The engine's estimated bytes for `p` particles and `s` springs with `method` (checked before it
 /// allocates): the f64 model, the state and its next copy (96 B a particle), the scratch vectors (144 B a
 /// particle, 24 B a spring), and the method's own structures: implicit Euler's spring blocks and CG
-/// vectors, LEU's linearization, local/global's spring directions, global matrix and vectors (its
+/// vectors and its multigrid hierarchy (the default preconditioner: the fine level's edge and incidence
+/// lists, block inverses and V-cycle vectors, the coarse levels' share, and the aggregation's scalar graph
+/// while it is built: about 70 B a spring and 130 B a particle), LEU's linearization, local/global's spring directions, global matrix and vectors (its
 /// Cholesky factor is checked apart, once its size is known), Newton's 3m×3m Hessian.
 pub fn engine_bytes(p: u64, s: u64, method: Method) -> u64 {
     let base = crate::memory::cpu_model_bytes(p, s) + 96 * p + 144 * p + 24 * s;
     base + match method {
-        Method::ImplicitEuler => 56 * s + 56 * p + 5 * 24 * p,
+        Method::ImplicitEuler => 56 * s + 56 * p + 5 * 24 * p + 70 * s + 130 * p,
         Method::Leu => 96 * s + 96 * p,
         Method::LocalGlobal => 24 * s + 16 * (p + s) + 8 * 24 * p,
         Method::Newton => 9 * 8 * (p + 2 * s) + 8 * 24 * p,
