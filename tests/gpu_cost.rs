@@ -256,3 +256,71 @@ fn every_dispatch_pass_and_submit_of_the_engine_goes_through_the_counters() {
     }
     assert!(raw.is_empty(), "recording that bypasses the counting layer:\n{}", raw.join("\n"));
 }
+
+/// `springsim bench`: the cost fields in every GPU record (with `--timestamps`, the GPU times or the
+/// reason there are none), null on the CPU; CSV has them as columns.
+#[test]
+fn bench_records_carry_the_cost_fields() {
+    let Some(ctx) = common::gpu() else { return };
+    drop(ctx);
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_springsim")).args(args).output().expect("run springsim");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json = run(&[
+        "bench",
+        "--scene",
+        "rope",
+        "--size",
+        "16",
+        "--method",
+        "symplectic-euler,implicit-euler",
+        "--backend",
+        "gpu,cpu",
+        "--frames",
+        "2",
+        "--timestamps",
+    ]);
+    let fields = [
+        "passes_per_frame",
+        "dispatches_per_frame",
+        "workgroups_per_frame",
+        "submits_per_frame",
+        "readbacks_per_frame",
+        "readback_bytes_per_frame",
+        "upload_bytes_per_frame",
+        "steps_per_frame",
+        "kernel_bytes_per_frame",
+        "floor_bytes_per_frame",
+    ];
+    for line in json.lines() {
+        let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        if r["backend"] == "cpu" {
+            for f in fields.iter().chain(&["phases", "timestamps", "gpu_ms_per_frame"]) {
+                assert!(r[f].is_null(), "{f} on the CPU: {r}");
+            }
+            continue;
+        }
+        for f in fields {
+            assert!(r[f].as_f64().is_some_and(|v| v.is_finite() && v >= 0.0), "{f}: {r}");
+        }
+        let num = |f: &str| r[f].as_f64().unwrap();
+        assert!(num("dispatches_per_frame") >= num("steps_per_frame") && num("passes_per_frame") >= 1.0, "{r}");
+        assert!(num("kernel_bytes_per_frame") >= num("floor_bytes_per_frame") && num("floor_bytes_per_frame") > 0.0, "{r}");
+        let ts = r["timestamps"].as_str().expect("timestamps asked for");
+        if ts == "per-phase" || ts == "pass-only" {
+            assert!(r["gpu_ms_per_frame"].as_f64().is_some_and(|v| v > 0.0), "{r}");
+        } else {
+            assert!(ts.starts_with("unsupported: ") && r["gpu_ms_per_frame"].is_null(), "{r}");
+        }
+        let phases = r["phases"].as_object().expect("phases");
+        let sum: f64 = phases.values().map(|p| p["dispatches_per_frame"].as_f64().unwrap()).sum();
+        assert_eq!(sum, num("dispatches_per_frame"), "{r}");
+    }
+    let csv = run(&["bench", "--scene", "rope", "--size", "16", "--backend", "gpu", "--frames", "1", "--format", "csv"]);
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    for f in fields.iter().chain(&["timestamps", "gpu_ms_per_frame", "phase_dispatches_per_frame"]) {
+        assert!(header.contains(f), "no column {f}: {header:?}");
+    }
+}

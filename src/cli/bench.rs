@@ -385,7 +385,12 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     }
     let factor_ms = ms(t);
     let timestamps = match &mut sim {
-        Sim::Gpu(g) if cfg.timestamps => Some(g.enable_timestamps().describe()),
+        Sim::Gpu(g) if cfg.timestamps => {
+            let support = g.enable_timestamps().describe();
+            let host = method == Method::LocalGlobal && cfg.settings.global.resolve(method)? == springsim::method::GlobalSolve::Cholesky;
+            // the host's Cholesky step submits phase by phase between read-backs: not timed on the GPU
+            Some(if host { format!("not timed: the cholesky global step runs on the host between submits ({support})") } else { support })
+        }
         _ => None,
     };
     let mut counted = springsim::gpu::GpuCost::default();
