@@ -91,5 +91,6 @@ done
     printf '%s' "$ROWS"
     [ -n "$MACHINE" ] && printf '\n%s\n' "$MACHINE"
     [ -n "$NOTES" ] && printf '\nNotes:\n%s' "$NOTES"
-    printf '\nCommand: SUITE_SIZES="%s" SUITE_FRAMES=%s SUITE_WARMUP=%s benches/gpu-suite.sh\n' "$SIZES" "$FRAMES" "$WARMUP"
+    methods=""; [ "$METHODS" != "$ALL_METHODS" ] && methods=" SUITE_METHODS=\"$METHODS\""
+    printf '\nCommand: SUITE_SIZES="%s"%s SUITE_FRAMES=%s SUITE_WARMUP=%s benches/gpu-suite.sh\n' "$SIZES" "$methods" "$FRAMES" "$WARMUP"
 } | tee "$OUT"
