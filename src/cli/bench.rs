@@ -3,6 +3,7 @@
 //! median and spread of the timed frames, the run's quality (energy drift, peak strain, final residual)
 //! and the machine it ran on.
 
+use crate::bench_cost::{self, CostRecord};
 use crate::report::{self, Machine};
 use serde::Serialize;
 use springsim::cpu::{CpuEngine, CpuModel};
@@ -77,6 +78,8 @@ pub struct BenchConfig {
     /// Local/global on the GPU: frames to run after the timed ones with every phase its own submit, for
     /// the split between local step, right-hand side, global step and transfers (0: none).
     pub lg_split_frames: usize,
+    /// GPU timestamps per phase where the adapter has them (`--timestamps`).
+    pub timestamps: bool,
 }
 
 /// The record `springsim bench` prints.
@@ -208,6 +211,10 @@ pub struct BenchResult {
     pub recoveries: Vec<DivergedRecord>,
     /// Wall time of the guard's checks and checkpoints (ms per frame, the mean; not in `ms_per_frame`).
     pub guard_ms_per_frame: f64,
+    /// The GPU cost per timed frame: passes, dispatches, submits, read-backs, the kernels' bytes beside
+    /// the floor, the phases, the timestamps (null on the CPU; [`CostRecord`]).
+    #[serde(flatten)]
+    pub cost: CostRecord,
 }
 
 /// A divergence in the record.
@@ -310,6 +317,14 @@ impl Sim {
             Sim::Gpu(s) => s.as_mut(),
         }
     }
+
+    /// The GPU engine's counts so far (`None` on the CPU).
+    fn cost(&self) -> Option<springsim::gpu::GpuCost> {
+        match self {
+            Sim::Cpu(_) => None,
+            Sim::Gpu(g) => Some(g.cost()),
+        }
+    }
 }
 
 /// Milliseconds since `t`.
@@ -369,9 +384,18 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         }
     }
     let factor_ms = ms(t);
+    let timestamps = match &mut sim {
+        Sim::Gpu(g) if cfg.timestamps => {
+            let support = g.enable_timestamps().describe();
+            let host = method == Method::LocalGlobal && cfg.settings.global.resolve(method)? == springsim::method::GlobalSolve::Cholesky;
+            // the host's Cholesky step submits phase by phase between read-backs: not timed on the GPU
+            Some(if host { format!("not timed: the cholesky global step runs on the host between submits ({support})") } else { support })
+        }
+        _ => None,
+    };
+    let mut counted = springsim::gpu::GpuCost::default();
 
-    let s = sim.as_dyn();
-    let (x0, v0) = s.read_state()?;
+    let (x0, v0) = sim.as_dyn().read_state()?;
     let start = state_stats(&cm, &x0, &v0);
     let mut times = Vec::with_capacity(cfg.frames);
     let mut failed_frame = None;
@@ -379,14 +403,24 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     let mut iterations = 0usize;
     let mut peak = start.max_strain;
     for f in 0..cfg.warmup + cfg.frames {
+        if f == cfg.warmup {
+            if let Sim::Gpu(g) = &mut sim {
+                g.reset_gpu_times();
+            }
+        }
+        let before = sim.cost();
+        let s = sim.as_dyn();
         let (t, guard) = (Instant::now(), s.guard_seconds());
         report = s.step_frame()?;
         let dt = (t.elapsed().as_secs_f64() - (s.guard_seconds() - guard)) * 1e3;
         if f >= cfg.warmup {
+            if let (Some(a), Some(b)) = (before, sim.cost()) {
+                counted = bench_cost::add(&counted, &b.since(&a));
+            }
             times.push(dt);
             iterations += report.iterations;
         }
-        let (x, v) = s.read_state()?;
+        let (x, v) = sim.as_dyn().read_state()?;
         let st = state_stats(&cm, &x, &v);
         tick();
         if !st.finite {
@@ -395,6 +429,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         }
         peak = peak.max(st.max_strain);
     }
+    let s = sim.as_dyn();
     let (x, v) = s.read_state()?;
     let stats = state_stats(&cm, &x, &v);
     let policy = cfg.settings.guard.policy;
@@ -406,8 +441,11 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     let mut lg_split = None;
     let mut lg_transfers = None;
     let mut gpu_bytes = None;
+    let mut cost = CostRecord::default();
     if let Sim::Gpu(g) = &mut sim {
         gpu_bytes = Some(g.gpu_bytes());
+        let trial = method == Method::ImplicitEuler && cfg.settings.adaptive;
+        cost = bench_cost::record(g, &counted, times.len(), trial, timestamps, g.gpu_times());
         if method == Method::LocalGlobal {
             if cfg.settings.global.resolve(Method::LocalGlobal)? == springsim::method::GlobalSolve::Cholesky {
                 lg_transfers = Some(g.lg_last_split().per_frame());
@@ -479,6 +517,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         diverged,
         recoveries,
         guard_ms_per_frame,
+        cost,
     })
 }
 

@@ -123,6 +123,12 @@ pub struct BenchCli {
     /// and report the split (local step, right-hand side, global step, transfers).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     lg_split: i64,
+    /// GPU timestamps per phase (forces, integrate, local, rhs, global, collide) where the adapter has
+    /// TIMESTAMP_QUERY (inside passes for the split; at pass boundaries alone the frame's total): the
+    /// record's `gpu_ms_per_frame` and `phases`; `timestamps` says what the adapter offered (a field, not
+    /// a failure, when it has none).
+    #[arg(long)]
+    timestamps: bool,
     /// Newton: the iteration limit per step.
     #[arg(long, allow_negative_numbers = true)]
     newton_iterations: Option<i64>,
@@ -325,6 +331,7 @@ fn plan_runs(b: &BenchCli, given: &dyn Fn(&str) -> bool) -> Result<Vec<BenchConf
                         settings: st.clone(),
                         drag: b.drag,
                         lg_split_frames: lg_split,
+                        timestamps: b.timestamps,
                     });
                 }
             }
@@ -338,7 +345,8 @@ pub fn run(b: BenchCli, matches: Option<&ArgMatches>) -> Result<()> {
     let given = |id: &str| given_in(matches, id);
     let runs = plan_runs(&b, &given)?;
     let gpu = if runs.iter().any(|r| r.backend == Backend::Gpu) {
-        Some(GpuContext::headless().context("the gpu backend needs an adapter (try --backend cpu)")?)
+        let ctx = if b.timestamps { GpuContext::headless_with_timestamps() } else { GpuContext::headless() };
+        Some(ctx.context("the gpu backend needs an adapter (try --backend cpu)")?)
     } else {
         None
     };

@@ -25,6 +25,7 @@ macro_rules! out {
 
 mod bench;
 mod bench_cli;
+mod bench_cost;
 mod converge;
 mod logging;
 mod presets;

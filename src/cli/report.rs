@@ -150,7 +150,33 @@ fn columns() -> Vec<Column> {
         ("diverged", |r| r.diverged.as_ref().map(|d| format!("{} at frame {}", d.kind, d.frame)).unwrap_or_default()),
         ("recoveries", |r| r.recoveries.len().to_string()),
         ("guard_ms_per_frame", |r| num(r.guard_ms_per_frame)),
+        ("passes_per_frame", |r| onum(r.cost.passes_per_frame)),
+        ("dispatches_per_frame", |r| onum(r.cost.dispatches_per_frame)),
+        ("workgroups_per_frame", |r| onum(r.cost.workgroups_per_frame)),
+        ("submits_per_frame", |r| onum(r.cost.submits_per_frame)),
+        ("readbacks_per_frame", |r| onum(r.cost.readbacks_per_frame)),
+        ("readback_bytes_per_frame", |r| onum(r.cost.readback_bytes_per_frame)),
+        ("upload_bytes_per_frame", |r| onum(r.cost.upload_bytes_per_frame)),
+        ("steps_per_frame", |r| onum(r.cost.steps_per_frame)),
+        ("kernel_bytes_per_frame", |r| onum(r.cost.kernel_bytes_per_frame)),
+        ("floor_bytes_per_frame", |r| onum(r.cost.floor_bytes_per_frame)),
+        ("phase_dispatches_per_frame", |r| phase_list(r, |p| Some(p.dispatches_per_frame))),
+        ("phase_kernel_bytes_per_frame", |r| phase_list(r, |p| Some(p.kernel_bytes_per_frame))),
+        ("timestamps", |r| opt(&r.cost.timestamps)),
+        ("gpu_ms_per_frame", |r| onum(r.cost.gpu_ms_per_frame)),
+        ("phase_gpu_ms_per_frame", |r| phase_list(r, |p| p.gpu_ms_per_frame)),
     ]
+}
+
+/// An optional number: empty when absent or not finite.
+fn onum(v: Option<f64>) -> String {
+    v.map(num).unwrap_or_default()
+}
+
+/// A per-phase figure as `forces=1.5;global=3` (empty on the CPU, or when no phase has it).
+fn phase_list(r: &BenchResult, f: fn(&crate::bench_cost::PhaseRecord) -> Option<f64>) -> String {
+    let Some(phases) = &r.cost.phases else { return String::new() };
+    phases.iter().filter_map(|(name, p)| f(p).map(|v| format!("{name}={}", num(v)))).collect::<Vec<_>>().join(";")
 }
 
 /// A CSV cell, quoted when it holds a comma, a quote or a line break (RFC 4180).
@@ -197,16 +223,18 @@ fn msf(v: f64) -> String {
 /// dates.
 pub fn markdown(rows: &[BenchResult]) -> String {
     let mut s = String::from(
-        "| scene | size | particles | springs | method | backend | substeps | frames (+warm-up) | median ms/frame | IQR ms | min–max ms | start-up ms | peak strain | energy drift J | residual | finite | adapter |\n",
+        "| scene | size | particles | springs | method | backend | substeps | frames (+warm-up) | median ms/frame | IQR ms | min–max ms | start-up ms | peak strain | energy drift J | residual | finite | adapter | passes/frame | dispatches/frame | submits/frame | read-back KB/frame | kernel MB/frame | floor MB/frame | kernel/floor | GPU ms/frame | GPU ms by phase |\n",
     );
-    s.push_str("|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
+    s.push_str(
+        "|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+    );
     for r in rows {
         let scene = match &r.preset {
             Some(p) => format!("{} ({p})", r.scene),
             None => r.scene.clone(),
         };
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} (+{}) | {} | {} | {}–{} | {} | {:.4} | {:.3e} | {:.2e} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} (+{}) | {} | {} | {}–{} | {} | {:.4} | {:.3e} | {:.2e} | {} | {} | {} |\n",
             md(&scene),
             r.size.map(|n| n.to_string()).unwrap_or_else(|| "–".into()),
             r.particles,
@@ -226,6 +254,7 @@ pub fn markdown(rows: &[BenchResult]) -> String {
             r.residual,
             if r.finite { "yes" } else { "**no**" },
             md(&r.adapter),
+            md_cost(r),
         ));
     }
     if let Some(first) = rows.first() {
@@ -243,6 +272,35 @@ pub fn markdown(rows: &[BenchResult]) -> String {
         ));
     }
     s
+}
+
+/// The cost columns of a markdown row (`–` where the record has none: the CPU, no timestamps).
+fn md_cost(r: &BenchResult) -> String {
+    let c = &r.cost;
+    let f = |v: Option<f64>, scale: f64| v.map_or("–".to_string(), |v| msf(v / scale));
+    let ratio = match (c.kernel_bytes_per_frame, c.floor_bytes_per_frame) {
+        (Some(k), Some(fl)) if fl > 0.0 => format!("{:.2}", k / fl),
+        _ => "–".into(),
+    };
+    let by_phase = match (&c.timestamps, &c.phases) {
+        (Some(t), Some(phases)) if t == "per-phase" => {
+            phases.iter().filter_map(|(name, p)| p.gpu_ms_per_frame.map(|ms| format!("{name} {}", msf(ms)))).collect::<Vec<_>>().join(", ")
+        }
+        (Some(t), _) => md(t),
+        (None, _) => "–".into(),
+    };
+    [
+        f(c.passes_per_frame, 1.0),
+        f(c.dispatches_per_frame, 1.0),
+        f(c.submits_per_frame, 1.0),
+        f(c.readback_bytes_per_frame, 1e3),
+        f(c.kernel_bytes_per_frame, 1e6),
+        f(c.floor_bytes_per_frame, 1e6),
+        ratio,
+        f(c.gpu_ms_per_frame, 1.0),
+        by_phase,
+    ]
+    .join(" | ")
 }
 
 /// The plain table (`--format table`): one line per run, aligned.

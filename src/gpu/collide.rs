@@ -2,6 +2,7 @@
 //! kernel, compiled only for a model with colliders, and the buffers of one model's colliders.
 
 use super::alloc::Allocator;
+use super::cost::{CountedPass, Phase};
 use super::layout::{groups, CollideInfo, GpuCollider, COLLIDER_BOX, COLLIDER_CAPSULE, COLLIDER_HALF_SPACE, COLLIDER_SPHERE};
 use super::options::GpuOptions;
 use super::pipelines::{bind, build, storage, uniform};
@@ -88,7 +89,8 @@ impl Colliders {
     }
 
     /// Records the `collide` dispatch on `state[q]` (n particles).
-    pub fn encode(&self, pass: &mut wgpu::ComputePass, q: usize, n: usize) {
+    pub fn encode(&self, pass: &mut CountedPass, q: usize, n: usize) {
+        pass.phase(Phase::Collide);
         pass.set_pipeline(&self.kernels.collide);
         pass.set_bind_group(0, &self.groups[q], &[]);
         pass.dispatch_workgroups(groups(n), 1, 1);

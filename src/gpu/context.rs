@@ -55,9 +55,30 @@ pub fn limits_for(adapter: &wgpu::Adapter) -> wgpu::Limits {
 impl GpuContext {
     /// A headless context on the adapter chosen by [`select_adapter`].
     pub fn headless() -> Result<Self> {
+        Self::headless_with(wgpu::Features::empty())
+    }
+
+    /// [`GpuContext::headless`] with the timestamp features the adapter has (`TIMESTAMP_QUERY`, and
+    /// inside encoders and passes), for [`super::GpuEngine::enable_timestamps`]; none requested that the
+    /// adapter lacks, so this never fails for want of them.
+    pub fn headless_with_timestamps() -> Result<Self> {
+        Self::headless_with(
+            wgpu::Features::TIMESTAMP_QUERY
+                | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
+                | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES,
+        )
+    }
+
+    /// A headless context whose device has those of `wanted` features that the adapter offers.
+    pub fn headless_with(wanted: wgpu::Features) -> Result<Self> {
         let instance = instance_from_env();
         let adapter = select_adapter(&instance)?;
-        let desc = wgpu::DeviceDescriptor { label: Some("springsim"), required_limits: limits_for(&adapter), ..Default::default() };
+        let desc = wgpu::DeviceDescriptor {
+            label: Some("springsim"),
+            required_limits: limits_for(&adapter),
+            required_features: wanted & adapter.features(),
+            ..Default::default()
+        };
         let (device, queue) = pollster::block_on(adapter.request_device(&desc)).map_err(|e| Error::Device(e.to_string()))?;
         Ok(GpuContext { instance, adapter, device, queue })
     }

@@ -4,6 +4,7 @@
 //! groups built once in [`ExplicitIntegrator`].
 
 use super::alloc::Allocator;
+use super::cost::{CountedPass, Phase};
 use super::layout::groups;
 use super::options::GpuOptions;
 use super::pipelines::{bind, build, storage, uniform};
@@ -144,7 +145,8 @@ impl ExplicitIntegrator {
     }
 
     /// Records one step from state\[p\] into state[1−p].
-    pub fn encode_step(&self, pass: &mut wgpu::ComputePass, p: usize, n: usize) {
+    pub fn encode_step(&self, pass: &mut CountedPass, p: usize, n: usize) {
+        pass.phase(Phase::Forces);
         for (pipeline, bind_groups) in self.kernels.stages.iter().zip(&self.stage_groups) {
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, &bind_groups[p], &[]);

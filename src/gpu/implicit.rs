@@ -4,6 +4,7 @@
 //! [`ImplicitIntegrator`].
 
 use super::alloc::{Allocator, STORAGE_RW};
+use super::cost::{CountedPass, GpuCounters, Phase};
 use super::layout::{groups, ImplicitParams, CG_STATE_WORDS};
 use super::options::GpuOptions;
 use super::pcg::{GpuCgState, PcgBuffers, PcgKernels, SOLUTION_VECTOR};
@@ -104,15 +105,15 @@ impl ImplicitIntegrator {
     }
 
     /// Writes `ImplicitParams` and the PCG's uniforms from the settings (before a frame, never within).
-    pub fn write_uniforms(&self, queue: &wgpu::Queue, n: usize, settings: &StepSettings) {
+    pub fn write_uniforms(&self, queue: &wgpu::Queue, counters: &GpuCounters, n: usize, settings: &StepSettings) {
         let ip = ImplicitParams {
             exact: settings.exact_jacobian as u32,
             strain_limit: settings.strain_limit as f32,
             step_limit: settings.step_strain_limit as f32,
             _pad: 0,
         };
-        queue.write_buffer(&self.buffers.params, 0, bytemuck::bytes_of(&ip));
-        self.buffers.pcg.write_pass(queue, n, settings.cg_tolerance, settings.cg_warm_start);
+        counters.write_buffer(queue, &self.buffers.params, 0, bytemuck::bytes_of(&ip));
+        self.buffers.pcg.write_pass(queue, counters, n, settings.cg_tolerance, settings.cg_warm_start);
     }
 
     /// Records the start of a frame: clears the PCG's status words.
@@ -122,21 +123,25 @@ impl ImplicitIntegrator {
 
     /// Records one implicit step from state\[p\] into state[1−p]: the system (blocks, right-hand side,
     /// preconditioner), the PCG with a budget of `iterations`, and the integration.
-    pub fn encode_step(&self, pass: &mut wgpu::ComputePass, p: usize, n: usize, iterations: usize) {
+    pub fn encode_step(&self, pass: &mut CountedPass, p: usize, n: usize, iterations: usize) {
         let k = &self.kernels;
+        pass.phase(Phase::Forces);
         let operator = &self.operator_groups[p];
         pass.set_bind_group(0, operator, &[]);
         pass.set_bind_group(1, &self.pcg_groups[0], &[]);
         pass.set_pipeline(&k.prepare);
         pass.dispatch_workgroups(groups(n), 1, 1);
+        pass.phase(Phase::Global);
         k.pcg.encode_solve(pass, operator, &self.pcg_groups, n, iterations, None);
+        pass.phase(Phase::Integrate);
         pass.set_bind_group(0, operator, &[]);
         pass.set_pipeline(&k.integrate);
         pass.dispatch_workgroups(groups(n), 1, 1);
     }
 
     /// Records the adaptive step's strain check of state[1−p] (after [`ImplicitIntegrator::encode_step`]).
-    pub fn encode_strain(&self, pass: &mut wgpu::ComputePass, p: usize, n: usize) {
+    pub fn encode_strain(&self, pass: &mut CountedPass, p: usize, n: usize) {
+        pass.phase(Phase::Integrate);
         pass.set_bind_group(0, &self.operator_groups[p], &[]);
         pass.set_bind_group(1, &self.pcg_groups[0], &[]);
         pass.set_pipeline(&self.kernels.strain);
@@ -149,14 +154,15 @@ impl ImplicitIntegrator {
     }
 
     /// Clears the PCG's vectors (no warm start from a failed solve); submits the clear.
-    pub fn clear_solution(&self, device: &wgpu::Device, queue: &wgpu::Queue) {
+    pub fn clear_solution(&self, device: &wgpu::Device, queue: &wgpu::Queue, counters: &GpuCounters) {
         let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.cg_clear") });
         enc.clear_buffer(&self.buffers.pcg.vectors, 0, None);
-        queue.submit([enc.finish()]);
+        counters.submit(queue, enc.finish());
     }
 
     /// Δv of the last solve (the PCG's solution), read back.
-    pub fn read_dv(&self, device: &wgpu::Device, queue: &wgpu::Queue, n: usize) -> Result<Vec<[f64; 3]>> {
-        Ok(xyz(&read_vec4s(device, queue, &self.buffers.pcg.vectors, SOLUTION_VECTOR * n, n)?))
+    pub fn read_dv(&self, device: &wgpu::Device, queue: &wgpu::Queue, st: &GpuState) -> Result<Vec<[f64; 3]>> {
+        let n = st.n;
+        Ok(xyz(&read_vec4s(device, queue, &st.counters, &self.buffers.pcg.vectors, SOLUTION_VECTOR * n, n)?))
     }
 }

@@ -3,6 +3,7 @@
 //! variant per method family; each owns everything that family needs beyond the shared
 //! [`super::GpuState`].
 
+use super::cost::{CountedPass, GpuCounters};
 use super::explicit::ExplicitIntegrator;
 use super::implicit::ImplicitIntegrator;
 use super::leu::LeuIntegrator;
@@ -58,10 +59,10 @@ impl Integrator {
     }
 
     /// Writes the integrator's uniforms for the step h (before a frame, never within).
-    pub fn write_uniforms(&self, queue: &wgpu::Queue, m: &CpuModel, settings: &StepSettings, h: f64) {
+    pub fn write_uniforms(&self, queue: &wgpu::Queue, counters: &GpuCounters, m: &CpuModel, settings: &StepSettings, h: f64) {
         match self {
-            Integrator::Implicit(i) => i.write_uniforms(queue, m.n, settings),
-            Integrator::LocalGlobal(i) => i.write_uniforms(queue, m, settings, h),
+            Integrator::Implicit(i) => i.write_uniforms(queue, counters, m.n, settings),
+            Integrator::LocalGlobal(i) => i.write_uniforms(queue, counters, m, settings, h),
             Integrator::Explicit(_) | Integrator::Leu(_) => {}
         }
     }
@@ -93,14 +94,7 @@ impl Integrator {
     }
 
     /// Records one step from state\[p\] into state[1−p].
-    pub fn encode_step(
-        &mut self,
-        pass: &mut wgpu::ComputePass,
-        p: usize,
-        st: &GpuState,
-        plan: &StepPlan,
-        settings: &StepSettings,
-    ) -> Result<()> {
+    pub fn encode_step(&mut self, pass: &mut CountedPass, p: usize, st: &GpuState, plan: &StepPlan, settings: &StepSettings) -> Result<()> {
         match self {
             Integrator::Explicit(i) => i.encode_step(pass, p, st.n),
             Integrator::Leu(i) => i.encode_step(pass, p, st.n, plan.relinearize_every),

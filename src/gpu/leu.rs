@@ -4,6 +4,7 @@
 //! linearisation.
 
 use super::alloc::Allocator;
+use super::cost::{CountedPass, Phase};
 use super::layout::{groups, LeuPass};
 use super::options::GpuOptions;
 use super::pipelines::{bind, build, storage, uniform};
@@ -126,18 +127,19 @@ impl LeuIntegrator {
     }
 
     /// Records one step from state\[p\] into state[1−p], linearising first every `relinearize_every` steps.
-    pub fn encode_step(&mut self, pass: &mut wgpu::ComputePass, p: usize, n: usize, relinearize_every: usize) {
-        let mut run = |pipeline: &wgpu::ComputePipeline| {
+    pub fn encode_step(&mut self, pass: &mut CountedPass, p: usize, n: usize, relinearize_every: usize) {
+        let mut run = |pipeline: &wgpu::ComputePipeline, phase: Phase| {
+            pass.phase(phase);
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, &self.bind_groups[p], &[]);
             pass.dispatch_workgroups(groups(n), 1, 1);
         };
         if self.steps_since_linearize >= relinearize_every {
-            run(&self.kernels.linearize);
+            run(&self.kernels.linearize, Phase::Forces);
             self.steps_since_linearize = 0;
         }
-        run(&self.kernels.step);
-        run(&self.kernels.fixup);
+        run(&self.kernels.step, Phase::Integrate);
+        run(&self.kernels.fixup, Phase::Integrate);
         self.steps_since_linearize += 1;
     }
 }

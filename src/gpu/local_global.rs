@@ -8,6 +8,7 @@
 //! [`LgPass`] at a dynamic offset into one buffer ([`LgPassTable`]).
 
 use super::alloc::Allocator;
+use super::cost::{CountedPass, Phase};
 use super::layout::{groups, LgPass};
 use super::multigrid::{MultigridData, MultigridKernels};
 use super::options::GpuOptions;
@@ -133,6 +134,18 @@ pub enum LgPhase {
     Finish,
 }
 
+impl LgPhase {
+    /// The phase of the cost model and the timestamps.
+    pub fn cost_phase(self) -> Phase {
+        match self {
+            LgPhase::Inertia | LgPhase::Advance | LgPhase::Finish => Phase::Integrate,
+            LgPhase::Local => Phase::Local,
+            LgPhase::Residual(_) => Phase::Rhs,
+            LgPhase::Cg(_) | LgPhase::Chebyshev => Phase::Global,
+        }
+    }
+}
+
 impl LocalGlobalKernels {
     /// Compiles the kernels (the multigrid V-cycle's only when `multigrid`).
     pub fn new(device: &wgpu::Device, options: &GpuOptions, multigrid: bool) -> Result<Self> {
@@ -188,7 +201,7 @@ impl LocalGlobalKernels {
     #[allow(clippy::too_many_arguments)]
     pub fn encode(
         &self,
-        pass: &mut wgpu::ComputePass,
+        pass: &mut CountedPass,
         phase: LgPhase,
         op: &wgpu::BindGroup,
         pcg_groups: &[wgpu::BindGroup; 2],
@@ -198,11 +211,12 @@ impl LocalGlobalKernels {
         mg: Option<&MultigridData>,
     ) {
         let g = groups(n);
+        pass.phase(phase.cost_phase());
         pass.set_bind_group(0, op, &[]);
         pass.set_bind_group(1, &pcg_groups[0], &[]);
         pass.set_bind_group(2, &table.group, &[table.advance()]);
         let mg = mg.zip(self.multigrid.as_ref());
-        let run = |pass: &mut wgpu::ComputePass, pipe: &wgpu::ComputePipeline, offset: u32, count: u32| {
+        let run = |pass: &mut CountedPass, pipe: &wgpu::ComputePipeline, offset: u32, count: u32| {
             pass.set_bind_group(2, &table.group, &[offset]);
             pass.set_pipeline(pipe);
             pass.dispatch_workgroups(count, 1, 1);
@@ -213,7 +227,7 @@ impl LocalGlobalKernels {
             LgPhase::Residual(k) => run(pass, &self.residual, table.residual(k), g),
             LgPhase::Cg(budget) => match mg {
                 Some((mg, mg_kernels)) => {
-                    let v_cycle = |pass: &mut wgpu::ComputePass, slot: usize| mg.encode(pass, mg_kernels, slot);
+                    let v_cycle = |pass: &mut CountedPass, slot: usize| mg.encode(pass, mg_kernels, slot);
                     self.pcg.encode_solve(pass, op, pcg_groups, n, budget, Some(&v_cycle));
                 }
                 None => self.pcg.encode_solve(pass, op, pcg_groups, n, budget, None),

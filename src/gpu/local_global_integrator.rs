@@ -12,6 +12,7 @@
 
 use super::alloc::Allocator;
 use super::collide::Colliders;
+use super::cost::{CountedPass, GpuCounters};
 use super::layout::{groups, LgConsts, CG_STATE_WORDS};
 use super::local_global::{LgPassTable, LgPhase, LgSplit, LocalGlobalKernels};
 use super::multigrid::{MgUse, MultigridData};
@@ -176,7 +177,7 @@ impl LocalGlobalIntegrator {
     }
 
     /// Writes `LgConsts` for the step h and the PCG's uniforms (before a frame, never within).
-    pub fn write_uniforms(&self, queue: &wgpu::Queue, m: &CpuModel, settings: &StepSettings, h: f64) {
+    pub fn write_uniforms(&self, queue: &wgpu::Queue, counters: &GpuCounters, m: &CpuModel, settings: &StepSettings, h: f64) {
         let lp = LgParams::new(m, h);
         let fext = m.gravity + m.wind * m.drag + m.central_center * m.central_strength;
         let (n, springs) = (m.n, m.end_a.len());
@@ -195,9 +196,16 @@ impl LocalGlobalIntegrator {
             partials_base: (3 * n + springs) as u32,
             stats_base: (3 * n + springs + 2 * groups(n) as usize) as u32,
         };
-        queue.write_buffer(&self.buffers.consts, 0, bytemuck::bytes_of(&consts));
+        counters.write_buffer(queue, &self.buffers.consts, 0, bytemuck::bytes_of(&consts));
         // the global step solves for corrections from δ = 0 (the warm start is the iterate xₖ itself)
-        self.buffers.pcg.write_pass(queue, n, settings.cg_tolerance, false);
+        self.buffers.pcg.write_pass(queue, counters, n, settings.cg_tolerance, false);
+    }
+
+    /// The prepared multigrid V-cycle for the cost model: (dispatches, workgroups, bytes of its matrices,
+    /// rows over its levels); `None` without one.
+    pub fn multigrid_shape(&self) -> Option<(u64, u64, u64, u64)> {
+        let mg = self.runtime.as_ref()?.multigrid.as_ref()?;
+        Some((mg.dispatches() as u64, mg.workgroups(), mg.mat.size(), mg.sizes.iter().sum::<usize>() as u64))
     }
 
     /// The pinned set changed: the factor and ρ are rebuilt before the next frame.
@@ -311,20 +319,20 @@ impl LocalGlobalIntegrator {
     }
 
     /// Records one phase of a step from state\[p\] into `pass`.
-    fn encode_phase(&self, pass: &mut wgpu::ComputePass, rt: &LgRuntime, phase: LgPhase, p: usize, st: &GpuState) {
+    fn encode_phase(&self, pass: &mut CountedPass, rt: &LgRuntime, phase: LgPhase, p: usize, st: &GpuState) {
         let operator = &self.operator_groups[p];
         self.kernels.encode(pass, phase, operator, &self.pcg_groups, &rt.table, st.n, st.n_springs, rt.multigrid.as_ref());
     }
 
     /// Records one phase of a step from state\[p\] into a compute pass of its own.
     fn record_phase(&self, encoder: &mut wgpu::CommandEncoder, rt: &LgRuntime, phase: LgPhase, p: usize, st: &GpuState) {
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("springsim.lg"), timestamp_writes: None });
-        self.encode_phase(&mut pass, rt, phase, p, st);
+        let mut pass = st.counters.begin_pass(encoder, "springsim.lg", None);
+        self.encode_phase(&mut CountedPass::new(&mut pass, &st.counters), rt, phase, p, st);
     }
 
     /// Records one whole step from state\[p\] into state[1−p] (`cg` and `chebyshev`: every phase on the GPU).
     /// With `cholesky` the step needs the host: an error naming [`super::GpuEngine::run_host_global_frame`].
-    pub fn encode_step(&self, pass: &mut wgpu::ComputePass, p: usize, st: &GpuState, settings: &StepSettings) -> Result<()> {
+    pub fn encode_step(&self, pass: &mut CountedPass, p: usize, st: &GpuState, settings: &StepSettings) -> Result<()> {
         let rt = self.runtime()?;
         if rt.global == GlobalSolve::Cholesky {
             return Err(host_global_error());
@@ -400,6 +408,7 @@ impl LocalGlobalIntegrator {
         let mut r = vec![V3::zeros(); n];
         let mut delta = vec![V3::zeros(); n];
         let mut upload = vec![[0f32; 4]; n];
+        st.counters.steps(steps);
         for _ in 0..steps {
             for op in &ops {
                 match *op {
@@ -407,7 +416,7 @@ impl LocalGlobalIntegrator {
                         self.record_phase(&mut enc, rt, phase, p, st);
                         if profile {
                             let t = std::time::Instant::now();
-                            queue.submit([std::mem::replace(&mut enc, new_encoder()).finish()]);
+                            st.counters.submit(queue, std::mem::replace(&mut enc, new_encoder()).finish());
                             wait()?;
                             *split.bucket(phase) += t.elapsed().as_secs_f64() * 1e3;
                         }
@@ -418,12 +427,12 @@ impl LocalGlobalIntegrator {
                             // r is the first vector of the PCG's (r, z, p0, p1, Ap, x, P⁻¹)
                             enc.copy_buffer_to_buffer(&self.buffers.pcg.vectors, 0, staging, 0, vector_bytes);
                         }
-                        queue.submit([std::mem::replace(&mut enc, new_encoder()).finish()]);
+                        st.counters.submit(queue, std::mem::replace(&mut enc, new_encoder()).finish());
                         wait()?;
                         split.global_ms += t.elapsed().as_secs_f64() * 1e3;
                         let Some(staging) = staging else { continue };
                         let t = std::time::Instant::now();
-                        let bytes = read_buffer(device, staging, vector_bytes)?;
+                        let bytes = read_buffer(device, &st.counters, staging, vector_bytes)?;
                         split.readback_ms += t.elapsed().as_secs_f64() * 1e3;
                         let t = std::time::Instant::now();
                         let v4: &[[f32; 4]] = bytemuck::cast_slice(&bytes);
@@ -438,15 +447,19 @@ impl LocalGlobalIntegrator {
                         split.solve_ms += t.elapsed().as_secs_f64() * 1e3;
                         let t = std::time::Instant::now();
                         // the PCG's solution x; lg_advance reads it
-                        queue.write_buffer(&self.buffers.pcg.vectors, SOLUTION_VECTOR as u64 * vector_bytes, bytemuck::cast_slice(&upload));
+                        st.counters.write_buffer(
+                            queue,
+                            &self.buffers.pcg.vectors,
+                            SOLUTION_VECTOR as u64 * vector_bytes,
+                            bytemuck::cast_slice(&upload),
+                        );
                         split.upload_ms += t.elapsed().as_secs_f64() * 1e3;
                     }
                 }
             }
             if let Some(c) = colliders {
-                let mut pass =
-                    enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("springsim.collide"), timestamp_writes: None });
-                c.encode(&mut pass, 1 - p, n);
+                let mut pass = st.counters.begin_pass(&mut enc, "springsim.collide", None);
+                c.encode(&mut CountedPass::new(&mut pass, &st.counters), 1 - p, n);
             }
             p ^= 1;
         }
@@ -454,7 +467,7 @@ impl LocalGlobalIntegrator {
             enc.copy_buffer_to_buffer(&st.state[1], 0, &st.state[0], 0, st.state_bytes());
         }
         let t = std::time::Instant::now();
-        queue.submit([enc.finish()]);
+        st.counters.submit(queue, enc.finish());
         wait()?;
         if !profile {
             split.global_ms += t.elapsed().as_secs_f64() * 1e3;
@@ -470,8 +483,8 @@ impl LocalGlobalIntegrator {
         let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.lg_report") });
         enc.copy_buffer_to_buffer(&self.buffers.work, stats, &st.readback, 0, 16);
         enc.copy_buffer_to_buffer(&self.buffers.pcg.status, 0, &st.readback, 16, (CG_STATE_WORDS * 4) as u64);
-        queue.submit([enc.finish()]);
-        let bytes = read_buffer(device, &st.readback, 16 + (CG_STATE_WORDS * 4) as u64)?;
+        st.counters.submit(queue, enc.finish());
+        let bytes = read_buffer(device, &st.counters, &st.readback, 16 + (CG_STATE_WORDS * 4) as u64)?;
         let f: &[f32] = bytemuck::cast_slice(&bytes[..16]);
         let words: &[u32] = bytemuck::cast_slice(&bytes[16..]);
         Ok(([f[0] as f64, f[1] as f64, f[2] as f64], GpuCgState::from_words(words)))
@@ -490,19 +503,19 @@ impl LocalGlobalIntegrator {
         let n = m.n;
         let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.lg_eval") });
         self.record_phase(&mut enc, rt, LgPhase::Inertia, 0, st);
-        queue.submit([enc.finish()]);
-        let y = xyz(&read_vec4s(device, queue, &st.state[1], n, n)?);
+        st.counters.submit(queue, enc.finish());
+        let y = xyz(&read_vec4s(device, queue, &st.counters, &st.state[1], n, n)?);
         let packed: Vec<[f32; 4]> = (0..n).map(|i| [x[i][0] as f32, x[i][1] as f32, x[i][2] as f32, m.inv_mass[i] as f32]).collect();
         if n > 0 {
-            queue.write_buffer(&st.state[1], 0, bytemuck::cast_slice(&packed));
+            st.counters.write_buffer(queue, &st.state[1], 0, bytemuck::cast_slice(&packed));
         }
         let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.lg_eval") });
         self.record_phase(&mut enc, rt, LgPhase::Local, 0, st);
         self.record_phase(&mut enc, rt, LgPhase::Residual(0), 0, st);
-        queue.submit([enc.finish()]);
-        let d = xyz(&read_vec4s(device, queue, &self.buffers.work, 3 * n, m.end_a.len())?);
-        let r = xyz(&read_vec4s(device, queue, &self.buffers.pcg.vectors, 0, n)?);
-        let inv_diag = xyz(&read_vec4s(device, queue, &self.buffers.pcg.vectors, INVERSE_DIAGONAL_VECTOR * n, n)?);
+        st.counters.submit(queue, enc.finish());
+        let d = xyz(&read_vec4s(device, queue, &st.counters, &self.buffers.work, 3 * n, m.end_a.len())?);
+        let r = xyz(&read_vec4s(device, queue, &st.counters, &self.buffers.pcg.vectors, 0, n)?);
+        let inv_diag = xyz(&read_vec4s(device, queue, &st.counters, &self.buffers.pcg.vectors, INVERSE_DIAGONAL_VECTOR * n, n)?);
         Ok(LgEval { y, d, r, inv_diag })
     }
 }

@@ -6,6 +6,8 @@
 pub mod alloc;
 pub mod collide;
 pub mod context;
+pub mod cost;
+pub mod cost_model;
 pub mod explicit;
 pub mod implicit;
 pub mod integrator;
@@ -20,8 +22,12 @@ pub mod pipelines;
 pub mod power;
 pub mod simulator;
 pub mod state;
+pub mod timestamps;
 
 pub use context::GpuContext;
+pub use cost::{CountedPass, GpuCost, GpuCounters, Phase};
+pub use cost_model::{CostModel, KernelCost};
 pub use options::GpuOptions;
 pub use simulator::{GpuCgState, GpuEngine, LgEval};
 pub use state::GpuState;
+pub use timestamps::{GpuTimes, TimestampSupport};

@@ -9,6 +9,7 @@
 //! ([`MultigridData::encode`]); nothing is read back.
 
 use super::alloc::Allocator;
+use super::cost::CountedPass;
 use super::layout::{groups, MgPass, CG_VECTORS};
 use super::options::GpuOptions;
 use super::pcg::PcgBuffers;
@@ -226,7 +227,7 @@ impl MultigridData {
     /// Records one V-cycle z = B r into `pass`, its r·z partials into the PCG's `slot` (0 after
     /// `pcg_begin`, 1 − q after `pcg_update` of parity q; Chebyshev: either, no partials). The caller
     /// rebinds its own groups afterwards.
-    pub fn encode(&self, pass: &mut wgpu::ComputePass, pipes: &MultigridKernels, slot: usize) {
+    pub fn encode(&self, pass: &mut CountedPass, pipes: &MultigridKernels, slot: usize) {
         pass.set_bind_group(0, &self.group, &[]);
         for &(k, offset, count) in &self.plan[slot] {
             pass.set_bind_group(1, &self.pass_group, &[offset]);
@@ -238,5 +239,10 @@ impl MultigridData {
     /// Dispatches per V-cycle.
     pub fn dispatches(&self) -> usize {
         self.plan[0].len()
+    }
+
+    /// Workgroups per V-cycle.
+    pub fn workgroups(&self) -> u64 {
+        self.plan[0].iter().map(|&(_, _, count)| count as u64).sum()
     }
 }

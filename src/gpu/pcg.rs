@@ -7,12 +7,13 @@
 //! [`PcgKernels::ENTRY_POINTS`] appended, and [`PcgKernels::encode_solve`] to record the solve.
 
 use super::alloc::Allocator;
+use super::cost::{CountedPass, GpuCounters};
 use super::layout::{groups, CgPass, CG_STATE_WORDS, CG_VECTORS};
 use super::pipelines::{bind, storage, uniform, Kernels};
 use crate::error::Result;
 
 /// An external preconditioner's recorder: `(pass, slot)` records z = B r and the r·z partials of `slot`.
-pub type Precondition<'a> = &'a dyn Fn(&mut wgpu::ComputePass, usize);
+pub type Precondition<'a> = &'a dyn Fn(&mut CountedPass, usize);
 
 /// The PCG kernels of one composed module (an operator followed by `pcg.wgsl`).
 pub struct PcgKernels {
@@ -64,7 +65,7 @@ impl PcgKernels {
     /// the PCG kernels formed is then unused.
     pub fn encode_solve(
         &self,
-        pass: &mut wgpu::ComputePass,
+        pass: &mut CountedPass,
         operator_group: &wgpu::BindGroup,
         pcg_groups: &[wgpu::BindGroup; 2],
         n: usize,
@@ -76,7 +77,7 @@ impl PcgKernels {
         pass.set_bind_group(1, &pcg_groups[0], &[]);
         pass.set_pipeline(&self.begin);
         pass.dispatch_workgroups(g, 1, 1);
-        let external = |pass: &mut wgpu::ComputePass, slot: usize| {
+        let external = |pass: &mut CountedPass, slot: usize| {
             if let Some(f) = precondition {
                 f(pass, slot);
                 pass.set_bind_group(0, operator_group, &[]);
@@ -127,11 +128,11 @@ impl PcgBuffers {
     }
 
     /// Writes the `CgPass` uniforms: n particles, tolerance `tolerance`, warm start or not.
-    pub fn write_pass(&self, queue: &wgpu::Queue, n: usize, tolerance: f64, warm: bool) {
+    pub fn write_pass(&self, queue: &wgpu::Queue, counters: &GpuCounters, n: usize, tolerance: f64, warm: bool) {
         let tol = tolerance as f32;
         for (parity, buffer) in self.pass.iter().enumerate() {
             let cp = CgPass { n: n as u32, groups: groups(n), parity: parity as u32, tol2: tol * tol, warm: warm as u32, _pad: [0; 3] };
-            queue.write_buffer(buffer, 0, bytemuck::bytes_of(&cp));
+            counters.write_buffer(queue, buffer, 0, bytemuck::bytes_of(&cp));
         }
     }
 }

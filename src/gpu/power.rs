@@ -3,6 +3,7 @@
 //! [`PowerKernels::k0`] runs.
 
 use super::alloc::Allocator;
+use super::cost::{CountedPass, Phase};
 use super::layout::groups;
 use super::options::GpuOptions;
 use super::pipelines::{bind, build, storage, uniform};
@@ -67,13 +68,14 @@ impl PowerKernels {
             y0.push(v);
         }
         if m.n > 0 {
-            queue.write_buffer(&y[0], 0, bytemuck::cast_slice(&y0));
+            st.counters.write_buffer(queue, &y[0], 0, bytemuck::cast_slice(&y0));
         }
-        queue.write_buffer(&scalars, 0, bytemuck::cast_slice(&[norm2 as f32, 0.0, 0.0, 0.0]));
+        st.counters.write_buffer(queue, &scalars, 0, bytemuck::cast_slice(&[norm2 as f32, 0.0, 0.0, 0.0]));
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.power") });
         {
-            let mut pass =
-                encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("springsim.power"), timestamp_writes: None });
+            let mut raw = st.counters.begin_pass(&mut encoder, "springsim.power", None);
+            let mut pass = CountedPass::new(&mut raw, &st.counters);
+            pass.phase(Phase::Forces);
             for it in 0..iters {
                 pass.set_pipeline(&self.matvec);
                 pass.set_bind_group(0, &bind_groups[it % 2], &[]);
@@ -83,8 +85,8 @@ impl PowerKernels {
             }
         }
         encoder.copy_buffer_to_buffer(&scalars, 0, &st.readback, 0, 16);
-        queue.submit([encoder.finish()]);
-        let bytes = read_buffer(device, &st.readback, 16)?;
+        st.counters.submit(queue, encoder.finish());
+        let bytes = read_buffer(device, &st.counters, &st.readback, 16)?;
         let s: &[f32] = bytemuck::cast_slice(&bytes);
         Ok(s[1] as f64)
     }

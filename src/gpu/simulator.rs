@@ -7,15 +7,18 @@
 //! read-backs) are in `simulator/blocking.rs`.
 
 mod blocking;
+mod costing;
 mod guard;
 
 use super::collide::Colliders;
+use super::cost::{CountedPass, GpuCost};
 use super::integrator::Integrator;
 use super::layout::{GpuParams, CURSOR_NONE};
 use super::local_global_integrator::host_global_error;
 use super::options::GpuOptions;
 use super::power::PowerKernels;
 use super::state::{pack_state, read_vec4s, xyz, GpuState};
+use super::timestamps::{GpuTimes, PhaseTimer, TimestampSupport};
 use crate::engine::{check_state_len, Checkpoint, Engine, Signals, StepsReport};
 use crate::error::{Error, Result};
 use crate::method::{GlobalSolve, Method, StepPlan, StepSettings};
@@ -47,6 +50,8 @@ pub struct GpuEngine {
     /// The divergence guard's checkpoint: a copy of `state[0]` on the device, made on the first
     /// [`Engine::checkpoint`].
     checkpoint: Option<wgpu::Buffer>,
+    /// GPU timestamps per phase, when asked for and the device has them ([`GpuEngine::enable_timestamps`]).
+    timer: Option<PhaseTimer>,
 }
 
 /// The implicit method's settings that the GPU cannot honour are errors, not silent changes.
@@ -114,6 +119,7 @@ impl GpuEngine {
             adapter: String::from("caller's device"),
             cursor: None,
             checkpoint: None,
+            timer: None,
         };
         sim.write_params();
         Ok(sim)
@@ -179,8 +185,8 @@ impl GpuEngine {
             p.cursor_particle = c.particle as u32;
             p.cursor_damping = c.damping as f32;
         }
-        self.queue.write_buffer(&self.state.params, 0, bytemuck::bytes_of(&p));
-        self.integrator.write_uniforms(&self.queue, m, &self.settings, h);
+        self.state.counters.write_buffer(&self.queue, &self.state.params, 0, bytemuck::bytes_of(&p));
+        self.integrator.write_uniforms(&self.queue, &self.state.counters, m, &self.settings, h);
     }
 
     /// Local/global: builds or refreshes the global solver for the current step h and pinned set (the
@@ -227,8 +233,10 @@ impl GpuEngine {
         self.integrator.begin_frame(encoder);
         let mut p = 0usize;
         {
-            let mut pass =
-                encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("springsim.frame"), timestamp_writes: None });
+            let writes = self.timer.as_mut().and_then(|t| t.pass_writes());
+            let mut raw = self.state.counters.begin_pass(encoder, "springsim.frame", writes);
+            let mut pass = CountedPass::new(&mut raw, &self.state.counters).with_timer(self.timer.as_mut());
+            self.state.counters.steps(steps);
             for _ in 0..steps {
                 self.integrator.encode_step(&mut pass, p, &self.state, &self.plan, &self.settings)?;
                 if let Some(c) = &self.colliders {
@@ -236,6 +244,10 @@ impl GpuEngine {
                 }
                 p ^= 1;
             }
+            pass.finish();
+        }
+        if let Some(t) = &self.timer {
+            t.resolve(encoder);
         }
         if p == 1 {
             encoder.copy_buffer_to_buffer(&self.state.state[1], 0, &self.state.state[0], 0, self.state.state_bytes());
@@ -252,9 +264,54 @@ impl GpuEngine {
         }
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.steps") });
         self.encode_steps(&mut enc, steps)?;
-        self.queue.submit([enc.finish()]);
+        self.state.counters.submit(&self.queue, enc.finish());
         self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| Error::Gpu(e.to_string()))?;
-        Ok(())
+        self.read_timestamps()
+    }
+
+    /// What the engine recorded and transferred since it was built ([`GpuCost`]: passes, dispatches,
+    /// workgroups, submits, read-backs, uploads, steps); the difference of two snapshots is what happened
+    /// between them. [`GpuEngine::cost_model`] gives what a planned frame should record.
+    pub fn cost(&self) -> GpuCost {
+        self.state.counters.snapshot()
+    }
+
+    /// Asks for GPU timestamps per phase: they are written when the device has `TIMESTAMP_QUERY` with
+    /// `TIMESTAMP_QUERY_INSIDE_ENCODERS` and `TIMESTAMP_QUERY_INSIDE_PASSES` (per phase), or
+    /// `TIMESTAMP_QUERY` alone (the frame's pass as a whole). The host must have requested these features
+    /// when it created the device; without them this says why and nothing is timed (never an error).
+    /// Timed are the frames recorded by [`GpuEngine::encode_steps`] and implicit Euler's trial steps;
+    /// local/global with the host's Cholesky step is not. The blocking calls read the times after each
+    /// submit; a host that submits [`GpuEngine::encode_frame`] itself calls [`GpuEngine::read_timestamps`].
+    pub fn enable_timestamps(&mut self) -> TimestampSupport {
+        if self.timer.is_none() {
+            self.timer = PhaseTimer::new(&self.device, &self.queue);
+        }
+        match &self.timer {
+            Some(t) => t.support().clone(),
+            None => TimestampSupport::of(self.device.features()),
+        }
+    }
+
+    /// The GPU times read so far (`None` without timestamps).
+    pub fn gpu_times(&self) -> Option<GpuTimes> {
+        self.timer.as_ref().map(|t| t.times())
+    }
+
+    /// Forgets the GPU times read so far (e.g. after warm-up frames).
+    pub fn reset_gpu_times(&mut self) {
+        if let Some(t) = self.timer.as_mut() {
+            t.reset();
+        }
+    }
+
+    /// Reads the timestamps of the work submitted since the last read (waits for the device; its
+    /// read-back is not counted in [`GpuEngine::cost`]). Nothing without timestamps.
+    pub fn read_timestamps(&mut self) -> Result<()> {
+        match self.timer.as_mut() {
+            Some(t) => t.read(&self.device),
+            None => Ok(()),
+        }
     }
 
     // --- viewer additions (interaction): keep this block together ---
@@ -274,8 +331,8 @@ impl GpuEngine {
         let v = if pinned { [0.0; 3] } else { v };
         let xr = [x[0] as f32, x[1] as f32, x[2] as f32, w as f32];
         let vr = [v[0] as f32, v[1] as f32, v[2] as f32, 0.0f32];
-        self.queue.write_buffer(&self.state.state[0], (i * 16) as u64, bytemuck::bytes_of(&xr));
-        self.queue.write_buffer(&self.state.state[0], ((n + i) * 16) as u64, bytemuck::bytes_of(&vr));
+        self.state.counters.write_buffer(&self.queue, &self.state.state[0], (i * 16) as u64, bytemuck::bytes_of(&xr));
+        self.state.counters.write_buffer(&self.queue, &self.state.state[0], ((n + i) * 16) as u64, bytemuck::bytes_of(&vr));
         self.integrator.relinearize();
         if (w == 0.0) != pin_was {
             // local/global: the free set changed, and the global matrix with it (a new symbolic
@@ -372,13 +429,13 @@ impl Engine for GpuEngine {
     fn accept_trial(&mut self) -> Result<()> {
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.accept") });
         enc.copy_buffer_to_buffer(&self.state.state[1], 0, &self.state.state[0], 0, self.state.state_bytes());
-        self.queue.submit([enc.finish()]);
+        self.state.counters.submit(&self.queue, enc.finish());
         Ok(())
     }
 
     fn read_state(&mut self) -> Result<(Vec<[f64; 3]>, Vec<[f64; 3]>)> {
         let n = self.state.n;
-        let v4 = read_vec4s(&self.device, &self.queue, &self.state.state[0], 0, 2 * n)?;
+        let v4 = read_vec4s(&self.device, &self.queue, &self.state.counters, &self.state.state[0], 0, 2 * n)?;
         Ok((xyz(&v4[..n]), xyz(&v4[n..])))
     }
 
@@ -386,7 +443,7 @@ impl Engine for GpuEngine {
         check_state_len(self.model.n, x, v)?;
         let packed = pack_state(&self.model, x, v);
         if !packed.is_empty() {
-            self.queue.write_buffer(&self.state.state[0], 0, bytemuck::cast_slice(&packed));
+            self.state.counters.write_buffer(&self.queue, &self.state.state[0], 0, bytemuck::cast_slice(&packed));
         }
         self.integrator.relinearize();
         Ok(())

@@ -4,6 +4,7 @@
 //! ([`super::integrator`]). Also the read-back helpers.
 
 use super::alloc::Allocator;
+use super::cost::GpuCounters;
 use super::layout::{GpuNbr, GpuParams};
 use crate::error::{Error, Result};
 use crate::reference::model::CpuModel;
@@ -29,6 +30,8 @@ pub struct GpuState {
     pub state: [wgpu::Buffer; 2],
     /// A staging buffer of [`READBACK_BYTES`] for the small read-backs (larger ones get their own).
     pub readback: wgpu::Buffer,
+    /// What the engine records and transfers, counted ([`super::cost`]).
+    pub counters: GpuCounters,
     /// Bytes of the buffers above.
     bytes: u64,
 }
@@ -74,7 +77,17 @@ impl GpuState {
         let csr = alloc.buffer_init("springsim.csr", bytemuck::cast_slice(&m.incidence.offsets), read_only)?;
         let params = alloc.uniform("springsim.params", std::mem::size_of::<GpuParams>() as u64)?;
         let readback = alloc.buffer("springsim.readback", READBACK_BYTES, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST)?;
-        Ok(GpuState { n: m.n, n_springs: m.end_a.len(), params, nbr, csr, state, readback, bytes: alloc.bytes() })
+        Ok(GpuState {
+            n: m.n,
+            n_springs: m.end_a.len(),
+            params,
+            nbr,
+            csr,
+            state,
+            readback,
+            counters: GpuCounters::default(),
+            bytes: alloc.bytes(),
+        })
     }
 
     /// Bytes of the state's buffers.
@@ -93,8 +106,9 @@ impl GpuState {
     }
 }
 
-/// Maps `buffer[..bytes]` and copies it out (waits for the device).
-pub(crate) fn read_buffer(device: &wgpu::Device, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
+/// Maps `buffer[..bytes]` and copies it out (waits for the device); counted as one read-back.
+pub(crate) fn read_buffer(device: &wgpu::Device, counters: &GpuCounters, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
+    counters.readback(bytes);
     let slice = buffer.slice(..bytes);
     let (tx, rx) = std::sync::mpsc::channel();
     slice.map_async(wgpu::MapMode::Read, move |r| {
@@ -112,6 +126,7 @@ pub(crate) fn read_buffer(device: &wgpu::Device, buffer: &wgpu::Buffer, bytes: u
 pub(crate) fn read_vec4s(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
+    counters: &GpuCounters,
     buffer: &wgpu::Buffer,
     at: usize,
     count: usize,
@@ -124,8 +139,8 @@ pub(crate) fn read_vec4s(
     let staging = alloc.buffer("springsim.staging", bytes, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST)?;
     let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.read") });
     enc.copy_buffer_to_buffer(buffer, (at * 16) as u64, &staging, 0, bytes);
-    queue.submit([enc.finish()]);
-    let data = read_buffer(device, &staging, bytes)?;
+    counters.submit(queue, enc.finish());
+    let data = read_buffer(device, counters, &staging, bytes)?;
     Ok(bytemuck::cast_slice(&data).to_vec())
 }
 
@@ -141,8 +156,8 @@ pub(crate) fn read_words(
     let bytes = (words * 4) as u64;
     let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.read_words") });
     enc.copy_buffer_to_buffer(buffer, offset, &st.readback, 0, bytes);
-    queue.submit([enc.finish()]);
-    let data = read_buffer(device, &st.readback, bytes)?;
+    st.counters.submit(queue, enc.finish());
+    let data = read_buffer(device, &st.counters, &st.readback, bytes)?;
     Ok(bytemuck::cast_slice(&data).to_vec())
 }
 

@@ -7,6 +7,7 @@
 use super::{GpuCgState, GpuEngine, LgEval};
 use crate::engine::StepsReport;
 use crate::error::{Error, Result};
+use crate::gpu::cost::CountedPass;
 use crate::gpu::integrator::Integrator;
 use crate::gpu::local_global::LgSplit;
 use crate::gpu::power::PowerKernels;
@@ -50,7 +51,7 @@ impl GpuEngine {
                 let cg = implicit.cg_state(&self.device, &self.queue, &self.state)?;
                 if cg.breakdowns > 0 {
                     // no warm start from a failed solve
-                    implicit.clear_solution(&self.device, &self.queue);
+                    implicit.clear_solution(&self.device, &self.queue, &self.state.counters);
                     return Err(Error::Solver(format!(
                         "GPU CG broke down in {} step(s) of this frame (pᵀAp <= 0: the system is not positive definite)",
                         cg.breakdowns
@@ -153,7 +154,7 @@ impl GpuEngine {
     /// Implicit Euler: Δv of the last solve, read back (for checks).
     pub fn read_dv(&self) -> Result<Vec<[f64; 3]>> {
         match &self.integrator {
-            Integrator::Implicit(i) => i.read_dv(&self.device, &self.queue, self.state.n),
+            Integrator::Implicit(i) => i.read_dv(&self.device, &self.queue, &self.state),
             _ => Err(Error::param("method", self.method.name(), "read_dv needs implicit-euler")),
         }
     }
@@ -171,23 +172,30 @@ impl GpuEngine {
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.adaptive") });
         implicit.begin_frame(&mut enc);
         {
-            let mut pass =
-                enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("springsim.adaptive"), timestamp_writes: None });
+            let writes = self.timer.as_mut().and_then(|t| t.pass_writes());
+            let mut raw = self.state.counters.begin_pass(&mut enc, "springsim.adaptive", writes);
+            let mut pass = CountedPass::new(&mut raw, &self.state.counters).with_timer(self.timer.as_mut());
+            self.state.counters.steps(1);
             implicit.encode_step(&mut pass, 0, n, self.settings.cg_max_iterations);
             if let Some(c) = &self.colliders {
                 c.encode(&mut pass, 1, n);
             }
             implicit.encode_strain(&mut pass, 0, n);
+            pass.finish();
         }
-        self.queue.submit([enc.finish()]);
+        if let Some(t) = &self.timer {
+            t.resolve(&mut enc);
+        }
+        self.state.counters.submit(&self.queue, enc.finish());
         // the planned step's parameters again for whatever is recorded next (queue writes land before the
         // next submit, after this one)
         self.write_params();
         let cg = implicit.cg_state(&self.device, &self.queue, &self.state)?;
         if cg.breakdowns > 0 {
-            implicit.clear_solution(&self.device, &self.queue);
+            implicit.clear_solution(&self.device, &self.queue, &self.state.counters);
             return Err(Error::Solver("GPU CG broke down (pᵀAp <= 0: the system is not positive definite)".into()));
         }
+        self.read_timestamps()?;
         Ok(StepsReport { iterations: cg.total_iterations, residual: cg.residual, strained: cg.strained, ..Default::default() })
     }
 
@@ -213,8 +221,8 @@ impl GpuEngine {
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.flags") });
         enc.copy_buffer_to_buffer(flags, 0, &self.state.readback, 0, 16);
         enc.clear_buffer(flags, 12, Some(4));
-        self.queue.submit([enc.finish()]);
-        let words = crate::gpu::state::read_buffer(&self.device, &self.state.readback, 16)?;
+        self.state.counters.submit(&self.queue, enc.finish());
+        let words = crate::gpu::state::read_buffer(&self.device, &self.state.counters, &self.state.readback, 16)?;
         Ok(bytemuck::cast_slice::<u8, u32>(&words)[3] != 0)
     }
 

@@ -29,7 +29,7 @@ impl GpuEngine {
         let Some(saved) = &self.checkpoint else { return Err(Error::Gpu("no checkpoint buffer".into())) };
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.checkpoint") });
         enc.copy_buffer_to_buffer(&self.state.state[0], 0, saved, 0, bytes);
-        self.queue.submit([enc.finish()]);
+        self.state.counters.submit(&self.queue, enc.finish());
         Ok(Checkpoint::Device)
     }
 
@@ -45,10 +45,10 @@ impl GpuEngine {
         };
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.rollback") });
         enc.copy_buffer_to_buffer(saved, 0, &self.state.state[0], 0, self.state.state_bytes());
-        self.queue.submit([enc.finish()]);
+        self.state.counters.submit(&self.queue, enc.finish());
         self.integrator.relinearize();
         if let super::Integrator::Implicit(implicit) = &self.integrator {
-            implicit.clear_solution(&self.device, &self.queue);
+            implicit.clear_solution(&self.device, &self.queue, &self.state.counters);
         }
         Ok(())
     }

@@ -1,0 +1,241 @@
+//! The cost model: what a planned frame of each GPU method records, derived from the plan alone
+//! (substeps, stages, CG and local/global iterations, the multigrid V-cycle's dispatch list), and the
+//! bytes each kernel reads and writes, estimated from its bindings and its dispatch size, beside the
+//! floor: the bytes the method must touch once per step or iteration. The counts that the engine
+//! actually records ([`super::cost::GpuCost`]) are checked against this model by `tests/gpu_cost.rs`.
+//!
+//! Byte estimates (f32 throughout): a particle's state is 32 B (position and velocity `vec4`s), a
+//! vector entry 16 B, an incidence entry (`Nbr`: neighbour, rest length, k, k_d) 16 B, a particle's CSR
+//! offsets 8 B. A per-particle gather reads the particle's state and offsets, and per incidence entry
+//! the entry and the neighbour's state (or vector). Uniforms, caches and reuse are ignored: a kernel's
+//! bytes are what it would move from memory with no cache, an upper estimate for the gathers (each
+//! neighbour's state is read once per incidence entry) and a fair one for the streaming kernels.
+
+use super::cost::Phase;
+use super::layout::groups;
+use crate::method::{GlobalSolve, Method};
+
+const ST: u64 = 32;
+const V: u64 = 16;
+const NB: u64 = 16;
+const CSR: u64 = 8;
+
+/// The shape of a frame: what the model needs of the model, the method and the plan.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FrameShape {
+    /// The method (a GPU one).
+    pub method: Option<Method>,
+    /// Particles.
+    pub n: u64,
+    /// Springs.
+    pub springs: u64,
+    /// Incidence entries (two per spring).
+    pub entries: u64,
+    /// Colliders (0: no collide dispatch).
+    pub colliders: u64,
+    /// Steps per frame.
+    pub steps: u64,
+    /// LEU: steps between linearisations (the frame starts with one).
+    pub relinearize_every: u64,
+    /// Implicit Euler: the CG budget per step.
+    pub cg_iterations: u64,
+    /// Implicit Euler: each step is a trial step followed by the strain check (the adaptive step).
+    pub trial: bool,
+    /// Local/global: iterations per step.
+    pub lg_iterations: u64,
+    /// Local/global: the global solve.
+    pub global: Option<GlobalSolve>,
+    /// Local/global with cg or chebyshev: the budget of each global step.
+    pub global_iterations: u64,
+    /// The multigrid V-cycle, when it preconditions the global step: (dispatches, workgroups, bytes of
+    /// its matrices, rows summed over the levels).
+    pub multigrid: Option<(u64, u64, u64, u64)>,
+}
+
+/// One kernel of the model, per frame.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct KernelCost {
+    /// The entry point (`mg_vcycle`: a whole V-cycle's dispatches).
+    pub name: &'static str,
+    /// Its phase.
+    pub phase: Phase,
+    /// Dispatches per frame.
+    pub dispatches: u64,
+    /// Workgroups per frame.
+    pub workgroups: u64,
+    /// Bytes read per frame (estimated).
+    pub read_bytes: u64,
+    /// Bytes written per frame (estimated).
+    pub write_bytes: u64,
+}
+
+/// A planned frame: its kernels, passes and submits, and the floor.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct CostModel {
+    /// The kernels, in the order they first appear.
+    pub kernels: Vec<KernelCost>,
+    /// Compute passes per frame.
+    pub passes: u64,
+    /// Submits per frame the engine makes itself to record the steps (0 on the `encode_frame` path).
+    pub submits: u64,
+    /// Steps per frame.
+    pub steps: u64,
+    /// Bytes the method must touch per frame: the state in and out once per step, the spring table once
+    /// per force evaluation, and per solver iteration the spring table and four vectors.
+    pub floor_bytes: u64,
+}
+
+impl CostModel {
+    /// Dispatches per frame.
+    pub fn dispatches(&self) -> u64 {
+        self.kernels.iter().map(|k| k.dispatches).sum()
+    }
+
+    /// Workgroups per frame.
+    pub fn workgroups(&self) -> u64 {
+        self.kernels.iter().map(|k| k.workgroups).sum()
+    }
+
+    /// Bytes the kernels read and write per frame.
+    pub fn kernel_bytes(&self) -> u64 {
+        self.kernels.iter().map(|k| k.read_bytes + k.write_bytes).sum()
+    }
+
+    /// Dispatches per frame of `phase`.
+    pub fn dispatches_in(&self, phase: Phase) -> u64 {
+        self.kernels.iter().filter(|k| k.phase == phase).map(|k| k.dispatches).sum()
+    }
+
+    /// Kernel bytes per frame of `phase`.
+    pub fn kernel_bytes_in(&self, phase: Phase) -> u64 {
+        self.kernels.iter().filter(|k| k.phase == phase).map(|k| k.read_bytes + k.write_bytes).sum()
+    }
+
+    /// Adds `count` dispatches of a kernel of `wg` workgroups each, reading and writing the given bytes
+    /// per dispatch.
+    fn add(&mut self, name: &'static str, phase: Phase, count: u64, wg: u64, read: u64, write: u64) {
+        self.add_total(name, phase, [count, count * wg, count * read, count * write]);
+    }
+
+    /// Adds totals `[dispatches, workgroups, read bytes, write bytes]` to a kernel.
+    fn add_total(&mut self, name: &'static str, phase: Phase, [dispatches, workgroups, read_bytes, write_bytes]: [u64; 4]) {
+        if dispatches == 0 {
+            return;
+        }
+        match self.kernels.iter_mut().find(|k| k.name == name && k.phase == phase) {
+            Some(k) => {
+                k.dispatches += dispatches;
+                k.workgroups += workgroups;
+                k.read_bytes += read_bytes;
+                k.write_bytes += write_bytes;
+            }
+            None => self.kernels.push(KernelCost { name, phase, dispatches, workgroups, read_bytes, write_bytes }),
+        }
+    }
+}
+
+/// The model of one planned frame of `s` (an empty model for a method that does not run on the GPU).
+pub fn frame_model(s: &FrameShape) -> CostModel {
+    let (n, e, ns) = (s.n, s.entries, s.springs);
+    let (g, gs) = (groups(n as usize) as u64, groups(ns as usize) as u64);
+    let gather = n * (ST + CSR) + e * (NB + ST);
+    let table = e * NB + 4 * (n + 1);
+    let steps = s.steps;
+    let mut m = CostModel { passes: 1, steps, ..Default::default() };
+    let mut evaluations = steps;
+    let mut iterations = 0;
+    let Some(method) = s.method else { return CostModel::default() };
+    match method {
+        Method::ExplicitEuler | Method::SymplecticEuler => {
+            let name = if method == Method::ExplicitEuler { "euler_step" } else { "symplectic_step" };
+            m.add(name, Phase::Forces, steps, g, gather + n * V, n * ST);
+        }
+        Method::Midpoint => {
+            m.add("midpoint_stage1", Phase::Forces, steps, g, gather + n * ST, n * ST);
+            m.add("midpoint_stage2", Phase::Forces, steps, g, gather + n * ST, n * ST);
+            evaluations = 2 * steps;
+        }
+        Method::Rk4 => {
+            m.add("rk4_stage1", Phase::Forces, steps, g, gather + n * ST, 2 * n * ST);
+            m.add("rk4_stage2", Phase::Forces, steps, g, gather + 2 * n * ST, 2 * n * ST);
+            m.add("rk4_stage3", Phase::Forces, steps, g, gather + 2 * n * ST, 2 * n * ST);
+            m.add("rk4_stage4", Phase::Forces, steps, g, gather + 2 * n * ST, n * ST);
+            evaluations = 4 * steps;
+        }
+        Method::Leu => {
+            let every = s.relinearize_every.max(1);
+            m.add("leu_linearize", Phase::Forces, steps.div_ceil(every), g, gather, n * 3 * V + e * 3 * V);
+            m.add("leu_step", Phase::Integrate, steps, g, n * (ST + 3 * V + CSR) + e * (3 * V + NB + ST), n * ST);
+            m.add("leu_fixup", Phase::Integrate, steps, g, n * ST, n * ST);
+        }
+        Method::ImplicitEuler => {
+            let it = s.cg_iterations;
+            m.add("implicit_prepare", Phase::Forces, steps, g, gather, e * 2 * V + n * 3 * V);
+            let matvec = n * (V + V + CSR) + e * (2 * V + NB + V);
+            pcg(&mut m, steps, it, g, n, matvec, None);
+            m.add("implicit_integrate", Phase::Integrate, steps, g, n * (ST + V), n * ST);
+            if s.trial {
+                m.add("implicit_strain", Phase::Integrate, steps, g, n * (2 * ST + CSR) + e * (NB + 2 * ST), 4);
+            }
+            iterations = steps * it;
+        }
+        Method::LocalGlobal => {
+            let (li, budget) = (s.lg_iterations, s.global_iterations);
+            let global = s.global.unwrap_or(GlobalSolve::Cg);
+            m.add("lg_inertia", Phase::Integrate, steps, g, n * ST, n * 2 * V);
+            let local = steps * (li + 1);
+            m.add("lg_local", Phase::Local, local, gs, ns * (16 + 2 * V), ns * V);
+            m.add("lg_residual", Phase::Rhs, local, g, n * (3 * V + CSR) + e * (4 + 2 * V + 16), n * 2 * V + g * V);
+            let solves = steps * li;
+            let matvec = n * (2 * V + CSR) + e * (NB + V);
+            match global {
+                GlobalSolve::Cholesky => {
+                    // every phase its own pass, and one submit per iteration (r read back, δ uploaded) and at the end
+                    m.passes = steps * (1 + 3 * li + 3 + (s.colliders > 0) as u64);
+                    m.submits = solves + 1;
+                }
+                GlobalSolve::Chebyshev => match s.multigrid {
+                    Some(mg) => {
+                        m.add("lg_cheb_residual", Phase::Global, solves * budget, g, matvec + n * V, n * V);
+                        vcycles(&mut m, solves * budget, mg);
+                        m.add("lg_cheb_combine", Phase::Global, solves * budget, g, n * 3 * V, n * V);
+                    }
+                    None => m.add("lg_chebyshev", Phase::Global, solves * budget, g, matvec + n * 2 * V, n * V),
+                },
+                _ => pcg(&mut m, solves, budget, g, n, matvec, s.multigrid),
+            }
+            if global != GlobalSolve::Cholesky {
+                iterations = solves * budget;
+            }
+            m.add("lg_advance", Phase::Integrate, solves, g, n * 2 * V, n * V);
+            m.add("lg_velocity", Phase::Integrate, steps, g, n * (2 * V + ST), n * ST);
+            m.add("lg_report", Phase::Integrate, steps, 1, 2 * g * V, V);
+            evaluations = local;
+        }
+        Method::Newton => return CostModel::default(),
+    }
+    if s.colliders > 0 {
+        m.add("collide", Phase::Collide, steps, g, n * ST + s.colliders * 64, n * ST);
+    }
+    m.floor_bytes = steps * 2 * n * ST + evaluations * table + iterations * (table + 4 * n * V);
+    m
+}
+
+/// `solves` PCG solves of `budget` iterations with the operator's mat-vec reading `matvec` bytes, each
+/// preconditioned by a V-cycle `mg` when given (after `pcg_begin` and after every `pcg_update`).
+fn pcg(m: &mut CostModel, solves: u64, budget: u64, g: u64, n: u64, matvec: u64, mg: Option<(u64, u64, u64, u64)>) {
+    m.add("pcg_begin", Phase::Global, solves, g, n * 3 * V, n * 4 * V + g * V);
+    m.add("pcg_matvec", Phase::Global, solves * budget, g, matvec, n * V + g * V);
+    m.add("pcg_update", Phase::Global, solves * budget, g, n * 5 * V + 3 * g * V, n * 4 * V + g * V);
+    if let Some(mg) = mg {
+        vcycles(m, solves * (budget + 1), mg);
+    }
+    m.add("pcg_finish", Phase::Global, solves, 1, 3 * g * V, 32);
+}
+
+/// `count` V-cycles (kept as one kernel, `mg_vcycle`): every level's matrices read twice (smoothing
+/// down and up), the vectors read six times and written three times per row.
+fn vcycles(m: &mut CostModel, count: u64, (dispatches, workgroups, mat_bytes, rows): (u64, u64, u64, u64)) {
+    let (read, write) = (2 * mat_bytes + 6 * rows * V, 3 * rows * V);
+    m.add_total("mg_vcycle", Phase::Global, [count * dispatches, count * workgroups, count * read, count * write]);
+}

@@ -1,0 +1,335 @@
+//! The cost model's counts are what the engine records (issue #15 item 1). Every dispatch, pass and
+//! submit of the GPU engine goes through its counting layer (`springsim::gpu::cost`; the source check
+//! below fails on a raw `dispatch_workgroups`, `begin_compute_pass` or `submit` anywhere else in
+//! `src/gpu`), and the counts of one recorded frame must equal an expectation derived here from the
+//! plan alone (substeps × kernels per step, CG iterations × kernels per iteration, local/global
+//! iterations × phases), independent of the library's cost model, which must agree with both. The
+//! blocking path's submits and read-backs are checked the same way, and the timestamps take whichever
+//! path the adapter offers (lavapipe's included).
+
+mod common;
+
+use springsim::gpu::{GpuContext, Phase, TimestampSupport};
+use springsim::method::DivergencePolicy;
+use springsim::stepping::GpuSimulator;
+use springsim::{GlobalSolve, Method, Preconditioner, Simulator, StepSettings};
+
+/// Workgroups of a per-item dispatch (64 threads each, as `WORKGROUP_SIZE`).
+fn wg(items: usize) -> u64 {
+    items.div_ceil(64) as u64
+}
+
+/// The curtain at 21 × 21 with the settings the checks need: fixed budgets, no adaptive step, no guard.
+fn setup(global: GlobalSolve, precond: Preconditioner) -> (springsim::Model, StepSettings) {
+    setup_scene("curtain", global, precond)
+}
+
+/// [`setup`] on another scene.
+fn setup_scene(scene: &str, global: GlobalSolve, precond: Preconditioner) -> (springsim::Model, StepSettings) {
+    let src = springsim::scene::load(scene).unwrap();
+    let model = src.build(&springsim::scene::SceneOptions { size: Some(21), ..Default::default() }).unwrap();
+    let mut s = StepSettings { adaptive: false, cg_max_iterations: 7, lg_iterations: 3, global_iterations: 5, ..Default::default() };
+    s.global = global;
+    s.preconditioner = precond;
+    s.guard.policy = DivergencePolicy::Ignore;
+    (model, s)
+}
+
+/// The configurations: every GPU method, local/global with each GPU global solve.
+fn configs() -> Vec<(Method, GlobalSolve, Preconditioner)> {
+    use GlobalSolve::*;
+    use Method::*;
+    use Preconditioner::*;
+    vec![
+        (ExplicitEuler, Auto, Jacobi),
+        (SymplecticEuler, Auto, Jacobi),
+        (Midpoint, Auto, Jacobi),
+        (Rk4, Auto, Jacobi),
+        (Leu, Auto, Jacobi),
+        (ImplicitEuler, Cg, Jacobi),
+        (LocalGlobal, Cg, Jacobi),
+        (LocalGlobal, Chebyshev, Jacobi),
+        (LocalGlobal, Cg, Multigrid),
+        (LocalGlobal, Chebyshev, Multigrid),
+    ]
+}
+
+/// (dispatches, workgroups) of one planned frame, from the plan alone: `substeps` steps of `method`,
+/// `c` collide dispatches per step, n particles, ns springs; `mg` the V-cycle's (dispatches, workgroups).
+#[allow(clippy::too_many_arguments)]
+fn expected(
+    method: Method,
+    global: GlobalSolve,
+    s: &StepSettings,
+    substeps: u64,
+    every: u64,
+    c: u64,
+    n: usize,
+    ns: usize,
+    mg: Option<(u64, u64)>,
+) -> (u64, u64) {
+    let g = wg(n);
+    let (it, li, b) = (s.cg_max_iterations as u64, s.lg_iterations as u64, s.global_iterations as u64);
+    // per step: (per-particle dispatches, per-spring dispatches, one-workgroup dispatches)
+    let (pp, ps, one, extra) = match (method, global) {
+        (Method::ExplicitEuler | Method::SymplecticEuler, _) => (1, 0, 0, (0, 0)),
+        (Method::Midpoint, _) => (2, 0, 0, (0, 0)),
+        (Method::Rk4, _) => (4, 0, 0, (0, 0)),
+        // step and fix-up per step; the linearisations are added per frame below
+        (Method::Leu, _) => (2, 0, 0, (0, 0)),
+        // prepare, pcg_begin, it × (matvec, update), pcg_finish (one workgroup), integrate
+        (Method::ImplicitEuler, _) => (3 + 2 * it, 0, 1, (0, 0)),
+        (Method::LocalGlobal, GlobalSolve::Chebyshev) => {
+            // inertia; li × (local, residual, budget iterations, advance); local, residual, velocity, report
+            let (cheb, v) = match mg {
+                Some((d, w)) => (2 * b, (li * b * d, li * b * w)),
+                None => (b, (0, 0)),
+            };
+            (1 + li * (1 + cheb + 1) + 1 + 1, li + 1, 1, v)
+        }
+        (Method::LocalGlobal, _) => {
+            // the PCG: begin, budget × (matvec, update), finish (one workgroup), a V-cycle after begin and each update
+            let v = mg.map_or((0, 0), |(d, w)| (li * (b + 1) * d, li * (b + 1) * w));
+            (1 + li * (1 + 1 + 2 * b + 1) + 1 + 1, li + 1, 1 + li, v)
+        }
+        _ => unreachable!(),
+    };
+    let mut d = substeps * (pp + ps + one + c) + substeps * extra.0;
+    let mut w = substeps * ((pp + c) * g + ps * wg(ns) + one) + substeps * extra.1;
+    if method == Method::Leu {
+        d += substeps.div_ceil(every);
+        w += substeps.div_ceil(every) * g;
+    }
+    (d, w)
+}
+
+#[test]
+fn counted_dispatches_equal_the_plan_and_the_model() {
+    let Some(ctx) = common::gpu() else { return };
+    // the curtain has no colliders; drape-sphere's sphere adds a collide dispatch per step
+    let mut runs: Vec<_> = configs().into_iter().map(|c| ("curtain", c)).collect();
+    runs.push(("drape-sphere", (Method::SymplecticEuler, GlobalSolve::Auto, Preconditioner::Jacobi)));
+    runs.push(("drape-sphere", (Method::LocalGlobal, GlobalSolve::Cg, Preconditioner::Jacobi)));
+    for (scene, (method, global, precond)) in runs {
+        let (model, settings) = setup_scene(scene, global, precond);
+        let label = format!("{scene} {method} {} {}", global.name(), precond.name());
+        let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, method, settings.clone()).unwrap();
+        let plan = sim.plan();
+        let before = sim.cost();
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        sim.encode_frame(&mut enc).unwrap();
+        let got = sim.cost().since(&before);
+        ctx.queue.submit([enc.finish()]);
+        ctx.device.poll(springsim::wgpu::PollType::wait_indefinitely()).unwrap();
+
+        let shape = sim.frame_shape();
+        let c = u64::from(!model.colliders.is_empty());
+        let mg = shape.multigrid.map(|(d, w, _, _)| (d, w));
+        assert_eq!(mg.is_some(), precond == Preconditioner::Multigrid, "{label}: the V-cycle");
+        let (d, w) = expected(
+            method,
+            global,
+            &settings,
+            plan.substeps as u64,
+            plan.relinearize_every as u64,
+            c,
+            model.n_particles(),
+            model.springs.len(),
+            mg,
+        );
+        println!("{label}: {} steps, {} dispatches, {} workgroups (expected {d}, {w})", got.steps, got.dispatches, got.workgroups);
+        assert_eq!(got.steps, plan.substeps as u64, "{label}: steps");
+        assert_eq!((got.dispatches, got.workgroups), (d, w), "{label}: counted (dispatches, workgroups) against the plan");
+        assert_eq!((got.passes, got.submits, got.readbacks, got.uploads), (1, 0, 0, 0), "{label}: encode_frame records only");
+        let m = sim.cost_model();
+        assert_eq!((m.dispatches(), m.workgroups(), m.passes), (d, w, 1), "{label}: the cost model against the plan");
+        for p in Phase::ALL {
+            assert_eq!(got.dispatches_in(p), m.dispatches_in(p), "{label}: {} dispatches", p.name());
+        }
+        assert!(
+            m.kernel_bytes() >= m.floor_bytes && m.floor_bytes > 0,
+            "{label}: kernel bytes {} below the floor {}",
+            m.kernel_bytes(),
+            m.floor_bytes
+        );
+    }
+}
+
+#[test]
+fn blocking_steps_count_their_submits_and_read_backs() {
+    let Some(ctx) = common::gpu() else { return };
+    let cases = [
+        (Method::SymplecticEuler, GlobalSolve::Auto),
+        (Method::Leu, GlobalSolve::Auto),
+        (Method::ImplicitEuler, GlobalSolve::Cg),
+        (Method::LocalGlobal, GlobalSolve::Cg),
+        (Method::LocalGlobal, GlobalSolve::Cholesky),
+    ];
+    for (method, global) in cases {
+        let (model, settings) = setup(global, Preconditioner::Jacobi);
+        let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, method, settings.clone()).unwrap();
+        let (steps, n) = (sim.plan().substeps, model.n_particles() as u64);
+        let before = sim.cost();
+        sim.take_steps_blocking(steps).unwrap();
+        let got = sim.cost().since(&before);
+        let label = format!("{method} {}", global.name());
+        println!("{label}: {got:?}");
+        // one submit of the steps and one of the report's copy, read back once (16 B flags, the PCG's 8
+        // status words, local/global's statistics and status words)
+        let (submits, readbacks, bytes) = match (method, global) {
+            (Method::SymplecticEuler, _) | (Method::Leu, _) => (2, 1, 16),
+            (Method::ImplicitEuler, _) => (2, 1, 32),
+            (Method::LocalGlobal, GlobalSolve::Cholesky) => {
+                // per iteration: r read back (n vec4) and δ uploaded; one closing submit; the report
+                let k = (steps * settings.lg_iterations) as u64;
+                assert_eq!(got.uploads, k, "{label}: δ uploads");
+                assert_eq!(got.upload_bytes, k * 16 * n, "{label}: δ bytes");
+                (k + 2, k + 1, k * 16 * n + 48)
+            }
+            _ => (2, 1, 48),
+        };
+        assert_eq!((got.submits, got.readbacks, got.readback_bytes), (submits, readbacks, bytes), "{label}: submits, read-backs, bytes");
+        if global == GlobalSolve::Cholesky {
+            assert_eq!(got.submits, sim.cost_model().submits + 1, "{label}: the model's submits (plus the report)");
+            assert_eq!(got.passes, sim.cost_model().passes, "{label}: the model's passes");
+        }
+    }
+}
+
+#[test]
+fn timestamps_take_the_path_the_adapter_offers() {
+    let Some(ctx) = common::gpu() else { return };
+    drop(ctx);
+    let ctx = GpuContext::headless_with_timestamps().unwrap();
+    let features = ctx.device.features();
+    println!("adapter {}: device features {features:?}", ctx.adapter_name());
+    let (model, settings) = setup(GlobalSolve::Cg, Preconditioner::Jacobi);
+    let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::ImplicitEuler, settings).unwrap();
+    assert!(sim.gpu_times().is_none(), "nothing timed before asked");
+    let support = sim.enable_timestamps();
+    println!("timestamps: {}", support.describe());
+    assert_eq!(support, TimestampSupport::of(features));
+    let before = sim.cost();
+    let steps = sim.plan().substeps;
+    sim.take_steps_blocking(steps).unwrap();
+    let got = sim.cost().since(&before);
+    // the timestamps' own read-back is not the method's cost
+    assert_eq!((got.submits, got.readbacks), (2, 1));
+    match support {
+        TimestampSupport::Unsupported(why) => {
+            assert!(why.contains("TIMESTAMP_QUERY"), "{why}");
+            assert!(sim.gpu_times().is_none());
+        }
+        TimestampSupport::PerPhase | TimestampSupport::PassOnly => {
+            let t = sim.gpu_times().unwrap();
+            println!("{t:?}");
+            assert_eq!(t.frames, 1);
+            assert!(t.total_ms.is_finite() && t.total_ms >= 0.0);
+            let phases: f64 = t.phase_ms.iter().sum();
+            if support == TimestampSupport::PerPhase {
+                assert!((phases - t.total_ms).abs() <= 1e-9 * t.total_ms.max(1.0), "phases {phases} vs total {}", t.total_ms);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_dispatch_pass_and_submit_of_the_engine_goes_through_the_counters() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/gpu");
+    let mut stack = vec![dir];
+    let mut raw = Vec::new();
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.file_name().is_some_and(|f| f == "cost.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (k, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                if code.contains(".dispatch_workgroups(") && !code.contains("pass.dispatch_workgroups(") {
+                    raw.push(format!("{}:{}: {line}", path.display(), k + 1));
+                }
+                if code.contains("begin_compute_pass(")
+                    || code.contains("queue.submit(")
+                    || code.contains(".write_buffer(") && !code.contains("counters.write_buffer(")
+                {
+                    raw.push(format!("{}:{}: {line}", path.display(), k + 1));
+                }
+            }
+        }
+    }
+    assert!(raw.is_empty(), "recording that bypasses the counting layer:\n{}", raw.join("\n"));
+}
+
+/// `springsim bench`: the cost fields in every GPU record (with `--timestamps`, the GPU times or the
+/// reason there are none), null on the CPU; CSV has them as columns.
+#[test]
+fn bench_records_carry_the_cost_fields() {
+    let Some(ctx) = common::gpu() else { return };
+    drop(ctx);
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_springsim")).args(args).output().expect("run springsim");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json = run(&[
+        "bench",
+        "--scene",
+        "rope",
+        "--size",
+        "16",
+        "--method",
+        "symplectic-euler,implicit-euler",
+        "--backend",
+        "gpu,cpu",
+        "--frames",
+        "2",
+        "--timestamps",
+    ]);
+    let fields = [
+        "passes_per_frame",
+        "dispatches_per_frame",
+        "workgroups_per_frame",
+        "submits_per_frame",
+        "readbacks_per_frame",
+        "readback_bytes_per_frame",
+        "upload_bytes_per_frame",
+        "steps_per_frame",
+        "kernel_bytes_per_frame",
+        "floor_bytes_per_frame",
+    ];
+    for line in json.lines() {
+        let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        if r["backend"] == "cpu" {
+            for f in fields.iter().chain(&["phases", "timestamps", "gpu_ms_per_frame"]) {
+                assert!(r[f].is_null(), "{f} on the CPU: {r}");
+            }
+            continue;
+        }
+        for f in fields {
+            assert!(r[f].as_f64().is_some_and(|v| v.is_finite() && v >= 0.0), "{f}: {r}");
+        }
+        let num = |f: &str| r[f].as_f64().unwrap();
+        assert!(num("dispatches_per_frame") >= num("steps_per_frame") && num("passes_per_frame") >= 1.0, "{r}");
+        assert!(num("kernel_bytes_per_frame") >= num("floor_bytes_per_frame") && num("floor_bytes_per_frame") > 0.0, "{r}");
+        let ts = r["timestamps"].as_str().expect("timestamps asked for");
+        if ts == "per-phase" || ts == "pass-only" {
+            assert!(r["gpu_ms_per_frame"].as_f64().is_some_and(|v| v > 0.0), "{r}");
+        } else {
+            assert!(ts.starts_with("unsupported: ") && r["gpu_ms_per_frame"].is_null(), "{r}");
+        }
+        let phases = r["phases"].as_object().expect("phases");
+        let sum: f64 = phases.values().map(|p| p["dispatches_per_frame"].as_f64().unwrap()).sum();
+        assert_eq!(sum, num("dispatches_per_frame"), "{r}");
+    }
+    let csv = run(&["bench", "--scene", "rope", "--size", "16", "--backend", "gpu", "--frames", "1", "--format", "csv"]);
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    for f in fields.iter().chain(&["timestamps", "gpu_ms_per_frame", "phase_dispatches_per_frame"]) {
+        assert!(header.contains(f), "no column {f}: {header:?}");
+    }
+}
