@@ -92,6 +92,8 @@ fn gpu_kernels(c: &mut Criterion, ctx: &GpuContext, name: &str, m: &Model, side:
             let mut enc = ctx.device.create_command_encoder(&Default::default());
             {
                 let mut pass = enc.begin_compute_pass(&Default::default());
+                let counters = springsim::gpu::GpuCounters::default();
+                let mut pass = springsim::gpu::CountedPass::new(&mut pass, &counters);
                 for _ in 0..10 {
                     col.encode(&mut pass, 0, n);
                 }

@@ -39,7 +39,7 @@ fn setup_scene(scene: &str, global: GlobalSolve, precond: Preconditioner) -> (sp
 fn configs() -> Vec<(Method, GlobalSolve, Preconditioner)> {
     use GlobalSolve::*;
     use Method::*;
-    use Preconditioner::*;
+    use Preconditioner::{Jacobi, Multigrid};
     vec![
         (ExplicitEuler, Auto, Jacobi),
         (SymplecticEuler, Auto, Jacobi),
