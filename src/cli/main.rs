@@ -357,8 +357,22 @@ fn pixels(name: &str, v: i64) -> springsim::Result<u32> {
     u32::try_from(v).map_err(|_| springsim::Error::param(name, v, "must be in 0..=4294967295"))
 }
 
-/// Exit status 2 for an error, 3 for a divergence the guard found (policy `report`) or could not
-/// recover from (policy `recover`).
+/// The exit status of a failed command: 3 for a divergence the guard found (policy `report`) or could
+/// not recover from (policy `recover`); 1 where the input is fine but this machine cannot hold it (a GPU
+/// buffer over the device's limits, a model or engine over the free host memory); 2 for any other error
+/// (bad input: a value, a file, a name).
+fn exit_status(e: &anyhow::Error) -> i32 {
+    let lib = e.chain().find_map(|c| c.downcast_ref::<springsim::Error>());
+    if e.downcast_ref::<Diverged>().is_some() || matches!(lib, Some(springsim::Error::Diverged { .. })) {
+        3
+    } else if matches!(lib, Some(springsim::Error::BufferTooLarge { .. } | springsim::Error::HostMemory { .. })) {
+        1
+    } else {
+        2
+    }
+}
+
+/// Runs the command; on an error, one line and [`exit_status`].
 fn main() {
     if let Err(e) = run() {
         // a reader that stopped reading (`| head`) is not a failure
@@ -366,8 +380,27 @@ fn main() {
             std::process::exit(0);
         }
         log::error!("{e:#}");
-        let diverged = e.downcast_ref::<Diverged>().is_some()
-            || matches!(e.downcast_ref::<springsim::Error>(), Some(springsim::Error::Diverged { .. }));
-        std::process::exit(if diverged { 3 } else { 2 });
+        std::process::exit(exit_status(&e));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exit_status;
+    use springsim::Error;
+
+    #[test]
+    fn machine_limits_exit_1_bad_input_2() {
+        let limit = Error::BufferTooLarge {
+            buffer: "springsim.state".into(),
+            bytes: 288_000_000,
+            limit_name: "max_storage_buffer_binding_size",
+            limit: 1 << 27,
+        };
+        assert_eq!(exit_status(&anyhow::Error::new(limit)), 1);
+        let memory = Error::HostMemory { what: "the model".into(), bytes: 2, available: 1 };
+        assert_eq!(exit_status(&anyhow::Error::new(memory).context("bench")), 1, "through a context too");
+        assert_eq!(exit_status(&anyhow::Error::new(Error::param("stiffness", -5, "must be > 0"))), 2);
+        assert_eq!(exit_status(&anyhow::anyhow!("a file that does not parse")), 2);
     }
 }
