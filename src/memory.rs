@@ -23,6 +23,31 @@ pub fn available() -> Option<u64> {
     }
 }
 
+/// A `kB` field of `/proc/self/status` (Linux), in bytes.
+fn status_field(name: &str) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = text.lines().find(|l| l.starts_with(name))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// This process's resident memory now (`VmRSS`, Linux; `None` elsewhere).
+pub fn resident() -> Option<u64> {
+    status_field("VmRSS:")
+}
+
+/// This process's peak resident memory (`VmHWM`, Linux; `None` elsewhere), since it started or since
+/// [`reset_peak_resident`].
+pub fn peak_resident() -> Option<u64> {
+    status_field("VmHWM:")
+}
+
+/// Starts the peak of [`peak_resident`] again from the current resident memory (Linux ≥ 4.0: `5` into
+/// `/proc/self/clear_refs`); whether it could.
+pub fn reset_peak_resident() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
 fn mem_available() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;

@@ -156,6 +156,19 @@ fn median_spread_startup_and_quality() {
     assert_eq!((rs[0]["frames"].as_u64(), rs[0]["warmup"].as_u64()), (Some(3), Some(5)));
 }
 
+/// `host_bytes_per_particle`: the run's peak resident memory above the process's before it, over
+/// particles (Linux). The CPU engine of a 128² cloth holds at least its f64 state twice (x, v and their
+/// next copies: 96 B a particle) and the model's six springs a particle, so a figure under 150 B would be
+/// a broken measurement, one over 20 KB a leak; every record has its own figure.
+#[test]
+#[cfg(target_os = "linux")]
+fn host_memory_per_particle() {
+    let rs = records(&["bench", "--scene", "cloth", "--size", "16,128", "--method", "implicit-euler", "--backend", "cpu", "--frames", "1"]);
+    let big = f(&rs[1], "host_bytes_per_particle");
+    assert!((150.0..20_000.0).contains(&big), "{}", rs[1]);
+    assert!(f(&rs[0], "host_bytes_per_particle") >= 0.0, "{}", rs[0]);
+}
+
 /// Every record names the adapter, driver, backends, CPU model, threads, OS, version and date.
 #[test]
 fn every_record_names_the_machine_and_the_date() {

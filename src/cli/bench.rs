@@ -155,6 +155,9 @@ pub struct BenchResult {
     pub ms_iqr: f64,
     /// `ms_per_frame / substeps`.
     pub ms_per_substep: f64,
+    /// The run's peak resident host memory above the process's before it (model, engine, read-backs),
+    /// per particle (B; Linux: `VmHWM` after resetting it, null elsewhere).
+    pub host_bytes_per_particle: Option<f64>,
     /// Start-up before the first frame (ms): `model_ms + engine_ms + k0_ms + factor_ms`.
     pub startup_ms: f64,
     /// Building the model from the scene (ms).
@@ -338,6 +341,8 @@ fn ms(t: Instant) -> f64 {
 /// non-finite frame. `tick` is called after every frame.
 pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick: &dyn Fn()) -> Result<BenchResult> {
     let date = report::utc_now();
+    // the run's own host memory: its peak resident memory above what the process held before it
+    let rss_before = (springsim::memory::reset_peak_resident()).then(springsim::memory::resident).flatten();
     let t = Instant::now();
     let mut model = cfg.source.build(&cfg.options)?;
     if let Some(d) = cfg.drag {
@@ -512,6 +517,9 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         lg_split,
         gpu_bytes,
         gpu_bytes_per_particle: gpu_bytes.map(|b| b as f64 / model.n_particles().max(1) as f64),
+        host_bytes_per_particle: rss_before
+            .zip(springsim::memory::peak_resident())
+            .map(|(before, peak)| peak.saturating_sub(before) as f64 / model.n_particles().max(1) as f64),
         lg_transfers,
         divergence: policy.name().to_string(),
         diverged,

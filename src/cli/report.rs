@@ -146,6 +146,7 @@ fn columns() -> Vec<Column> {
         ("min_y", |r| num(r.min_y)),
         ("penetration", |r| r.penetration.map(num).unwrap_or_default()),
         ("gpu_bytes", |r| opt(&r.gpu_bytes)),
+        ("host_bytes_per_particle", |r| r.host_bytes_per_particle.map(num).unwrap_or_default()),
         ("divergence", |r| r.divergence.clone()),
         ("diverged", |r| r.diverged.as_ref().map(|d| format!("{} at frame {}", d.kind, d.frame)).unwrap_or_default()),
         ("recoveries", |r| r.recoveries.len().to_string()),

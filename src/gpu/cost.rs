@@ -155,7 +155,7 @@ impl GpuCounters {
         queue.write_buffer(buffer, offset, data);
     }
 
-    /// Counts one read-back of `bytes` (the mapping itself is [`super::state::read_buffer`]'s).
+    /// Counts one read-back of `bytes` (the mapping itself is `state::read_buffer`'s).
     pub fn readback(&self, bytes: u64) {
         self.readbacks.fetch_add(1, Relaxed);
         self.readback_bytes.fetch_add(bytes, Relaxed);
