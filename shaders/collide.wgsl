@@ -2,8 +2,14 @@
 // checks the state against every collider in order and pushes a particle that entered one back out:
 // the position projected onto the surface (for the shapes with a skin t: to the signed distance φ = t)
 // along the outward normal, the inward normal velocity removed (Δv_n), the tangential velocity reduced
-// by μ·Δv_n, clamped at zero (Coulomb friction; Bridson, Fedkiw & Anderson 2002, §7.2). Pinned
-// particles (w = 0) are never moved.
+// by μ·Δv_n, clamped at zero (Coulomb friction; Bridson, Fedkiw & Anderson 2002, §7.2), all relative to
+// the collider's own velocity u (a collider moving along a path). Pinned particles (w = 0) are never moved
+// here; `move_pins` places the pinned particles that follow a path. `collide_positions` is the position
+// projection alone, for local/global's iterate after every iteration (Liu et al. 2013 §4.1).
+//
+// Group 1 holds what is placed per step: the colliders where they are at the step's end and each
+// motion's (offset, velocity), one block per step of the frame at a dynamic offset (written once per
+// frame by GpuEngine::prepare_frame).
 
 // One collider. Rust twin: gpu::layout::GpuCollider. `kind` selects the shape; `a`, `b` and `c` hold
 // its data.
@@ -15,12 +21,19 @@ struct Collider {
     a: vec4<f32>,       // half-space: (n, d), the free side n·x ≥ d; sphere: (centre, r); capsule: (end a, r); box: (centre, -)
     b: vec4<f32>,       // capsule: (end b, -); box: (half-extents, -)
     c: vec4<f32>,       // box: the unit quaternion (x, y, z, w)
+    u: vec4<f32>,       // xyz: the collider's velocity (0 when static)
+}
+
+// A pinned particle on a path. Rust twin: gpu::layout::GpuMovingPin.
+struct MovingPin {
+    rest: vec4<f32>,    // xyz: its position in the model
+    ids: vec4<u32>,     // x: the particle, y: its path
 }
 
 // Rust twin: gpu::layout::CollideInfo.
 struct CollideInfo {
     n_colliders: u32,
-    _pad0: u32,
+    n_pins: u32,
     _pad1: u32,
     _pad2: u32,
 }
@@ -33,8 +46,10 @@ const COLLIDER_BOX: u32 = 3u;
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> state: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> colliders: array<Collider>;
-@group(0) @binding(3) var<uniform> C: CollideInfo;
+@group(0) @binding(2) var<uniform> C: CollideInfo;
+@group(0) @binding(3) var<storage, read> pins: array<MovingPin>;
+@group(1) @binding(0) var<storage, read> colliders: array<Collider>;
+@group(1) @binding(1) var<storage, read> paths: array<vec4<f32>>;   // per motion: offset, velocity
 
 // The velocity after a contact with unit normal n and friction mu (twin: reference::collide::contact_velocity).
 fn contact_velocity(v: vec3<f32>, n: vec3<f32>, mu: f32) -> vec3<f32> {
@@ -110,6 +125,17 @@ fn distance(col: Collider, x: vec3<f32>) -> vec4<f32> {
     return vec4<f32>(rotate(q, nl), phi);
 }
 
+// Whether x is inside collider `col` (or its skin): xyz the outward unit normal, w how far to move along
+// it (> 0), or w < 0 for no contact (twin: reference::collide::contact).
+fn contact(col: Collider, x: vec3<f32>) -> vec4<f32> {
+    if (col.kind == COLLIDER_HALF_SPACE) {
+        let phi = dot(col.a.xyz, x) - col.a.w;
+        return vec4<f32>(col.a.xyz, select(-1.0, -phi, phi < 0.0));
+    }
+    let d = distance(col, x);
+    return vec4<f32>(d.xyz, select(-1.0, col.thickness - d.w, d.w < col.thickness));
+}
+
 // Particle i against every collider. Writes back only on a contact.
 fn collide_one(i: u32) {
     let n = P.n_particles;
@@ -120,21 +146,11 @@ fn collide_one(i: u32) {
     var hit = false;
     for (var c = 0u; c < C.n_colliders; c++) {
         let col = colliders[c];
-        if (col.kind == COLLIDER_HALF_SPACE) {
-            let nrm = col.a.xyz;
-            let phi = dot(nrm, x) - col.a.w;
-            if (phi < 0.0) {
-                x -= nrm * phi;
-                v = contact_velocity(v, nrm, col.friction);
-                hit = true;
-            }
-        } else {
-            let d = distance(col, x);
-            if (d.w < col.thickness) {
-                x += d.xyz * (col.thickness - d.w);
-                v = contact_velocity(v, d.xyz, col.friction);
-                hit = true;
-            }
+        let k = contact(col, x);
+        if (k.w >= 0.0) {
+            x += k.xyz * k.w;
+            v = col.u.xyz + contact_velocity(v - col.u.xyz, k.xyz, col.friction);
+            hit = true;
         }
     }
     if (hit) {
@@ -147,4 +163,40 @@ fn collide_one(i: u32) {
 fn collide(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x >= P.n_particles) { return; }
     collide_one(gid.x);
+}
+
+// Particle i's position alone, moved out of every collider (twin: reference::collide::collide_positions);
+// `state` is local/global's iterate here (positions at [0, n), its second half untouched).
+@compute @workgroup_size(WG)
+fn collide_positions(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= P.n_particles) { return; }
+    let xw = state[i];
+    if (xw.w == 0.0) { return; }
+    var x = xw.xyz;
+    var hit = false;
+    for (var c = 0u; c < C.n_colliders; c++) {
+        let k = contact(colliders[c], x);
+        if (k.w >= 0.0) {
+            x += k.xyz * k.w;
+            hit = true;
+        }
+    }
+    if (hit) {
+        state[i] = vec4<f32>(x, xw.w);
+    }
+}
+
+// Moving pin k placed on its path at the step's end: x = rest + offset, v = the path's velocity; one the
+// host has freed since (w != 0) is left alone (twin: reference::collide::move_pins).
+@compute @workgroup_size(WG)
+fn move_pins(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let k = gid.x;
+    if (k >= C.n_pins) { return; }
+    let pin = pins[k];
+    let i = pin.ids.x;
+    let path = pin.ids.y;
+    if (state[i].w != 0.0) { return; }
+    state[i] = vec4<f32>(pin.rest.xyz + paths[2u * path].xyz, 0.0);
+    state[P.n_particles + i] = vec4<f32>(paths[2u * path + 1u].xyz, 0.0);
 }

@@ -53,6 +53,10 @@ pub struct Signals {
     /// −d₀m(v − w)·v ≤ d₀m|w|²/4 per particle; gravity and the central field are in the energy and
     /// the drag without wind only removes it.
     pub external_power: f64,
+    /// Something moves along a scripted path ([`crate::model::Motion`]): its work is not bounded by
+    /// `external_power`, so the guard does not judge the energy (the strain, the solver and finiteness
+    /// still are).
+    pub scripted: bool,
 }
 
 impl Signals {
@@ -83,6 +87,7 @@ impl Signals {
             max_strain: forces::max_strain(model, x),
             energy_scale: mass * model.gravity.norm() * extent + positive,
             external_power: 0.25 * model.drag * mass * wind,
+            scripted: model.has_motion(),
         }
     }
 }

@@ -46,10 +46,12 @@ pub const SCENES: &[SceneInfo] = &[
     scene!("drape"),
     scene!("drape-sphere"),
     scene!("mesh"),
+    scene!("rail"),
 ];
 
 /// The builders a scene file can name (Rust code, in this module).
-pub const BUILDERS: &[&str] = &["curtain", "cloth", "rope", "hair", "slinky", "jelly", "orbit", "flag", "drape", "drape-sphere", "mesh"];
+pub const BUILDERS: &[&str] =
+    &["curtain", "cloth", "rope", "hair", "slinky", "jelly", "orbit", "flag", "drape", "drape-sphere", "mesh", "rail"];
 
 impl SceneInfo {
     /// Its file, parsed.
@@ -139,6 +141,7 @@ pub(crate) fn builder(name: &str, n: usize, k: Option<f64>, mesh: Option<&Path>)
         "flag" => flag(n, k),
         "drape" => drape(n, k),
         "drape-sphere" => model::drape_sphere(n, k),
+        "rail" => rail(n, k),
         "mesh" => {
             let path = mesh.ok_or_else(|| Error::param("mesh", "(none)", "the mesh scene needs --mesh path.obj"))?;
             let k = k.unwrap_or(500.0);
@@ -175,6 +178,28 @@ pub fn flag(n: usize, k: Option<f64>) -> Result<Model> {
     m.forces.wind = [10.0, 0.0, 1.0];
     Ok(m)
 }
+
+/// The rail curtain: Liu et al.'s cloth (as [`model::curtain`]) hanging in the x-y plane, 1 m × 1 m,
+/// from rings along its top edge (every [`RAIL_RING_SPACING`]th particle of the top row and its last one
+/// pinned), with air drag d₀ = 0.5/s. The scene file `rail` moves the rings along a path (the rail).
+pub fn rail(n: usize, k: Option<f64>) -> Result<Model> {
+    let mut m = model::curtain(n, k)?;
+    for p in m.positions.iter_mut() {
+        // curtain: (c·s − 0.5, 0, r·s) → (c·s − 0.5, 1 − r·s, 0)
+        *p = [p[0], 1.0 - p[2], 0.0];
+    }
+    for pin in m.pinned.iter_mut() {
+        *pin = false;
+    }
+    for c in (0..n).step_by(RAIL_RING_SPACING).chain([n.saturating_sub(1)]) {
+        m.pin(c);
+    }
+    m.forces.drag = 0.5;
+    Ok(m)
+}
+
+/// The rail curtain's rings: every this many particles along the top row.
+pub const RAIL_RING_SPACING: usize = 8;
 
 /// The drape: Liu et al.'s cloth (as [`model::curtain`], 1 m × 1 m, 1 kg) held flat at y = 0.5, centred
 /// over the origin, pinned only at the top of a post (its centre particle and the four around it),

@@ -4,6 +4,7 @@
 use super::forces::MIN_PAR_LEN;
 use super::{CpuModel, V3};
 pub use crate::reference::collide::{collide_particle, contact_velocity};
+use crate::reference::collide::{move_pins, project_particle};
 use rayon::prelude::*;
 
 /// The `collide` kernel on every particle of the state (x, v), in place.
@@ -15,6 +16,26 @@ pub fn collide(m: &CpuModel, x: &mut [V3], v: &mut [V3]) {
     x.par_iter_mut().zip(v.par_iter_mut()).with_min_len(MIN_PAR_LEN).enumerate().for_each(|(i, (xi, vi))| {
         (*xi, *vi) = collide_particle(m, i, *xi, *vi);
     });
+}
+
+/// The `collide_positions` kernel on every particle of `x` (local/global's iterate), in place.
+pub fn project(m: &CpuModel, x: &mut [V3]) {
+    x[..m.n].par_iter_mut().with_min_len(MIN_PAR_LEN).enumerate().for_each(|(i, xi)| *xi = project_particle(m, i, *xi));
+}
+
+/// The end of every step at time `t_end` (s) on the state (x, v): the moving pins placed on their paths
+/// (`move_pins`), then the colliders (`collide`) where they are at `t_end`. With nothing moving and no
+/// colliders it does nothing.
+pub fn finish_step(m: &mut CpuModel, t_end: f64, x: &mut [V3], v: &mut [V3]) {
+    if m.has_motion() {
+        m.place(t_end);
+        let motion = m.motion_at(t_end);
+        for k in 0..m.moving_pins.len() {
+            let (i, xi, vi) = move_pins(k, m, &motion, x, v);
+            (x[i], v[i]) = (xi, vi);
+        }
+    }
+    collide(m, x, v);
 }
 
 #[cfg(test)]

@@ -513,6 +513,13 @@ impl LocalGlobal {
                 g0 = rnorm;
             }
             rep.solver_iterations += its;
+            if !m.colliders.is_empty() && k + 1 < iterations {
+                // Liu §4.1: the iterate moved to its collision-free position after every iteration but
+                // the last, whose contacts get the full response after the step (projection, the inward
+                // velocity removed and Coulomb friction on it: a projection here would leave no inward
+                // velocity for friction to act on, and the cloth would slide off frictionless)
+                super::collide::project(m, x_out);
+            }
         }
         let g = self.gradient_norm(m, x_out);
         rep.residual = if g0 > 0.0 { g / g0 } else { 0.0 };

@@ -128,6 +128,12 @@ pub struct CpuEngine {
     /// The thread pool the parallel passes run on ([`CpuEngine::with_threads`]); `None`: rayon's
     /// global pool.
     pool: Option<std::sync::Arc<rayon::ThreadPool>>,
+    /// Simulated time (s): the end of the last accepted step (moving colliders and pins follow it).
+    time: f64,
+    /// The adaptive step's pending trial step (s), added to the time when it is accepted.
+    trial_h: f64,
+    /// The time at the divergence guard's checkpoint.
+    checkpoint_time: f64,
 }
 
 impl CpuEngine {
@@ -165,6 +171,9 @@ impl CpuEngine {
             last_residual: 0.0,
             cursor: None,
             pool: None,
+            time: 0.0,
+            trial_h: 0.0,
+            checkpoint_time: 0.0,
         })
     }
 
@@ -206,6 +215,11 @@ impl CpuEngine {
         }
     }
 
+    /// Simulated time (s): the end of the last accepted step.
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
     /// The laid-out model.
     pub fn model(&self) -> &CpuModel {
         &self.model
@@ -236,7 +250,8 @@ impl CpuEngine {
         let rep = implicit::implicit_step(&self.model, h, &o, &self.x, &self.v, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
-        collide::collide(&self.model, &mut self.x, &mut self.v);
+        collide::finish_step(&mut self.model, self.time + h, &mut self.x, &mut self.v);
+        self.time += h;
         self.last_cg = rep;
         self.cg_iterations += rep.iterations;
         Ok(rep)
@@ -253,10 +268,11 @@ impl CpuEngine {
         let o = self.implicit_options();
         let rep = implicit::implicit_step(&self.model, h, &o, &self.x, &self.v, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
         self.last_cg = rep;
-        collide::collide(&self.model, &mut self.x_next, &mut self.v_next);
+        collide::finish_step(&mut self.model, self.time + h, &mut self.x_next, &mut self.v_next);
+        self.trial_h = h;
         let strained = implicit::strained(&self.model, self.settings.strain_limit, self.settings.step_strain_limit, &self.x, &self.x_next);
         // the cursor's spring does work no bound covers: no energy judgement while it acts
-        let energy_gain = self.model.cursor.is_none().then(|| {
+        let energy_gain = (self.model.cursor.is_none() && !self.model.has_motion()).then(|| {
             let before = crate::engine::Signals::of(&self.model, &self.x, &self.v);
             let after = crate::reference::forces::energy(&self.model, &self.x_next, &self.v_next);
             (after - before.energy - before.external_power * h) / before.energy_scale.max(f64::MIN_POSITIVE)
@@ -297,6 +313,10 @@ impl CpuEngine {
     /// Returns the solver iterations (the global solver's for local/global, Newton's for Newton).
     fn solver_step(&mut self, h: f64) -> Result<usize> {
         let (iters, max_it, tol) = (self.settings.lg_iterations, self.settings.newton_iterations, self.settings.newton_tolerance);
+        if self.model.has_motion() {
+            // local/global projects every iteration onto the colliders where they are at the step's end
+            self.model.place(self.time + h);
+        }
         let its = if self.method == Method::Newton {
             self.newton(h)?;
             let nt = self.newton.as_mut().ok_or_else(|| Error::Solver("Newton solver missing".into()))?;
@@ -312,8 +332,9 @@ impl CpuEngine {
         };
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
-        // contacts as a projection after the step (Liu §4.1 leaves collisions to the caller)
-        collide::collide(&self.model, &mut self.x, &mut self.v);
+        // the velocity response after the step (local/global also projected x after every iteration)
+        collide::finish_step(&mut self.model, self.time + h, &mut self.x, &mut self.v);
+        self.time += h;
         Ok(its)
     }
 
@@ -363,7 +384,8 @@ impl CpuEngine {
         }
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
-        collide::collide(&self.model, &mut self.x, &mut self.v);
+        collide::finish_step(&mut self.model, self.time + p.h, &mut self.x, &mut self.v);
+        self.time += p.h;
     }
 
     // --- viewer additions (interaction): keep this block together ---
@@ -511,7 +533,25 @@ impl Engine for CpuEngine {
     fn accept_trial(&mut self) -> Result<()> {
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
+        self.time += self.trial_h;
         Ok(())
+    }
+
+    fn checkpoint(&mut self) -> Result<crate::engine::Checkpoint> {
+        self.checkpoint_time = self.time;
+        self.read_state().map(crate::engine::Checkpoint::Host)
+    }
+
+    fn rollback(&mut self, checkpoint: &crate::engine::Checkpoint) -> Result<()> {
+        match checkpoint {
+            crate::engine::Checkpoint::Host((x, v)) => {
+                self.write_state(x, v)?;
+                self.time = self.checkpoint_time;
+                self.model.place(self.time);
+                Ok(())
+            }
+            crate::engine::Checkpoint::Device => Err(Error::Gpu("the CPU engine keeps no device checkpoint".into())),
+        }
     }
 
     fn read_state(&mut self) -> Result<(Vec<[f64; 3]>, Vec<[f64; 3]>)> {

@@ -19,6 +19,8 @@ const ST: u64 = 32;
 const V: u64 = 16;
 const NB: u64 = 16;
 const CSR: u64 = 8;
+/// A collider's record (`GpuCollider`).
+const COLLIDER: u64 = size_of::<super::layout::GpuCollider>() as u64;
 
 /// The shape of a frame: what the model needs of the model, the method and the plan.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -33,6 +35,8 @@ pub struct FrameShape {
     pub entries: u64,
     /// Colliders (0: no collide dispatch).
     pub colliders: u64,
+    /// Pinned particles moving along paths (0: no `move_pins` dispatch).
+    pub moving_pins: u64,
     /// Steps per frame.
     pub steps: u64,
     /// LEU: steps between linearisations (the frame starts with one).
@@ -191,7 +195,8 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
             match global {
                 GlobalSolve::Cholesky => {
                     // every phase its own pass, and one submit per iteration (r read back, δ uploaded) and at the end
-                    m.passes = steps * (1 + 3 * li + 3 + (s.colliders > 0) as u64);
+                    let (contact, projections) = (s.colliders > 0 || s.moving_pins > 0, (s.colliders > 0) as u64 * li.saturating_sub(1));
+                    m.passes = steps * (1 + 3 * li + 3 + contact as u64 + projections);
                     m.submits = solves + 1;
                 }
                 GlobalSolve::Chebyshev => match s.multigrid {
@@ -208,14 +213,22 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
                 iterations = solves * budget;
             }
             m.add("lg_advance", Phase::Integrate, solves, g, n * 2 * V, n * V);
+            if s.colliders > 0 && li > 1 {
+                // Liu §4.1: the iterate projected out of the colliders after every iteration but the last
+                m.add("collide_positions", Phase::Collide, steps * (li - 1), g, n * V + s.colliders * COLLIDER, n * V);
+            }
             m.add("lg_velocity", Phase::Integrate, steps, g, n * (2 * V + ST), n * ST);
             m.add("lg_report", Phase::Integrate, steps, 1, 2 * g * V, V);
             evaluations = local;
         }
         Method::Newton => return CostModel::default(),
     }
+    if s.moving_pins > 0 {
+        let pins = s.moving_pins;
+        m.add("move_pins", Phase::Collide, steps, groups(pins as usize) as u64, pins * 32 + pins * 2 * V, pins * 2 * V);
+    }
     if s.colliders > 0 {
-        m.add("collide", Phase::Collide, steps, g, n * ST + s.colliders * 64, n * ST);
+        m.add("collide", Phase::Collide, steps, g, n * ST + s.colliders * COLLIDER, n * ST);
     }
     m.floor_bytes = steps * 2 * n * ST + evaluations * table + iterations * (table + 4 * n * V);
     m

@@ -3,6 +3,7 @@
 //! variant per method family; each owns everything that family needs beyond the shared
 //! [`super::GpuState`].
 
+use super::collide::Colliders;
 use super::cost::{CountedPass, GpuCounters};
 use super::explicit::ExplicitIntegrator;
 use super::implicit::ImplicitIntegrator;
@@ -94,12 +95,20 @@ impl Integrator {
     }
 
     /// Records one step from state\[p\] into state[1−p].
-    pub fn encode_step(&mut self, pass: &mut CountedPass, p: usize, st: &GpuState, plan: &StepPlan, settings: &StepSettings) -> Result<()> {
+    pub fn encode_step(
+        &mut self,
+        pass: &mut CountedPass,
+        p: usize,
+        st: &GpuState,
+        plan: &StepPlan,
+        settings: &StepSettings,
+        contact: Option<(&Colliders, usize)>,
+    ) -> Result<()> {
         match self {
             Integrator::Explicit(i) => i.encode_step(pass, p, st.n),
             Integrator::Leu(i) => i.encode_step(pass, p, st.n, plan.relinearize_every),
             Integrator::Implicit(i) => i.encode_step(pass, p, st.n, settings.cg_max_iterations),
-            Integrator::LocalGlobal(i) => i.encode_step(pass, p, st, settings)?,
+            Integrator::LocalGlobal(i) => i.encode_step(pass, p, st, settings, contact)?,
         }
         Ok(())
     }

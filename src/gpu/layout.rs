@@ -112,6 +112,8 @@ pub struct GpuCollider {
     pub b: [f32; 4],
     /// Box: the unit quaternion (x, y, z, w); unused by the others.
     pub c: [f32; 4],
+    /// xyz: the collider's velocity (m/s) at the step's end (0 for a static one); w unused.
+    pub u: [f32; 4],
 }
 
 /// `GpuCollider::kind` of a half-space (`COLLIDER_HALF_SPACE` in WGSL).
@@ -129,8 +131,20 @@ pub const COLLIDER_BOX: u32 = 3;
 pub struct CollideInfo {
     /// Colliders in the buffer.
     pub n_colliders: u32,
+    /// Moving pinned particles (`move_pins` threads).
+    pub n_pins: u32,
     /// Padding to 16 bytes.
-    pub _pad: [u32; 3],
+    pub _pad: [u32; 2],
+}
+
+/// `MovingPin` in `shaders/collide.wgsl`: a pinned particle that follows a path.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuMovingPin {
+    /// xyz: its position in the model (the rest placement its path's offset is added to).
+    pub rest: [f32; 4],
+    /// x: the particle; y: its path (the motion's index); z, w unused.
+    pub ids: [u32; 4],
 }
 
 /// `LgConsts` in `shaders/local_global.wgsl`: the constants of a local/global step (Liu et al. 2013, eq. 14)

@@ -332,14 +332,32 @@ impl LocalGlobalIntegrator {
 
     /// Records one whole step from state\[p\] into state[1−p] (`cg` and `chebyshev`: every phase on the GPU).
     /// With `cholesky` the step needs the host: an error naming [`super::GpuEngine::run_host_global_frame`].
-    pub fn encode_step(&self, pass: &mut CountedPass, p: usize, st: &GpuState, settings: &StepSettings) -> Result<()> {
+    ///
+    /// With colliders (`contact`: them and the step's slot) the iterate is projected out of them after
+    /// every iteration (Liu et al. 2013 §4.1: x moved directly to its collision-free state).
+    pub fn encode_step(
+        &self,
+        pass: &mut CountedPass,
+        p: usize,
+        st: &GpuState,
+        settings: &StepSettings,
+        contact: Option<(&Colliders, usize)>,
+    ) -> Result<()> {
         let rt = self.runtime()?;
         if rt.global == GlobalSolve::Cholesky {
             return Err(host_global_error());
         }
+        let mut advances = 0;
         for op in lg_ops(rt.global, settings.lg_iterations, settings.global_iterations) {
             if let LgOp::Gpu(phase) = op {
                 self.encode_phase(pass, rt, phase, p, st);
+                if let (LgPhase::Advance, Some((c, slot))) = (phase, contact) {
+                    advances += 1;
+                    // every iteration's iterate but the last (see cpu::local_global::LocalGlobal::step)
+                    if advances < settings.lg_iterations {
+                        c.encode_positions(pass, 1 - p, st.n, slot);
+                    }
+                }
             }
         }
         Ok(())
@@ -409,11 +427,19 @@ impl LocalGlobalIntegrator {
         let mut delta = vec![V3::zeros(); n];
         let mut upload = vec![[0f32; 4]; n];
         st.counters.steps(steps);
-        for _ in 0..steps {
+        for step in 0..steps {
+            let mut advances = 0;
             for op in &ops {
                 match *op {
                     LgOp::Gpu(phase) => {
                         self.record_phase(&mut enc, rt, phase, p, st);
+                        if let (LgPhase::Advance, Some(c)) = (phase, colliders) {
+                            advances += 1;
+                            if advances < settings.lg_iterations && c.counts.0 > 0 {
+                                let mut pass = st.counters.begin_pass(&mut enc, "springsim.collide", None);
+                                c.encode_positions(&mut CountedPass::new(&mut pass, &st.counters), 1 - p, n, step);
+                            }
+                        }
                         if profile {
                             let t = std::time::Instant::now();
                             st.counters.submit(queue, std::mem::replace(&mut enc, new_encoder()).finish());
@@ -459,7 +485,7 @@ impl LocalGlobalIntegrator {
             }
             if let Some(c) = colliders {
                 let mut pass = st.counters.begin_pass(&mut enc, "springsim.collide", None);
-                c.encode(&mut CountedPass::new(&mut pass, &st.counters), 1 - p, n);
+                c.encode(&mut CountedPass::new(&mut pass, &st.counters), 1 - p, n, step);
             }
             p ^= 1;
         }

@@ -52,6 +52,14 @@ pub struct GpuEngine {
     checkpoint: Option<wgpu::Buffer>,
     /// GPU timestamps per phase, when asked for and the device has them ([`GpuEngine::enable_timestamps`]).
     timer: Option<PhaseTimer>,
+    /// Simulated time (s): the end of the last recorded or accepted step.
+    time: f64,
+    /// The adaptive step's pending trial step (s), added to the time when it is accepted.
+    trial_h: f64,
+    /// The time at the divergence guard's checkpoint.
+    checkpoint_time: f64,
+    /// The steps whose placements [`GpuEngine::prepare_frame`] wrote: (start time, steps).
+    prepared: Option<(f64, usize)>,
 }
 
 /// The implicit method's settings that the GPU cannot honour are errors, not silent changes.
@@ -100,10 +108,13 @@ impl GpuEngine {
             &format!("the GPU engine's host copy of {np} particles and {ns} springs"),
             crate::memory::cpu_model_bytes(np, ns) + 64 * np + 32 * ns,
         )?;
-        let cm = CpuModel::new(model)?;
+        let mut cm = CpuModel::new(model)?;
         let state = GpuState::new(device, &cm, &model.positions, &model.velocities)?;
         let integrator = Integrator::new(device, &options, &state, &cm, method, &settings)?;
-        let colliders = Colliders::new(device, &options, &state, &cm.colliders)?;
+        let mut colliders = Colliders::new(device, &options, &state, &cm, 1)?;
+        if let Some(c) = colliders.as_mut() {
+            c.write_slots(device, queue, &state.counters, &mut cm, &[0.0])?;
+        }
         let sim = GpuEngine {
             device: device.clone(),
             queue: queue.clone(),
@@ -120,6 +131,10 @@ impl GpuEngine {
             cursor: None,
             checkpoint: None,
             timer: None,
+            time: 0.0,
+            trial_h: 0.0,
+            checkpoint_time: 0.0,
+            prepared: None,
         };
         sim.write_params();
         Ok(sim)
@@ -220,8 +235,56 @@ impl GpuEngine {
     /// from the GPU, so it is not recorded here either: `encode_frame` records the planned steps as they
     /// come, as with `adaptive: false`. A host that wants the adaptive step calls the blocking
     /// `step_frame` of [`crate::GpuSimulator`], or sets a step the model tolerates (`StepSettings::fixed_h`).
+    ///
+    /// A model with scripted motion ([`crate::model::Motion`]: moving colliders or pins) needs the
+    /// frame's placements written first: call [`GpuEngine::prepare_frame`] (it writes the queue) before
+    /// each `encode_frame`, as with glyphon's `prepare` and `render`; without it this is an error.
     pub fn encode_frame(&mut self, encoder: &mut wgpu::CommandEncoder) -> Result<()> {
         self.encode_steps(encoder, self.plan.substeps)
+    }
+
+    /// Simulated time (s): the end of the last recorded (or accepted) step.
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
+    /// Whether the model moves colliders or pins along paths (then [`GpuEngine::prepare_frame`] comes
+    /// before every [`GpuEngine::encode_frame`]).
+    pub fn has_motion(&self) -> bool {
+        self.model.has_motion()
+    }
+
+    /// Writes the next frame's placements of whatever moves along a path (the colliders where they are
+    /// at the end of each of the frame's steps, the moving pins' offsets and velocities): one
+    /// `write_buffer` of one 256-byte-aligned block per step, evaluated in f64 on the host. Nothing to
+    /// do for a model without motions. Call it before [`GpuEngine::encode_frame`].
+    pub fn prepare_frame(&mut self) -> Result<()> {
+        self.prepare_steps(self.plan.substeps, self.plan.h)
+    }
+
+    /// [`GpuEngine::prepare_frame`] for `steps` steps of size `h`.
+    pub fn prepare_steps(&mut self, steps: usize, h: f64) -> Result<()> {
+        if !self.model.has_motion() {
+            return Ok(());
+        }
+        let Some(c) = self.colliders.as_mut() else { return Ok(()) };
+        let t_end: Vec<f64> = (1..=steps).map(|k| self.time + k as f64 * h).collect();
+        c.write_slots(&self.device, &self.queue, &self.state.counters, &mut self.model, &t_end)?;
+        self.prepared = Some((self.time, steps));
+        Ok(())
+    }
+
+    /// The scripted motion's placements must have been written for these steps.
+    fn check_prepared(&self, steps: usize) -> Result<()> {
+        match self.prepared {
+            _ if !self.model.has_motion() => Ok(()),
+            Some((t, k)) if t == self.time && k >= steps => Ok(()),
+            _ => Err(Error::param(
+                "encode_frame",
+                "without prepare_frame",
+                "this model moves colliders or pins along paths: call GpuEngine::prepare_frame (it writes the frame's placements) before each encode_frame",
+            )),
+        }
     }
 
     /// Records `steps` steps (a frame is `plan().substeps` of them); see [`GpuEngine::encode_frame`].
@@ -230,6 +293,7 @@ impl GpuEngine {
         if self.lg_global() == Some(GlobalSolve::Cholesky) {
             return Err(host_global_error());
         }
+        self.check_prepared(steps)?;
         self.integrator.begin_frame(encoder);
         let mut p = 0usize;
         {
@@ -237,10 +301,11 @@ impl GpuEngine {
             let mut raw = self.state.counters.begin_pass(encoder, "springsim.frame", writes);
             let mut pass = CountedPass::new(&mut raw, &self.state.counters).with_timer(self.timer.as_mut());
             self.state.counters.steps(steps);
-            for _ in 0..steps {
-                self.integrator.encode_step(&mut pass, p, &self.state, &self.plan, &self.settings)?;
+            for k in 0..steps {
+                let contact = self.colliders.as_ref().map(|c| (c, k));
+                self.integrator.encode_step(&mut pass, p, &self.state, &self.plan, &self.settings, contact)?;
                 if let Some(c) = &self.colliders {
-                    c.encode(&mut pass, 1 - p, self.state.n);
+                    c.encode(&mut pass, 1 - p, self.state.n, k);
                 }
                 p ^= 1;
             }
@@ -252,6 +317,8 @@ impl GpuEngine {
         if p == 1 {
             encoder.copy_buffer_to_buffer(&self.state.state[1], 0, &self.state.state[0], 0, self.state.state_bytes());
         }
+        self.time += steps as f64 * self.plan.h;
+        self.prepared = None;
         Ok(())
     }
 
@@ -259,6 +326,7 @@ impl GpuEngine {
     /// local/global with the host's Cholesky global step, the multi-submit driver.
     pub fn run_steps(&mut self, steps: usize) -> Result<()> {
         self.prepare_lg()?;
+        self.prepare_steps(steps, self.plan.h)?;
         if self.lg_global() == Some(GlobalSolve::Cholesky) {
             return self.run_host_global_steps(steps, false).map(|_| ());
         }
@@ -427,6 +495,8 @@ impl Engine for GpuEngine {
     }
 
     fn accept_trial(&mut self) -> Result<()> {
+        self.time += self.trial_h;
+        self.trial_h = 0.0;
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.accept") });
         enc.copy_buffer_to_buffer(&self.state.state[1], 0, &self.state.state[0], 0, self.state.state_bytes());
         self.state.counters.submit(&self.queue, enc.finish());
@@ -458,10 +528,14 @@ impl Engine for GpuEngine {
     }
 
     fn checkpoint(&mut self) -> Result<Checkpoint> {
+        self.checkpoint_time = self.time;
         self.save_checkpoint()
     }
 
     fn rollback(&mut self, checkpoint: &Checkpoint) -> Result<()> {
-        self.restore_checkpoint(checkpoint)
+        self.restore_checkpoint(checkpoint)?;
+        self.time = self.checkpoint_time;
+        self.prepared = None;
+        Ok(())
     }
 }

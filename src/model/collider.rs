@@ -126,6 +126,27 @@ impl Collider {
         }
     }
 
+    /// The same collider moved by `d` (m): a half-space's offset grows by n̂·d (for a unit normal; pass
+    /// a [`Collider::normalized`] one), every other shape's points move by d. Rotation is kept.
+    pub fn translated(&self, d: [f64; 3]) -> Self {
+        let add = |p: [f64; 3]| [p[0] + d[0], p[1] + d[1], p[2] + d[2]];
+        match *self {
+            Collider::HalfSpace { normal, offset, friction } => {
+                let nd = normal[0] * d[0] + normal[1] * d[1] + normal[2] * d[2];
+                Collider::HalfSpace { normal, offset: offset + nd, friction }
+            }
+            Collider::Sphere { center, radius, thickness, friction } => {
+                Collider::Sphere { center: add(center), radius, thickness, friction }
+            }
+            Collider::Capsule { a, b, radius, thickness, friction } => {
+                Collider::Capsule { a: add(a), b: add(b), radius, thickness, friction }
+            }
+            Collider::Box { center, half_extents, rotation, thickness, friction } => {
+                Collider::Box { center: add(center), half_extents, rotation, thickness, friction }
+            }
+        }
+    }
+
     /// Checks collider `c`: finite data, radius and thickness ≥ 0, half-extents > 0, μ finite and ≥ 0.
     pub(crate) fn validate(&self, c: usize) -> Result<()> {
         let field = |name: &str| format!("colliders[{c}].{name}");

@@ -5,11 +5,13 @@ mod builders;
 mod collider;
 mod csr;
 mod cursor;
+mod motion;
 
 pub use builders::*;
 pub use collider::Collider;
 pub use csr::Incidence;
 pub use cursor::Cursor;
+pub use motion::{Motion, MotionTarget, Path};
 
 use crate::error::{Error, Result};
 
@@ -77,6 +79,8 @@ pub struct Model {
     pub triangles: Vec<[u32; 3]>,
     /// Obstacles (none by default: a model without them steps exactly as before).
     pub colliders: Vec<Collider>,
+    /// Scripted motion of colliders and pinned particles along keyframed paths (none by default).
+    pub motions: Vec<Motion>,
 }
 
 impl Model {
@@ -91,6 +95,7 @@ impl Model {
             forces,
             triangles: Vec::new(),
             colliders: Vec::new(),
+            motions: Vec::new(),
         }
     }
 
@@ -222,6 +227,9 @@ impl Model {
         }
         for (c, col) in self.colliders.iter().enumerate() {
             col.validate(c)?;
+        }
+        for (k, mo) in self.motions.iter().enumerate() {
+            mo.validate(k, self.colliders.len(), &self.pinned)?;
         }
         for (t, tri) in self.triangles.iter().enumerate() {
             for &v in tri {

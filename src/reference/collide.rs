@@ -16,6 +16,11 @@
 //!
 //! A particle moving outwards while still inside is only projected. Pinned particles are never moved.
 //!
+//! A moving collider (a [`crate::model::Motion`] along a path) is placed where it is at the end of the
+//! step, and the response acts on the particle's velocity relative to the collider's, u:
+//! v ← u + response(v − u): a particle resting on a moving box is carried along by friction, one swept
+//! by a sphere leaves with the sphere's normal speed. For a static collider u = 0 and nothing changes.
+//!
 //! The shapes with a skin (sphere, capsule, box) use their signed distance φ to the shape's surface
 //! and its outward unit normal n̂ ([`distance`]); a particle with φ < t (inside the skin of thickness t)
 //! is moved out along n̂ to φ = t: x ← x + (t − φ) n̂, then the same velocity response. For the box,
@@ -106,23 +111,64 @@ pub fn collide_particle(m: &CpuModel, i: usize, mut xi: V3, mut vi: V3) -> (V3, 
     if m.inv_mass[i] == 0.0 {
         return (xi, vi);
     }
-    for c in &m.colliders {
-        if let Collider::HalfSpace { normal, offset, friction } = *c {
-            let n = V3::from(normal);
-            let phi = n.dot(&xi) - offset;
-            if phi < 0.0 {
-                xi -= n * phi;
-                vi = contact_velocity(vi, n, friction);
-            }
-        } else if let Some((phi, n)) = distance(c, xi) {
-            let t = c.thickness();
-            if phi < t {
-                xi += n * (t - phi);
-                vi = contact_velocity(vi, n, c.friction());
-            }
+    for (c, u) in m.colliders.iter().zip(&m.collider_velocity) {
+        if let Some((n, push)) = contact(c, xi) {
+            xi += n * push;
+            vi = u + contact_velocity(vi - u, n, c.friction());
         }
     }
     (xi, vi)
+}
+
+/// Whether xᵢ is inside collider `c` (or its skin): the outward unit normal and how far to move along
+/// it to reach the surface (half-space: φ = 0; the others: φ = t).
+#[inline]
+pub fn contact(c: &Collider, xi: V3) -> Option<(V3, f64)> {
+    if let Collider::HalfSpace { normal, offset, .. } = *c {
+        let n = V3::from(normal);
+        let phi = n.dot(&xi) - offset;
+        (phi < 0.0).then_some((n, -phi))
+    } else {
+        let (phi, n) = distance(c, xi)?;
+        let t = c.thickness();
+        (phi < t).then_some((n, t - phi))
+    }
+}
+
+/// `collide_positions`: the position projection of [`collide`] alone, for local/global's iterate
+/// (Liu et al. 2013 §4.1: "we directly move x to the desired collision-free state", after every
+/// iteration); particle `i` of the positions `x`. The velocity response comes after the step, from
+/// [`collide`].
+pub fn collide_positions(i: usize, m: &CpuModel, x: &[V3]) -> V3 {
+    project_particle(m, i, x[i])
+}
+
+/// The body of [`collide_positions`] for particle `i` at xᵢ.
+#[inline]
+pub fn project_particle(m: &CpuModel, i: usize, mut xi: V3) -> V3 {
+    if m.inv_mass[i] == 0.0 {
+        return xi;
+    }
+    for c in &m.colliders {
+        if let Some((n, push)) = contact(c, xi) {
+            xi += n * push;
+        }
+    }
+    xi
+}
+
+/// `move_pins`: entry `k` of the model's moving pins at the placement `motion` (each motion's offset
+/// and velocity at the step's end time, [`CpuModel::motion_at`]) on the state (x, v): the particle and
+/// its new (x, v), x = its model position + the offset, v = the path's velocity; a pin the host has
+/// freed since (1/m ≠ 0) keeps its state.
+pub fn move_pins(k: usize, m: &CpuModel, motion: &[(V3, V3)], x: &[V3], v: &[V3]) -> (usize, V3, V3) {
+    let (i, path) = m.moving_pins[k];
+    let i = i as usize;
+    if m.inv_mass[i] != 0.0 {
+        return (i, x[i], v[i]);
+    }
+    let (off, vel) = motion[path as usize];
+    (i, m.moving_pins_rest[k] + off, vel)
 }
 
 /// How deep particle xᵢ sits inside the skin of collider `c`, as a fraction of its thickness:

@@ -42,17 +42,53 @@ pub struct CpuModel {
     /// `None` leaves every result bit for bit as without it. Set through
     /// [`crate::cpu::CpuEngine::set_cursor`], which keeps it `None` for the implicit methods.
     pub cursor: Option<crate::model::Cursor>,
-    /// The model's colliders with unit normals (the `collide` kernel applies them after every step).
+    /// The model's colliders with unit normals (the `collide` kernel applies them after every step),
+    /// placed where they are at the engine's current time ([`CpuModel::place`]).
     pub colliders: Vec<crate::model::Collider>,
+    /// Each collider's velocity (m/s) at that time: zero for a static one; the contact response acts on
+    /// the particle's velocity relative to it.
+    pub collider_velocity: Vec<V3>,
+    /// The colliders as the model places them (time-independent), from which [`CpuModel::place`] moves them.
+    pub colliders_rest: Vec<crate::model::Collider>,
+    /// The scripted motions ([`crate::model::Motion`]).
+    pub motions: Vec<crate::model::Motion>,
+    /// The pinned particles that move: (particle, index into `motions`), in particle order.
+    pub moving_pins: Vec<(u32, u32)>,
+    /// Their positions in the model (the rest placement their path's offset is added to).
+    pub moving_pins_rest: Vec<V3>,
 }
 
 impl CpuModel {
+    /// Whether anything moves along a path (colliders or pins).
+    pub fn has_motion(&self) -> bool {
+        !self.motions.is_empty()
+    }
+
+    /// Each motion's (offset, velocity) at time `t` (s): [`crate::model::Path::offset`] and
+    /// [`crate::model::Path::velocity`].
+    pub fn motion_at(&self, t: f64) -> Vec<(V3, V3)> {
+        self.motions.iter().map(|m| (V3::from(m.path.offset(t)), V3::from(m.path.velocity(t)))).collect()
+    }
+
+    /// Places the moving colliders where they are at time `t` (translated by their path's offset, with
+    /// its velocity); static ones stay. Nothing to do without motions.
+    pub fn place(&mut self, t: f64) {
+        for m in &self.motions {
+            if let crate::model::MotionTarget::Collider(c) = m.target {
+                let (off, vel) = (m.path.offset(t), m.path.velocity(t));
+                self.colliders[c] = self.colliders_rest[c].translated(off);
+                self.collider_velocity[c] = V3::from(vel);
+            }
+        }
+    }
+
     /// Lays out a validated model.
     pub fn new(model: &Model) -> Result<Self> {
         model.validate()?;
         let f = &model.forces;
         let (cc, cs) = f.central.unwrap_or(([0.0; 3], 0.0));
-        Ok(CpuModel {
+        let moving = moving_pins(model);
+        let mut cm = CpuModel {
             n: model.n_particles(),
             mass: model.masses.clone(),
             inv_mass: model.masses.iter().zip(&model.pinned).map(|(m, &p)| if p { 0.0 } else { 1.0 / m }).collect(),
@@ -69,6 +105,28 @@ impl CpuModel {
             central_strength: cs,
             cursor: None,
             colliders: model.colliders.iter().map(|c| c.normalized()).collect(),
-        })
+            collider_velocity: vec![V3::zeros(); model.colliders.len()],
+            colliders_rest: model.colliders.iter().map(|c| c.normalized()).collect(),
+            motions: model.motions.clone(),
+            moving_pins: moving.iter().map(|&(i, k)| (i as u32, k as u32)).collect(),
+            moving_pins_rest: moving.iter().map(|&(i, _)| V3::from(model.positions[i])).collect(),
+        };
+        cm.place(0.0);
+        Ok(cm)
     }
+}
+
+/// The pinned particles that motions move, (particle, motion), in particle order; a particle named by
+/// several motions follows the last one.
+fn moving_pins(model: &Model) -> Vec<(usize, usize)> {
+    use crate::model::MotionTarget;
+    let mut by = vec![usize::MAX; model.n_particles()];
+    for (k, m) in model.motions.iter().enumerate() {
+        match &m.target {
+            MotionTarget::AllPins => model.pinned.iter().enumerate().filter(|(_, &p)| p).for_each(|(i, _)| by[i] = k),
+            MotionTarget::Pins(ps) => ps.iter().for_each(|&i| by[i as usize] = k),
+            MotionTarget::Collider(_) => {}
+        }
+    }
+    by.iter().enumerate().filter(|(_, &k)| k != usize::MAX).map(|(i, &k)| (i, k)).collect()
 }

@@ -25,6 +25,10 @@ pub struct SceneFile {
     /// Obstacles added to the builder's own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub colliders: Vec<Collider>,
+    /// Colliders and pinned particles moved along keyframed paths ([`crate::model::Motion`]); a
+    /// `Collider(i)` target counts the builder's colliders first, then the file's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub motions: Vec<crate::model::Motion>,
     /// Force fields: each one given replaces the builder's.
     #[serde(default, skip_serializing_if = "ForcesSpec::is_empty")]
     pub forces: ForcesSpec,

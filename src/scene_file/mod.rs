@@ -175,6 +175,10 @@ impl Scene {
         for (i, c) in f.colliders.iter().enumerate() {
             c.validate(i).map_err(|e| self.wrap(&field_of(&e).unwrap_or_else(|| format!("colliders[{i}]")), e))?;
         }
+        for (k, mo) in f.motions.iter().enumerate() {
+            let field = format!("motions[{k}].path");
+            mo.path.validate(&field).map_err(|e| self.wrap(&field_of(&e).unwrap_or(field.clone()), e))?;
+        }
         positive("frame_dt", f.frame_dt)?;
         if f.frames == 0 {
             return Err(self.error("frames", "0 must be >= 1"));
@@ -265,11 +269,15 @@ impl Scene {
             m.pin(p);
         }
         m.colliders.extend(f.colliders.iter().copied());
+        m.motions.extend(f.motions.iter().cloned());
         if builtin {
             m.validate()?;
         } else {
             let field = if f.material.mass.is_some() { "material" } else { "model" };
-            m.validate().map_err(|e| self.wrap(field, e))?;
+            m.validate().map_err(|e| {
+                let at = field_of(&e).filter(|f| f.starts_with("motions")).unwrap_or(field.to_string());
+                self.wrap(&at, e)
+            })?;
         }
         Ok(m)
     }

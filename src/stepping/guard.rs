@@ -160,7 +160,7 @@ impl Guard {
                 return Some(Cause::Solver { residual, limit });
             }
         }
-        let Some((base, since)) = self.base else {
+        let Some((base, since)) = self.base.filter(|_| !s.scripted) else {
             self.baseline(t, s);
             return None;
         };

@@ -77,10 +77,14 @@ impl GpuEngine {
     /// `steps` local/global steps by the multi-submit driver, phase by phase and timed when `profile`.
     pub(super) fn run_host_global_steps(&mut self, steps: usize, profile: bool) -> Result<LgSplit> {
         self.prepare_lg()?;
+        self.prepare_steps(steps, self.plan.h)?;
         let Integrator::LocalGlobal(lg) = &mut self.integrator else {
             return Err(Error::param("method", self.method.name(), "the host-driven frame is for local-global"));
         };
-        lg.host_frame(&self.device, &self.queue, &self.state, self.colliders.as_ref(), &self.settings, steps, profile)
+        let split = lg.host_frame(&self.device, &self.queue, &self.state, self.colliders.as_ref(), &self.settings, steps, profile)?;
+        self.time += steps as f64 * self.plan.h;
+        self.prepared = None;
+        Ok(split)
     }
 
     /// Local/global: runs `frames` frames with every phase its own submit, timed on the host (submit and
@@ -166,6 +170,9 @@ impl GpuEngine {
     pub fn try_implicit_step(&mut self, h: f64) -> Result<StepsReport> {
         let n = self.state.n;
         self.write_params_h(h);
+        self.prepare_steps(1, h)?;
+        self.prepared = None;
+        self.trial_h = h;
         let Integrator::Implicit(implicit) = &self.integrator else {
             return Err(Error::param("method", self.method.name(), "the adaptive step is for implicit-euler"));
         };
@@ -178,7 +185,7 @@ impl GpuEngine {
             self.state.counters.steps(1);
             implicit.encode_step(&mut pass, 0, n, self.settings.cg_max_iterations);
             if let Some(c) = &self.colliders {
-                c.encode(&mut pass, 1, n);
+                c.encode(&mut pass, 1, n, 0);
             }
             implicit.encode_strain(&mut pass, 0, n);
             pass.finish();
