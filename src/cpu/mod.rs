@@ -13,6 +13,7 @@ pub mod leu;
 pub mod local_global;
 pub mod newton;
 pub mod power;
+pub mod self_collision;
 pub mod sweep;
 
 use crate::error::{Error, Result};
@@ -236,6 +237,7 @@ impl CpuEngine {
         let rep = implicit::implicit_step(&self.model, h, &o, &self.x, &self.v, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
+        self_collision::self_collide(&self.model, &mut self.x, &mut self.v);
         collide::collide(&self.model, &mut self.x, &mut self.v);
         self.last_cg = rep;
         self.cg_iterations += rep.iterations;
@@ -253,6 +255,7 @@ impl CpuEngine {
         let o = self.implicit_options();
         let rep = implicit::implicit_step(&self.model, h, &o, &self.x, &self.v, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
         self.last_cg = rep;
+        self_collision::self_collide(&self.model, &mut self.x_next, &mut self.v_next);
         collide::collide(&self.model, &mut self.x_next, &mut self.v_next);
         let strained = implicit::strained(&self.model, self.settings.strain_limit, self.settings.step_strain_limit, &self.x, &self.x_next);
         // the cursor's spring does work no bound covers: no energy judgement while it acts
@@ -313,6 +316,7 @@ impl CpuEngine {
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
         // contacts as a projection after the step (Liu §4.1 leaves collisions to the caller)
+        self_collision::self_collide(&self.model, &mut self.x, &mut self.v);
         collide::collide(&self.model, &mut self.x, &mut self.v);
         Ok(its)
     }
@@ -363,6 +367,7 @@ impl CpuEngine {
         }
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
+        self_collision::self_collide(&self.model, &mut self.x, &mut self.v);
         collide::collide(&self.model, &mut self.x, &mut self.v);
     }
 

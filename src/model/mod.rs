@@ -5,11 +5,13 @@ mod builders;
 mod collider;
 mod csr;
 mod cursor;
+mod self_collision;
 
 pub use builders::*;
 pub use collider::Collider;
 pub use csr::Incidence;
 pub use cursor::Cursor;
+pub use self_collision::SelfCollision;
 
 use crate::error::{Error, Result};
 
@@ -77,6 +79,8 @@ pub struct Model {
     pub triangles: Vec<[u32; 3]>,
     /// Obstacles (none by default: a model without them steps exactly as before).
     pub colliders: Vec<Collider>,
+    /// Self-collision (`None` by default: a model without it steps exactly as before).
+    pub self_collision: Option<SelfCollision>,
 }
 
 impl Model {
@@ -91,6 +95,7 @@ impl Model {
             forces,
             triangles: Vec::new(),
             colliders: Vec::new(),
+            self_collision: None,
         }
     }
 
@@ -222,6 +227,9 @@ impl Model {
         }
         for (c, col) in self.colliders.iter().enumerate() {
             col.validate(c)?;
+        }
+        if let Some(sc) = &self.self_collision {
+            sc.validate()?;
         }
         for (t, tri) in self.triangles.iter().enumerate() {
             for &v in tri {

@@ -44,6 +44,9 @@ pub struct CpuModel {
     pub cursor: Option<crate::model::Cursor>,
     /// The model's colliders with unit normals (the `collide` kernel applies them after every step).
     pub colliders: Vec<crate::model::Collider>,
+    /// Self-collision, when on (applied after every step, before the colliders; see
+    /// [`crate::reference::self_collision`]).
+    pub self_collision: Option<crate::model::SelfCollision>,
 }
 
 impl CpuModel {
@@ -69,6 +72,7 @@ impl CpuModel {
             central_strength: cs,
             cursor: None,
             colliders: model.colliders.iter().map(|c| c.normalized()).collect(),
+            self_collision: model.self_collision,
         })
     }
 }
