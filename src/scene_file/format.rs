@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::method::{DivergencePolicy, FactorPrecision, GlobalSolve, Method, Preconditioner, StepSettings};
-use crate::model::Collider;
+use crate::model::{Collider, SelfCollision};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -25,6 +25,9 @@ pub struct SceneFile {
     /// Obstacles added to the builder's own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub colliders: Vec<Collider>,
+    /// Self-collision, replacing the builder's (e.g. `self_collision: (thickness: 0.02)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_collision: Option<SelfCollision>,
     /// Force fields: each one given replaces the builder's.
     #[serde(default, skip_serializing_if = "ForcesSpec::is_empty")]
     pub forces: ForcesSpec,

@@ -175,6 +175,9 @@ impl Scene {
         for (i, c) in f.colliders.iter().enumerate() {
             c.validate(i).map_err(|e| self.wrap(&field_of(&e).unwrap_or_else(|| format!("colliders[{i}]")), e))?;
         }
+        if let Some(sc) = &f.self_collision {
+            sc.validate().map_err(|e| self.wrap(&field_of(&e).unwrap_or_else(|| "self_collision".into()), e))?;
+        }
         positive("frame_dt", f.frame_dt)?;
         if f.frames == 0 {
             return Err(self.error("frames", "0 must be >= 1"));
@@ -265,6 +268,9 @@ impl Scene {
             m.pin(p);
         }
         m.colliders.extend(f.colliders.iter().copied());
+        if f.self_collision.is_some() {
+            m.self_collision = f.self_collision;
+        }
         if builtin {
             m.validate()?;
         } else {
