@@ -14,7 +14,7 @@
 struct SelfInfo {
     thickness: f32,  // t (m)
     inv_cell: f32,   // 1/s (1/m)
-    table: u32,      // buckets T (a multiple of WG)
+    table: u32,      // buckets T (a power of two, a multiple of WG)
     n_blocks: u32,   // T / WG
 }
 
@@ -47,7 +47,7 @@ fn sc_cell(x: vec3<f32>) -> vec3<i32> {
 // The bucket of cell c (twin: sc_hash).
 fn sc_hash(c: vec3<i32>) -> u32 {
     let h = (bitcast<u32>(c.x) * PRIME_X) ^ (bitcast<u32>(c.y) * PRIME_Y) ^ (bitcast<u32>(c.z) * PRIME_Z);
-    return h % S.table;
+    return h & (S.table - 1u);  // T is a power of two: h mod T
 }
 
 @compute @workgroup_size(WG)
@@ -174,29 +174,22 @@ fn sc_repulse(@builtin(global_invocation_id) gid: vec3<u32>) {
     let t = S.thickness;
     let c = sc_cell(xi);
     let base = sorted_base();
-    var seen: array<u32, 27>;
-    var nb = 0u;
     var dx = vec3<f32>(0.0);
     var dv = vec3<f32>(0.0);
     var contacts = 0u;
     for (var dz = -1; dz <= 1; dz++) {
         for (var dy = -1; dy <= 1; dy++) {
             for (var ddx = -1; ddx <= 1; ddx++) {
-                let h = sc_hash(c + vec3<i32>(ddx, dy, dz));
-                var dup = false;
-                for (var k = 0u; k < nb; k++) {
-                    if (seen[k] == h) { dup = true; }
-                }
-                if (dup) { continue; }
-                seen[nb] = h;
-                nb += 1u;
+                let cc = c + vec3<i32>(ddx, dy, dz);
+                let h = sc_hash(cc);
                 for (var s = hash[h]; s < hash[h + 1u]; s++) {
                     let j = hash[base + s];
                     if (j == i) { continue; }
                     let xj = state[j];
                     let d = xi - xj.xyz;
                     let d2 = dot(d, d);
-                    if (d2 >= t * t || joined(i, j)) { continue; }
+                    // within the thickness, found in its own cell (once), and not joined
+                    if (d2 >= t * t || any(sc_cell(xj.xyz) != cc) || joined(i, j)) { continue; }
                     let dist = sqrt(d2);
                     var nrm = vec3<f32>(0.0, select(-1.0, 1.0, i < j), 0.0);
                     if (dist > 0.0) {

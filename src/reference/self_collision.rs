@@ -15,10 +15,11 @@
 //! the GPU, where the scatter's atomics leave it in any order; here the scatter runs in index order
 //! and the list is already sorted). Every result is therefore independent of the scheduling.
 //!
-//! **The repulsion** ([`sc_repulse`], one Jacobi pass over the state): particle i visits the distinct
-//! buckets of the 27 cells around its own (in the order dz, dy, dx ∈ {−1, 0, 1}, dx fastest; a bucket
-//! met twice is visited once) and, in each, the particles j ≠ i in increasing order with
-//! d = |xᵢ − xⱼ| < t that no spring joins to i (i's CSR incidence list). Each contact, with
+//! **The repulsion** ([`sc_repulse`], one Jacobi pass over the state): particle i visits the 27 cells
+//! around its own (in the order dz, dy, dx ∈ {−1, 0, 1}, dx fastest) and, in each cell's bucket, the
+//! particles j ≠ i in increasing order with d = |xᵢ − xⱼ| < t whose own cell is the one visited (so
+//! that a pair is met once, even where two of the cells share a bucket) and that no spring joins to i
+//! (i's CSR incidence list). Each contact, with
 //! n̂ = (xᵢ − xⱼ)/d, gives
 //!
 //! - a push of its share of the overlap: Δxᵢ = wᵢ/(wᵢ + wⱼ) · (t − d) n̂ (w = 1/m, 0 when pinned),
@@ -52,13 +53,13 @@ pub fn sc_cell(x: V3, inv_cell: f64) -> [i32; 3] {
     [(x.x * inv_cell).floor() as i32, (x.y * inv_cell).floor() as i32, (x.z * inv_cell).floor() as i32]
 }
 
-/// The bucket of cell c in a table of `table` buckets.
+/// The bucket of cell c in a table of `table` buckets (a power of two: the mod is a mask).
 #[inline]
 pub fn sc_hash(c: [i32; 3], table: u32) -> u32 {
     let h = (c[0] as u32).wrapping_mul(HASH_PRIMES[0])
         ^ (c[1] as u32).wrapping_mul(HASH_PRIMES[1])
         ^ (c[2] as u32).wrapping_mul(HASH_PRIMES[2]);
-    h % table
+    h & (table - 1)
 }
 
 /// The spatial hash of one state: per particle its bucket, per bucket its count and start, and the
@@ -129,31 +130,26 @@ impl SpatialHash {
         &self.sorted[self.start[h as usize] as usize..self.start[h as usize + 1] as usize]
     }
 
-    /// The distinct buckets of the 27 cells around x's, in the visiting order of the module docs, and
-    /// how many there are.
-    pub fn around(&self, x: V3) -> ([u32; 27], usize) {
-        neighbour_buckets(sc_cell(x, self.inv_cell), self.table)
+    /// The 27 cells around x's, in the visiting order of the module docs.
+    pub fn around(&self, x: V3) -> [[i32; 3]; 27] {
+        neighbour_cells(sc_cell(x, self.inv_cell))
     }
 }
 
-/// The distinct buckets of the 27 cells around cell c (dz, dy, dx ∈ {−1, 0, 1}, dx fastest; a bucket
-/// met again is skipped) and their number.
+/// The 27 cells around cell c (dz, dy, dx ∈ {−1, 0, 1}, dx fastest).
 #[inline]
-pub fn neighbour_buckets(c: [i32; 3], table: u32) -> ([u32; 27], usize) {
-    let mut out = [0u32; 27];
+pub fn neighbour_cells(c: [i32; 3]) -> [[i32; 3]; 27] {
+    let mut out = [[0i32; 3]; 27];
     let mut k = 0;
     for dz in -1..=1 {
         for dy in -1..=1 {
             for dx in -1..=1 {
-                let h = sc_hash([c[0].wrapping_add(dx), c[1].wrapping_add(dy), c[2].wrapping_add(dz)], table);
-                if !out[..k].contains(&h) {
-                    out[k] = h;
-                    k += 1;
-                }
+                out[k] = [c[0].wrapping_add(dx), c[1].wrapping_add(dy), c[2].wrapping_add(dz)];
+                k += 1;
             }
         }
     }
-    (out, k)
+    out
 }
 
 /// Whether a spring joins particles i and j (over i's CSR incidence list).
@@ -173,19 +169,18 @@ pub fn sc_repulse(i: usize, m: &CpuModel, t: f64, hash: &SpatialHash, x: &[V3], 
     if wi == 0.0 {
         return (xi, vi);
     }
-    let (buckets, nb) = hash.around(xi);
     let mut dx = V3::zeros();
     let mut dv = V3::zeros();
     let mut contacts = 0u32;
-    for &h in &buckets[..nb] {
-        for &j in hash.in_bucket(h) {
+    for cell in hash.around(xi) {
+        for &j in hash.in_bucket(sc_hash(cell, hash.table)) {
             let ju = j as usize;
             if ju == i {
                 continue;
             }
             let d = xi - x[ju];
             let d2 = d.dot(&d);
-            if d2 >= t * t || joined(m, i, j) {
+            if d2 >= t * t || sc_cell(x[ju], hash.inv_cell) != cell || joined(m, i, j) {
                 continue;
             }
             let dist = d2.sqrt();
@@ -241,9 +236,8 @@ pub fn self_gap(m: &CpuModel, sc: &SelfCollision, x: &[V3]) -> f64 {
     let hash = SpatialHash::build(&x[..m.n], cell);
     let mut best = cell;
     for i in 0..m.n {
-        let (buckets, nb) = hash.around(x[i]);
-        for &h in &buckets[..nb] {
-            for &j in hash.in_bucket(h) {
+        for cell in hash.around(x[i]) {
+            for &j in hash.in_bucket(sc_hash(cell, hash.table)) {
                 if j as usize <= i {
                     continue;
                 }
