@@ -90,9 +90,9 @@ impl SelfCollider {
     fn encode_hash(&self, pass: &mut CountedPass, q: usize) {
         let wg = Self::workgroups(self.n);
         pass.set_bind_group(0, &self.groups[q], &[]);
-        for k in 0..6 {
-            pass.set_pipeline(&self.pipelines[k]);
-            pass.dispatch_workgroups(wg[k], 1, 1);
+        for (pipeline, &groups) in self.pipelines.iter().zip(&wg).take(6) {
+            pass.set_pipeline(pipeline);
+            pass.dispatch_workgroups(groups, 1, 1);
         }
     }
 
@@ -105,9 +105,9 @@ impl SelfCollider {
         let wg = Self::workgroups(self.n);
         for _ in 0..self.passes {
             self.encode_hash(pass, q);
-            for k in 6..8 {
-                pass.set_pipeline(&self.pipelines[k]);
-                pass.dispatch_workgroups(wg[k], 1, 1);
+            for (pipeline, &groups) in self.pipelines.iter().zip(&wg).skip(6) {
+                pass.set_pipeline(pipeline);
+                pass.dispatch_workgroups(groups, 1, 1);
             }
         }
     }

@@ -11,7 +11,7 @@
 //! bounding box is needed, and distinct cells may share a bucket, which only costs distance tests).
 //! The buckets are filled by a counting sort: count per bucket ([`sc_count`]), exclusive prefix sum
 //! of the counts ([`sc_prefix`]; on the GPU a workgroup scan, the block sums' scan and their add), and
-//! scatter ([`sc_scatter`]); each bucket's list is then in increasing particle order ([`sc_sort`] on
+//! scatter ([`sc_scatter`]); each bucket's list is then in increasing particle order (`sc_sort` on
 //! the GPU, where the scatter's atomics leave it in any order; here the scatter runs in index order
 //! and the list is already sorted). Every result is therefore independent of the scheduling.
 //!
