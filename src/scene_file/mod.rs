@@ -1,6 +1,7 @@
 //! Scene files: a scene as RON text (`scenes/*.ron`, parsed with serde and ron). A file names the
 //! model's builder and its parameters (size, stiffness, or an OBJ for `mesh`), material overrides (total
-//! mass, spring damping), extra pins, colliders (the [`crate::model::Collider`] variants), force fields (gravity,
+//! mass, spring damping), extra pins, colliders (the [`crate::model::Collider`] variants), self-collision
+//! (`self_collision: (thickness: 0.02)`, a [`crate::model::SelfCollision`]), force fields (gravity,
 //! drag, wind, a central field), the method and its main settings (named as `springsim bench`'s
 //! options), the frame step and count, and an optional camera:
 //!
