@@ -85,7 +85,9 @@ fn gpu_kernels(c: &mut Criterion, ctx: &GpuContext, name: &str, m: &Model, side:
     let d = drape(side);
     let sim = GpuSimulator::new(&ctx.device, &ctx.queue, &d, Method::SymplecticEuler, base.clone()).expect("gpu sim");
     let opts = springsim::gpu::GpuOptions::default();
-    let col = Colliders::new(&ctx.device, &opts, sim.state(), &d.colliders).expect("colliders").expect("the drape has a ground");
+    let mut cm = springsim::reference::model::CpuModel::new(&d).expect("model");
+    let mut col = Colliders::new(&ctx.device, &opts, sim.state(), &cm, 1).expect("colliders").expect("the drape has a ground");
+    col.write_slots(&ctx.device, &ctx.queue, &springsim::gpu::GpuCounters::default(), &mut cm, &[0.0]).expect("placements");
     let n = d.n_particles();
     g.bench_function("collide_x10", |b| {
         b.iter(|| {
@@ -95,7 +97,7 @@ fn gpu_kernels(c: &mut Criterion, ctx: &GpuContext, name: &str, m: &Model, side:
                 let counters = springsim::gpu::GpuCounters::default();
                 let mut pass = springsim::gpu::CountedPass::new(&mut pass, &counters);
                 for _ in 0..10 {
-                    col.encode(&mut pass, 0, n);
+                    col.encode(&mut pass, 0, n, 0);
                 }
             }
             ctx.queue.submit([enc.finish()]);

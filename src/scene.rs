@@ -47,11 +47,12 @@ pub const SCENES: &[SceneInfo] = &[
     scene!("drape-sphere"),
     scene!("mesh"),
     scene!("rail"),
+    scene!("folds"),
 ];
 
 /// The builders a scene file can name (Rust code, in this module).
 pub const BUILDERS: &[&str] =
-    &["curtain", "cloth", "rope", "hair", "slinky", "jelly", "orbit", "flag", "drape", "drape-sphere", "mesh", "rail"];
+    &["curtain", "cloth", "rope", "hair", "slinky", "jelly", "orbit", "flag", "drape", "drape-sphere", "mesh", "rail", "folds"];
 
 impl SceneInfo {
     /// Its file, parsed.
@@ -142,6 +143,7 @@ pub(crate) fn builder(name: &str, n: usize, k: Option<f64>, mesh: Option<&Path>)
         "drape" => drape(n, k),
         "drape-sphere" => model::drape_sphere(n, k),
         "rail" => rail(n, k),
+        "folds" => model::folds(n, k),
         "mesh" => {
             let path = mesh.ok_or_else(|| Error::param("mesh", "(none)", "the mesh scene needs --mesh path.obj"))?;
             let k = k.unwrap_or(500.0);

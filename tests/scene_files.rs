@@ -112,6 +112,7 @@ fn the_files_build_the_builders_models() {
         ("flag", scene::flag(41, None).expect("flag")),
         ("drape", scene::drape(41, None).expect("drape")),
         ("drape-sphere", model::drape_sphere(41, None).expect("drape-sphere")),
+        ("folds", model::folds(24, None).expect("folds")),
     ];
     for (name, m) in expected {
         assert_eq!(scene::build(name, &SceneOptions::default()).expect(name), m, "{name}");
@@ -233,6 +234,13 @@ fn bad_files_name_the_file_the_line_and_the_field() {
         4,
         "colliders[0].radius",
         ">= 0",
+    );
+    assert_bad(&with("    method", "    self_collision: (thickness: -0.5),\n    method"), 3, "self_collision.thickness", "> 0");
+    assert_bad(
+        &with("    method", "    self_collision: (\n        thickness: 0.01,\n        cell: 0.0,\n    ),\n    method"),
+        5,
+        "self_collision.cell",
+        "> 0",
     );
     assert_bad(&with("size: 8", "size: 2"), 2, "model.size", "at least 3");
     assert_bad(&with("(name: \"symplectic-euler\")", "(name: \"rk4\", substep_scale: -1.0)"), 3, "method.substep_scale", "> 0");

@@ -5,7 +5,7 @@ use naga::proc::Layouter;
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use naga::{Module, ShaderStage, TypeInner};
 use springsim::gpu::layout::{
-    compose, kernel_wgsl, CgPass, CollideInfo, GpuCollider, GpuNbr, GpuParams, ImplicitParams, LeuPass, LgConsts, LgPass, MgPass,
+    compose, kernel_wgsl, CgPass, CollideInfo, GpuCollider, GpuNbr, GpuParams, ImplicitParams, LeuPass, LgConsts, LgPass, MgPass, SelfInfo,
     KERNEL_WGSL, SHARED_WGSL, WORKGROUP_SIZE,
 };
 use std::mem::{offset_of, size_of};
@@ -264,4 +264,26 @@ fn checks_detect_mismatches() {
 
     let broken = compose(&src.replace("@compute", "@compute @compute"));
     assert!(naga::front::wgsl::parse_str(&broken).is_err(), "a malformed kernel does not parse");
+}
+
+/// Self-collision's kernel file validates, binds no force gather, and its `SelfInfo` has the Rust twin's layout.
+#[test]
+fn self_collision_layout_matches_rust() {
+    let (file, src) = ("self_collision.wgsl", kernel_wgsl("self_collision.wgsl").expect("self_collision.wgsl is a kernel file"));
+    let module = parse_and_validate(file, &compose(src));
+    assert!(!compose(src).contains("fn accel("), "self_collision.wgsl gets no force gather");
+    let (size, m) = struct_layout(&module, "SelfInfo").expect("self_collision.wgsl: no struct SelfInfo");
+    assert_eq!(size as usize, size_of::<SelfInfo>(), "SelfInfo size");
+    for (name, off) in [
+        ("thickness", offset_of!(SelfInfo, thickness)),
+        ("inv_cell", offset_of!(SelfInfo, inv_cell)),
+        ("table", offset_of!(SelfInfo, table)),
+        ("n_blocks", offset_of!(SelfInfo, n_blocks)),
+    ] {
+        assert_eq!(offset_of_member(&m, "SelfInfo", name) as usize, off, "SelfInfo.{name} offset");
+    }
+    let names: Vec<&str> = module.entry_points.iter().map(|e| e.name.as_str()).collect();
+    for k in springsim::gpu::self_collision::SELF_COLLISION_KERNELS {
+        assert!(names.contains(&k), "{file}: entry point {k}");
+    }
 }

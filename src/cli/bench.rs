@@ -181,6 +181,10 @@ pub struct BenchResult {
     /// skin's thickness (0: none inside; absent without a collider that has a skin).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub penetration: Option<f64>,
+    /// With self-collision on: the smallest distance between two particles that no spring joins at the
+    /// end, as a fraction of the thickness (by the reference hash; capped at cell/thickness).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub self_gap: Option<f64>,
     /// Total energy at the end (J).
     pub energy: f64,
     /// Total energy at the start, before the first frame (J).
@@ -510,6 +514,10 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         max_strain: stats.max_strain,
         max_strain_peak: if stats.finite { peak.max(stats.max_strain) } else { peak },
         penetration: cm.colliders.iter().any(|c| c.thickness() > 0.0).then(|| springsim::reference::stats::penetration(&cm, &x)),
+        self_gap: cm.self_collision.map(|sc| {
+            let xv: Vec<springsim::cpu::V3> = x.iter().map(|p| springsim::cpu::V3::from(*p)).collect();
+            springsim::reference::self_collision::self_gap(&cm, &sc, &xv)
+        }),
         energy: stats.energy,
         energy_start: start.energy,
         energy_drift: stats.energy - start.energy,

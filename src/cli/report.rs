@@ -145,6 +145,7 @@ fn columns() -> Vec<Column> {
         ("energy_drift", |r| num(r.energy_drift)),
         ("min_y", |r| num(r.min_y)),
         ("penetration", |r| r.penetration.map(num).unwrap_or_default()),
+        ("self_gap", |r| r.self_gap.map(num).unwrap_or_default()),
         ("gpu_bytes", |r| opt(&r.gpu_bytes)),
         ("host_bytes_per_particle", |r| r.host_bytes_per_particle.map(num).unwrap_or_default()),
         ("divergence", |r| r.divergence.clone()),

@@ -24,8 +24,8 @@ pub fn project(m: &CpuModel, x: &mut [V3]) {
 }
 
 /// The end of every step at time `t_end` (s) on the state (x, v): the moving pins placed on their paths
-/// (`move_pins`), then the colliders (`collide`) where they are at `t_end`. With nothing moving and no
-/// colliders it does nothing.
+/// (`move_pins`), self-collision ([`super::self_collision::self_collide`]), then the colliders
+/// (`collide`) where they are at `t_end`. With none of them it does nothing.
 pub fn finish_step(m: &mut CpuModel, t_end: f64, x: &mut [V3], v: &mut [V3]) {
     if m.has_motion() {
         m.place(t_end);
@@ -35,6 +35,7 @@ pub fn finish_step(m: &mut CpuModel, t_end: f64, x: &mut [V3], v: &mut [V3]) {
             (x[i], v[i]) = (xi, vi);
         }
     }
+    super::self_collision::self_collide(m, x, v);
     collide(m, x, v);
 }
 

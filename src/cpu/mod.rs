@@ -13,6 +13,7 @@ pub mod leu;
 pub mod local_global;
 pub mod newton;
 pub mod power;
+pub mod self_collision;
 pub mod sweep;
 
 use crate::error::{Error, Result};

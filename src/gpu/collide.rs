@@ -227,21 +227,33 @@ impl Colliders {
         (slot as u64 * self.stride) as u32
     }
 
-    /// Records the end of a step on `state[q]` (n particles), with step slot `slot`'s placement: the
-    /// moving pins (`move_pins`), then the colliders (`collide`).
-    pub fn encode(&self, pass: &mut CountedPass, q: usize, n: usize, slot: usize) {
+    /// Records the moving pins' placement at the end of a step on `state[q]` (`move_pins`, step slot
+    /// `slot`); nothing without moving pins. It comes first at a step's end, before self-collision and
+    /// the colliders ([`Colliders::encode`]).
+    pub fn encode_pins(&self, pass: &mut CountedPass, q: usize, slot: usize) {
+        if self.counts.1 == 0 {
+            return;
+        }
         pass.phase(Phase::Collide);
         pass.set_bind_group(0, &self.groups[q], &[]);
         let o = self.offset(slot);
         pass.set_bind_group(1, &self.placed_group, &[o, o]);
-        if self.counts.1 > 0 {
-            pass.set_pipeline(&self.kernels.move_pins);
-            pass.dispatch_workgroups(groups(self.counts.1), 1, 1);
+        pass.set_pipeline(&self.kernels.move_pins);
+        pass.dispatch_workgroups(groups(self.counts.1), 1, 1);
+    }
+
+    /// Records the colliders on `state[q]` (n particles) placed as in step slot `slot` (`collide`);
+    /// nothing without colliders.
+    pub fn encode(&self, pass: &mut CountedPass, q: usize, n: usize, slot: usize) {
+        if self.counts.0 == 0 {
+            return;
         }
-        if self.counts.0 > 0 {
-            pass.set_pipeline(&self.kernels.collide);
-            pass.dispatch_workgroups(groups(n), 1, 1);
-        }
+        pass.phase(Phase::Collide);
+        pass.set_bind_group(0, &self.groups[q], &[]);
+        let o = self.offset(slot);
+        pass.set_bind_group(1, &self.placed_group, &[o, o]);
+        pass.set_pipeline(&self.kernels.collide);
+        pass.dispatch_workgroups(groups(n), 1, 1);
     }
 
     /// Records `collide_positions` on the positions of `state[q]` (local/global's iterate x during a

@@ -25,7 +25,7 @@ pub enum Phase {
     Rhs,
     /// The global solve: the PCG (with its multigrid V-cycles) or the Chebyshev iterations.
     Global,
-    /// The colliders (`collide`).
+    /// The contacts: self-collision (the `sc_*` kernels) and the colliders (`collide`).
     Collide,
 }
 

@@ -37,6 +37,8 @@ pub struct FrameShape {
     pub colliders: u64,
     /// Pinned particles moving along paths (0: no `move_pins` dispatch).
     pub moving_pins: u64,
+    /// Self-collision passes per step (0: off); each is the eight `sc_*` dispatches.
+    pub self_collision_passes: u64,
     /// Steps per frame.
     pub steps: u64,
     /// LEU: steps between linearisations (the frame starts with one).
@@ -195,7 +197,8 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
             match global {
                 GlobalSolve::Cholesky => {
                     // every phase its own pass, and one submit per iteration (r read back, δ uploaded) and at the end
-                    let (contact, projections) = (s.colliders > 0 || s.moving_pins > 0, (s.colliders > 0) as u64 * li.saturating_sub(1));
+                    let contact = s.colliders > 0 || s.moving_pins > 0 || s.self_collision_passes > 0;
+                    let projections = (s.colliders > 0) as u64 * li.saturating_sub(1);
                     m.passes = steps * (1 + 3 * li + 3 + contact as u64 + projections);
                     m.submits = solves + 1;
                 }
@@ -227,11 +230,31 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
         let pins = s.moving_pins;
         m.add("move_pins", Phase::Collide, steps, groups(pins as usize) as u64, pins * 32 + pins * 2 * V, pins * 2 * V);
     }
+    if s.self_collision_passes > 0 && n > 0 {
+        self_collision(&mut m, steps * s.self_collision_passes, n, e);
+    }
     if s.colliders > 0 {
         m.add("collide", Phase::Collide, steps, g, n * ST + s.colliders * COLLIDER, n * ST);
     }
     m.floor_bytes = steps * 2 * n * ST + evaluations * table + iterations * (table + 4 * n * V);
     m
+}
+
+/// `count` self-collision passes (phase `collide`): the hash's counting sort over T buckets and the
+/// repulsion's gather, which reads per particle its state, its 27 cells' starts, and per candidate the
+/// index and the candidate's state (about 8 candidates a particle at rest in a layer, estimated), and
+/// walks its incidence list (4 B an entry) per candidate within the thickness (about 2).
+fn self_collision(m: &mut CostModel, count: u64, n: u64, e: u64) {
+    let table = crate::reference::self_collision::table_size(n as usize) as u64;
+    let [g, t, one, _, _, _, _, _] = super::self_collision::SelfCollider::workgroups(n as usize).map(u64::from);
+    m.add("sc_count", Phase::Collide, count, g, n * V, n * 8);
+    m.add("sc_scan_blocks", Phase::Collide, count, t, table * 4, table * 4);
+    m.add("sc_scan_sums", Phase::Collide, count, one, 2 * table / 64 * 4, table / 64 * 4);
+    m.add("sc_add_sums", Phase::Collide, count, t, table * 8, table * 4);
+    m.add("sc_scatter", Phase::Collide, count, g, n * 12, n * 8);
+    m.add("sc_sort", Phase::Collide, count, t, table * 8 + n * 8, n * 4);
+    m.add("sc_repulse", Phase::Collide, count, g, n * (ST + 27 * 8 + 8 * (4 + ST) + CSR) + 2 * e * 4, n * ST);
+    m.add("sc_apply", Phase::Collide, count, g, n * ST, n * ST);
 }
 
 /// `solves` PCG solves of `budget` iterations with the operator's mat-vec reading `matvec` bytes, each

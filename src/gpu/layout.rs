@@ -147,6 +147,20 @@ pub struct GpuMovingPin {
     pub ids: [u32; 4],
 }
 
+/// `SelfInfo` in `shaders/self_collision.wgsl`: the self-collision's thickness, hash cell and table.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct SelfInfo {
+    /// The thickness t (m).
+    pub thickness: f32,
+    /// 1/s, the hash cell edge's inverse (1/m).
+    pub inv_cell: f32,
+    /// Buckets T (a multiple of [`WORKGROUP_SIZE`]).
+    pub table: u32,
+    /// T / [`WORKGROUP_SIZE`]: the scan's blocks.
+    pub n_blocks: u32,
+}
+
 /// `LgConsts` in `shaders/local_global.wgsl`: the constants of a local/global step (Liu et al. 2013, eq. 14)
 /// and the bases of its tables.
 #[repr(C)]
@@ -247,7 +261,7 @@ pub const SHARED_WGSL: [(&str, &str); 3] = [
 ///
 /// The PCG (`shaders/pcg.wgsl`) is a solver without an operator: each linear system composes its
 /// operator file in front of it (`implicit.wgsl` for implicit Euler, `local_global.wgsl` for Liu's global step).
-pub const KERNEL_WGSL: [(&str, &str); 7] = [
+pub const KERNEL_WGSL: [(&str, &str); 8] = [
     ("explicit.wgsl", include_str!("../../shaders/explicit.wgsl")),
     ("leu.wgsl", include_str!("../../shaders/leu.wgsl")),
     ("power.wgsl", include_str!("../../shaders/power.wgsl")),
@@ -255,6 +269,7 @@ pub const KERNEL_WGSL: [(&str, &str); 7] = [
     ("collide.wgsl", include_str!("../../shaders/collide.wgsl")),
     ("local_global.wgsl", concat!(include_str!("../../shaders/local_global.wgsl"), "\n", include_str!("../../shaders/pcg.wgsl"))),
     ("multigrid.wgsl", include_str!("../../shaders/multigrid.wgsl")),
+    ("self_collision.wgsl", include_str!("../../shaders/self_collision.wgsl")),
 ];
 
 /// The source of the kernel file `name` in [`KERNEL_WGSL`] (e.g. `"implicit.wgsl"`).

@@ -19,6 +19,7 @@ use super::multigrid::{MgUse, MultigridData};
 use super::options::GpuOptions;
 use super::pcg::{GpuCgState, PcgBuffers, INVERSE_DIAGONAL_VECTOR, SOLUTION_VECTOR};
 use super::pipelines::bind;
+use super::self_collision::SelfCollider;
 use super::state::{read_buffer, read_vec4s, read_words, xyz, GpuState};
 // ρ of the Chebyshev iteration is estimated in f64 by power iteration on the CPU engine's operator.
 use crate::error::{Error, Result};
@@ -374,7 +375,7 @@ impl LocalGlobalIntegrator {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         st: &GpuState,
-        colliders: Option<&Colliders>,
+        (self_collider, colliders): (Option<&SelfCollider>, Option<&Colliders>),
         settings: &StepSettings,
         steps: usize,
         profile: bool,
@@ -391,7 +392,7 @@ impl LocalGlobalIntegrator {
                 }
             }
         }
-        let result = self.host_frame_with(&mut rt, device, queue, st, colliders, settings, steps, profile);
+        let result = self.host_frame_with(&mut rt, device, queue, st, (self_collider, colliders), settings, steps, profile);
         if let Ok(split) = &result {
             rt.split = *split;
         }
@@ -406,7 +407,7 @@ impl LocalGlobalIntegrator {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         st: &GpuState,
-        colliders: Option<&Colliders>,
+        (self_collider, colliders): (Option<&SelfCollider>, Option<&Colliders>),
         settings: &StepSettings,
         steps: usize,
         profile: bool,
@@ -483,9 +484,18 @@ impl LocalGlobalIntegrator {
                     }
                 }
             }
-            if let Some(c) = colliders {
-                let mut pass = st.counters.begin_pass(&mut enc, "springsim.collide", None);
-                c.encode(&mut CountedPass::new(&mut pass, &st.counters), 1 - p, n, step);
+            if self_collider.is_some() || colliders.is_some() {
+                let mut raw = st.counters.begin_pass(&mut enc, "springsim.collide", None);
+                let mut pass = CountedPass::new(&mut raw, &st.counters);
+                if let Some(c) = colliders {
+                    c.encode_pins(&mut pass, 1 - p, step);
+                }
+                if let Some(sc) = self_collider {
+                    sc.encode(&mut pass, 1 - p);
+                }
+                if let Some(c) = colliders {
+                    c.encode(&mut pass, 1 - p, n, step);
+                }
             }
             p ^= 1;
         }

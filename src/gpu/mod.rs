@@ -20,6 +20,7 @@ pub mod options;
 pub mod pcg;
 pub mod pipelines;
 pub mod power;
+pub mod self_collision;
 pub mod simulator;
 pub mod state;
 pub mod timestamps;

@@ -17,6 +17,7 @@ use super::layout::{GpuParams, CURSOR_NONE};
 use super::local_global_integrator::host_global_error;
 use super::options::GpuOptions;
 use super::power::PowerKernels;
+use super::self_collision::{GpuHash, SelfCollider};
 use super::state::{pack_state, read_vec4s, xyz, GpuState};
 use super::timestamps::{GpuTimes, PhaseTimer, TimestampSupport};
 use crate::engine::{check_state_len, Checkpoint, Engine, Signals, StepsReport};
@@ -40,6 +41,8 @@ pub struct GpuEngine {
     power: Option<PowerKernels>,
     /// The model's colliders, `None` without any.
     colliders: Option<Colliders>,
+    /// The model's self-collision, `None` without it.
+    self_collider: Option<SelfCollider>,
     model: CpuModel,
     method: Method,
     settings: StepSettings,
@@ -115,6 +118,7 @@ impl GpuEngine {
         if let Some(c) = colliders.as_mut() {
             c.write_slots(device, queue, &state.counters, &mut cm, &[0.0])?;
         }
+        let self_collider = SelfCollider::new(device, &options, &state, cm.self_collision.as_ref())?;
         let sim = GpuEngine {
             device: device.clone(),
             queue: queue.clone(),
@@ -123,6 +127,7 @@ impl GpuEngine {
             integrator,
             power: None,
             colliders,
+            self_collider,
             plan: StepPlan::default(),
             model: cm,
             method,
@@ -165,6 +170,13 @@ impl GpuEngine {
         &self.model
     }
 
+    /// Self-collision: builds the spatial hash of the current state on the GPU (no repulsion) and reads
+    /// it back, for checks against [`crate::reference::self_collision::SpatialHash`]; `None` without
+    /// self-collision.
+    pub fn self_collision_hash(&self) -> Result<Option<GpuHash>> {
+        self.self_collider.as_ref().map(|sc| sc.read_hash(&self.device, &self.queue, &self.state)).transpose()
+    }
+
     /// Bytes of every GPU buffer the simulation holds now: the state, the current integrator's buffers
     /// and the colliders' (the power iteration's exist only while it runs; the read-backs' staging
     /// buffers beyond the state's small one only during the read).
@@ -172,6 +184,7 @@ impl GpuEngine {
         self.state.bytes()
             + self.integrator.bytes()
             + self.colliders.as_ref().map_or(0, |c| c.bytes)
+            + self.self_collider.as_ref().map_or(0, |c| c.bytes)
             + self.checkpoint.as_ref().map_or(0, |b| b.size())
     }
 
@@ -304,6 +317,12 @@ impl GpuEngine {
             for k in 0..steps {
                 let contact = self.colliders.as_ref().map(|c| (c, k));
                 self.integrator.encode_step(&mut pass, p, &self.state, &self.plan, &self.settings, contact)?;
+                if let Some(c) = &self.colliders {
+                    c.encode_pins(&mut pass, 1 - p, k);
+                }
+                if let Some(sc) = &self.self_collider {
+                    sc.encode(&mut pass, 1 - p);
+                }
                 if let Some(c) = &self.colliders {
                     c.encode(&mut pass, 1 - p, self.state.n, k);
                 }

@@ -1,7 +1,7 @@
 //! Model builders: Liu et al.'s curtain, the lecture's cloth grid, strands, the massive spring,
 //! a volumetric lattice and triangle meshes (with OBJ import).
 
-use super::{Forces, Model};
+use super::{Collider, Forces, Model, SelfCollision};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::path::Path;
@@ -361,5 +361,46 @@ pub fn drape_sphere(n: usize, k: Option<f64>) -> Result<Model> {
     }
     m.forces.drag = 0.5;
     m.colliders.push(super::Collider::sphere([0.0; 3], DRAPE_SPHERE_RADIUS, DRAPE_SPHERE_THICKNESS, 0.5));
+    Ok(m)
+}
+
+/// The folds: Liu et al.'s cloth (as [`curtain`], 1 m × 1 m, 1 kg, unpinned) laid in a zig-zag of four
+/// horizontal layers joined by three vertical folds of one row spacing s = 1/(n − 1) each (the layers
+/// (1 − 3s)/4 long, s apart, the lowest 0.03 m up), over the ground plane y ≥ 0 (Coulomb friction 0.8),
+/// with air drag d₀ = 1.5/s and self-collision of thickness s (cell s, two passes a step). It drops onto
+/// the ground and its layers settle onto each other, kept s apart; without self-collision they fall
+/// through each other onto the ground. Springs keep the flat cloth's rest lengths (the folds are
+/// slightly compressed).
+pub fn folds(n: usize, k: Option<f64>) -> Result<Model> {
+    let mut m = curtain(n, k)?;
+    let s = 1.0 / (n - 1) as f64;
+    let (a, g, y0) = ((1.0 - 3.0 * s) / 4.0, s, 0.03);
+    for (i, p) in m.positions.iter_mut().enumerate() {
+        let u = (i / n) as f64 * s;
+        // the zig-zag by arc length: layer, fold, layer, …
+        let (mut y, mut z, mut left) = (y0, 0.0, u);
+        for layer in 0..4 {
+            let dir = if layer % 2 == 0 { 1.0 } else { -1.0 };
+            let along = left.min(a);
+            z += dir * along;
+            left -= along;
+            if left <= 0.0 || layer == 3 {
+                break;
+            }
+            let up = left.min(g);
+            y += up;
+            left -= up;
+            if left <= 0.0 {
+                break;
+            }
+        }
+        *p = [p[0], y, z - a / 2.0];
+    }
+    for pin in m.pinned.iter_mut() {
+        *pin = false;
+    }
+    m.forces.drag = 1.5;
+    m.colliders.push(Collider::ground(0.0, 0.8));
+    m.self_collision = Some(SelfCollision { thickness: s, cell: None, passes: 2 });
     Ok(m)
 }

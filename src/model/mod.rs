@@ -6,12 +6,14 @@ mod collider;
 mod csr;
 mod cursor;
 mod motion;
+mod self_collision;
 
 pub use builders::*;
 pub use collider::Collider;
 pub use csr::Incidence;
 pub use cursor::Cursor;
 pub use motion::{Motion, MotionTarget, Path};
+pub use self_collision::SelfCollision;
 
 use crate::error::{Error, Result};
 
@@ -81,6 +83,8 @@ pub struct Model {
     pub colliders: Vec<Collider>,
     /// Scripted motion of colliders and pinned particles along keyframed paths (none by default).
     pub motions: Vec<Motion>,
+    /// Self-collision (`None` by default: a model without it steps exactly as before).
+    pub self_collision: Option<SelfCollision>,
 }
 
 impl Model {
@@ -96,6 +100,7 @@ impl Model {
             triangles: Vec::new(),
             colliders: Vec::new(),
             motions: Vec::new(),
+            self_collision: None,
         }
     }
 
@@ -230,6 +235,9 @@ impl Model {
         }
         for (k, mo) in self.motions.iter().enumerate() {
             mo.validate(k, self.colliders.len(), &self.pinned)?;
+        }
+        if let Some(sc) = &self.self_collision {
+            sc.validate()?;
         }
         for (t, tri) in self.triangles.iter().enumerate() {
             for &v in tri {

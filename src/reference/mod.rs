@@ -13,7 +13,7 @@
 //! `mg_coarse`, `mg_up`, `mg_post`, per row of a level; the hierarchy is built in
 //! [`crate::linalg::multigrid`]). Where a GPU kernel's dot products are sums over workgroups
 //! (`power_reduce`, `lg_report`, the PCG's), the twin sums sequentially in row order, and
-//! `tests/reference.rs` states the tolerance against the engine. [`model`] holds the f64 model layout
+//! `tests/reference.rs` states the tolerance against the engine. [`self_collision`] (the spatial hash `sc_count` … `sc_sort`, `sc_repulse` and the `self_gap` checker). [`model`] holds the f64 model layout
 //! and [`stats`] the energy and strain statistics.
 
 pub mod collide;
@@ -26,4 +26,5 @@ pub mod model;
 pub mod multigrid;
 pub mod pcg;
 pub mod power;
+pub mod self_collision;
 pub mod stats;

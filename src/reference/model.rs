@@ -56,6 +56,9 @@ pub struct CpuModel {
     pub moving_pins: Vec<(u32, u32)>,
     /// Their positions in the model (the rest placement their path's offset is added to).
     pub moving_pins_rest: Vec<V3>,
+    /// Self-collision, when on (applied after every step, before the colliders; see
+    /// [`crate::reference::self_collision`]).
+    pub self_collision: Option<crate::model::SelfCollision>,
 }
 
 impl CpuModel {
@@ -110,6 +113,7 @@ impl CpuModel {
             motions: model.motions.clone(),
             moving_pins: moving.iter().map(|&(i, k)| (i as u32, k as u32)).collect(),
             moving_pins_rest: moving.iter().map(|&(i, _)| V3::from(model.positions[i])).collect(),
+            self_collision: model.self_collision,
         };
         cm.place(0.0);
         Ok(cm)

@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::method::{DivergencePolicy, FactorPrecision, GlobalSolve, Method, Preconditioner, StepSettings};
-use crate::model::Collider;
+use crate::model::{Collider, SelfCollision};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -29,6 +29,9 @@ pub struct SceneFile {
     /// `Collider(i)` target counts the builder's colliders first, then the file's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub motions: Vec<crate::model::Motion>,
+    /// Self-collision, replacing the builder's (e.g. `self_collision: (thickness: 0.02)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_collision: Option<SelfCollision>,
     /// Force fields: each one given replaces the builder's.
     #[serde(default, skip_serializing_if = "ForcesSpec::is_empty")]
     pub forces: ForcesSpec,

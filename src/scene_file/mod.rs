@@ -1,6 +1,7 @@
 //! Scene files: a scene as RON text (`scenes/*.ron`, parsed with serde and ron). A file names the
 //! model's builder and its parameters (size, stiffness, or an OBJ for `mesh`), material overrides (total
-//! mass, spring damping), extra pins, colliders (the [`crate::model::Collider`] variants), force fields (gravity,
+//! mass, spring damping), extra pins, colliders (the [`crate::model::Collider`] variants), self-collision
+//! (`self_collision: (thickness: 0.02)`, a [`crate::model::SelfCollision`]), force fields (gravity,
 //! drag, wind, a central field), the method and its main settings (named as `springsim bench`'s
 //! options), the frame step and count, and an optional camera:
 //!
@@ -179,6 +180,9 @@ impl Scene {
             let field = format!("motions[{k}].path");
             mo.path.validate(&field).map_err(|e| self.wrap(&field_of(&e).unwrap_or(field.clone()), e))?;
         }
+        if let Some(sc) = &f.self_collision {
+            sc.validate().map_err(|e| self.wrap(&field_of(&e).unwrap_or_else(|| "self_collision".into()), e))?;
+        }
         positive("frame_dt", f.frame_dt)?;
         if f.frames == 0 {
             return Err(self.error("frames", "0 must be >= 1"));
@@ -270,6 +274,9 @@ impl Scene {
         }
         m.colliders.extend(f.colliders.iter().copied());
         m.motions.extend(f.motions.iter().cloned());
+        if f.self_collision.is_some() {
+            m.self_collision = f.self_collision;
+        }
         if builtin {
             m.validate()?;
         } else {

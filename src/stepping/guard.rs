@@ -178,7 +178,7 @@ mod tests {
     use super::*;
 
     fn sig(energy: f64) -> Signals {
-        Signals { finite: true, energy, max_strain: 0.05, energy_scale: 100.0, external_power: 0.0 }
+        Signals { finite: true, energy, max_strain: 0.05, energy_scale: 100.0, external_power: 0.0, scripted: false }
     }
 
     #[test]

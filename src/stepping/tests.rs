@@ -98,7 +98,14 @@ impl Engine for Scripted {
     }
     fn signals(&mut self) -> Result<Signals> {
         self.signal_calls += 1;
-        Ok(Signals { finite: !self.nan, energy: self.energy, max_strain: self.strain, energy_scale: 100.0, external_power: 0.0 })
+        Ok(Signals {
+            finite: !self.nan,
+            energy: self.energy,
+            max_strain: self.strain,
+            energy_scale: 100.0,
+            external_power: 0.0,
+            scripted: false,
+        })
     }
     fn signals_read_back(&self) -> bool {
         self.read_back
