@@ -55,7 +55,8 @@ fn configs() -> Vec<(Method, GlobalSolve, Preconditioner)> {
 }
 
 /// (dispatches, workgroups) of one planned frame, from the plan alone: `substeps` steps of `method`,
-/// `c` collide dispatches per step, n particles, ns springs; `mg` the V-cycle's (dispatches, workgroups).
+/// `c` collide dispatches per step (local/global: per iteration), n particles, ns springs; `mg` the
+/// V-cycle's (dispatches, workgroups).
 #[allow(clippy::too_many_arguments)]
 fn expected(
     method: Method,
@@ -94,6 +95,8 @@ fn expected(
         }
         _ => unreachable!(),
     };
+    // with colliders local/global also projects its iterate after every iteration but the last
+    let c = if method == Method::LocalGlobal { c * li } else { c };
     let mut d = substeps * (pp + ps + one + c) + substeps * extra.0;
     let mut w = substeps * ((pp + c) * g + ps * wg(ns) + one) + substeps * extra.1;
     if method == Method::Leu {
