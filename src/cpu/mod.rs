@@ -13,6 +13,7 @@ pub mod leu;
 pub mod local_global;
 pub mod newton;
 pub mod power;
+pub mod strain_limit;
 pub mod sweep;
 
 use crate::error::{Error, Result};
@@ -108,6 +109,8 @@ pub struct CpuEngine {
     x_next: Vec<V3>,
     v_next: Vec<V3>,
     scratch: Scratch,
+    /// Strain limiting's scratch state.
+    strain: strain_limit::StrainScratch,
     lin: leu::Linearization,
     steps_since_lin: usize,
     leu_retries: usize,
@@ -153,6 +156,7 @@ impl CpuEngine {
             settings,
             plan: StepPlan::default(),
             scratch,
+            strain: strain_limit::StrainScratch::default(),
             lin: leu::Linearization::default(),
             steps_since_lin: usize::MAX,
             leu_retries: 0,
@@ -236,6 +240,7 @@ impl CpuEngine {
         let rep = implicit::implicit_step(&self.model, h, &o, &self.x, &self.v, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
+        strain_limit::strain_limit(&self.model, h, &mut self.x, &mut self.v, &mut self.strain);
         collide::collide(&self.model, &mut self.x, &mut self.v);
         self.last_cg = rep;
         self.cg_iterations += rep.iterations;
@@ -253,6 +258,7 @@ impl CpuEngine {
         let o = self.implicit_options();
         let rep = implicit::implicit_step(&self.model, h, &o, &self.x, &self.v, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
         self.last_cg = rep;
+        strain_limit::strain_limit(&self.model, h, &mut self.x_next, &mut self.v_next, &mut self.strain);
         collide::collide(&self.model, &mut self.x_next, &mut self.v_next);
         let strained = implicit::strained(&self.model, self.settings.strain_limit, self.settings.step_strain_limit, &self.x, &self.x_next);
         // the cursor's spring does work no bound covers: no energy judgement while it acts
@@ -312,7 +318,8 @@ impl CpuEngine {
         };
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
-        // contacts as a projection after the step (Liu §4.1 leaves collisions to the caller)
+        // strain limiting, then contacts as a projection after the step (Liu §4.1 leaves collisions to the caller)
+        strain_limit::strain_limit(&self.model, h, &mut self.x, &mut self.v, &mut self.strain);
         collide::collide(&self.model, &mut self.x, &mut self.v);
         Ok(its)
     }
@@ -363,6 +370,7 @@ impl CpuEngine {
         }
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
+        strain_limit::strain_limit(&self.model, p.h, &mut self.x, &mut self.v, &mut self.strain);
         collide::collide(&self.model, &mut self.x, &mut self.v);
     }
 

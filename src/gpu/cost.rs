@@ -25,7 +25,8 @@ pub enum Phase {
     Rhs,
     /// The global solve: the PCG (with its multigrid V-cycles) or the Chebyshev iterations.
     Global,
-    /// The colliders (`collide`).
+    /// The post-step projections: Provot's strain limiting (`strain_limit_pass`, `strain_limit_copy`),
+    /// then the colliders (`collide`).
     Collide,
 }
 

@@ -35,6 +35,8 @@ pub struct FrameShape {
     pub colliders: u64,
     /// Steps per frame.
     pub steps: u64,
+    /// Strain limiting's Jacobi passes per step (0: none; an odd count adds a copy back).
+    pub strain_passes: u64,
     /// LEU: steps between linearisations (the frame starts with one).
     pub relinearize_every: u64,
     /// Implicit Euler: the CG budget per step.
@@ -191,7 +193,7 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
             match global {
                 GlobalSolve::Cholesky => {
                     // every phase its own pass, and one submit per iteration (r read back, δ uploaded) and at the end
-                    m.passes = steps * (1 + 3 * li + 3 + (s.colliders > 0) as u64);
+                    m.passes = steps * (1 + 3 * li + 3 + (s.colliders > 0 || s.strain_passes > 0) as u64);
                     m.submits = solves + 1;
                 }
                 GlobalSolve::Chebyshev => match s.multigrid {
@@ -213,6 +215,11 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
             evaluations = local;
         }
         Method::Newton => return CostModel::default(),
+    }
+    if s.strain_passes > 0 {
+        // a gather per pass: the particle's state and offsets, per entry the record and the neighbour's position
+        m.add("strain_limit_pass", Phase::Collide, steps * s.strain_passes, g, n * (ST + CSR) + e * (NB + V), n * ST);
+        m.add("strain_limit_copy", Phase::Collide, steps * (s.strain_passes % 2), g, n * ST, n * ST);
     }
     if s.colliders > 0 {
         m.add("collide", Phase::Collide, steps, g, n * ST + s.colliders * 64, n * ST);

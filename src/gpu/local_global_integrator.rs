@@ -12,6 +12,7 @@
 
 use super::alloc::Allocator;
 use super::collide::Colliders;
+use super::strain_limit::StrainLimiter;
 use super::cost::{CountedPass, GpuCounters};
 use super::layout::{groups, LgConsts, CG_STATE_WORDS};
 use super::local_global::{LgPassTable, LgPhase, LgSplit, LocalGlobalKernels};
@@ -356,7 +357,7 @@ impl LocalGlobalIntegrator {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         st: &GpuState,
-        colliders: Option<&Colliders>,
+        post: (Option<&StrainLimiter>, Option<&Colliders>),
         settings: &StepSettings,
         steps: usize,
         profile: bool,
@@ -373,7 +374,7 @@ impl LocalGlobalIntegrator {
                 }
             }
         }
-        let result = self.host_frame_with(&mut rt, device, queue, st, colliders, settings, steps, profile);
+        let result = self.host_frame_with(&mut rt, device, queue, st, post, settings, steps, profile);
         if let Ok(split) = &result {
             rt.split = *split;
         }
@@ -388,7 +389,7 @@ impl LocalGlobalIntegrator {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         st: &GpuState,
-        colliders: Option<&Colliders>,
+        (strain, colliders): (Option<&StrainLimiter>, Option<&Colliders>),
         settings: &StepSettings,
         steps: usize,
         profile: bool,
@@ -457,9 +458,16 @@ impl LocalGlobalIntegrator {
                     }
                 }
             }
-            if let Some(c) = colliders {
+            if strain.is_some() || colliders.is_some() {
                 let mut pass = st.counters.begin_pass(&mut enc, "springsim.collide", None);
-                c.encode(&mut CountedPass::new(&mut pass, &st.counters), 1 - p, n);
+                let mut pass = CountedPass::new(&mut pass, &st.counters);
+                // strain limiting first, the colliders last (obstacles win)
+                if let Some(sl) = strain {
+                    sl.encode(&mut pass, 1 - p, n);
+                }
+                if let Some(c) = colliders {
+                    c.encode(&mut pass, 1 - p, n);
+                }
             }
             p ^= 1;
         }

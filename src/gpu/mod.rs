@@ -22,6 +22,7 @@ pub mod pipelines;
 pub mod power;
 pub mod simulator;
 pub mod state;
+pub mod strain_limit;
 pub mod timestamps;
 
 pub use context::GpuContext;

@@ -11,6 +11,7 @@ mod costing;
 mod guard;
 
 use super::collide::Colliders;
+use super::strain_limit::StrainLimiter;
 use super::cost::{CountedPass, GpuCost};
 use super::integrator::Integrator;
 use super::layout::{GpuParams, CURSOR_NONE};
@@ -40,6 +41,8 @@ pub struct GpuEngine {
     power: Option<PowerKernels>,
     /// The model's colliders, `None` without any.
     colliders: Option<Colliders>,
+    /// The model's strain limiting, `None` without it.
+    strain: Option<StrainLimiter>,
     model: CpuModel,
     method: Method,
     settings: StepSettings,
@@ -104,6 +107,7 @@ impl GpuEngine {
         let state = GpuState::new(device, &cm, &model.positions, &model.velocities)?;
         let integrator = Integrator::new(device, &options, &state, &cm, method, &settings)?;
         let colliders = Colliders::new(device, &options, &state, &cm.colliders)?;
+        let strain = StrainLimiter::new(device, &options, &state, cm.strain_limit)?;
         let sim = GpuEngine {
             device: device.clone(),
             queue: queue.clone(),
@@ -112,6 +116,7 @@ impl GpuEngine {
             integrator,
             power: None,
             colliders,
+            strain,
             plan: StepPlan::default(),
             model: cm,
             method,
@@ -157,6 +162,7 @@ impl GpuEngine {
         self.state.bytes()
             + self.integrator.bytes()
             + self.colliders.as_ref().map_or(0, |c| c.bytes)
+            + self.strain.as_ref().map_or(0, |s| s.bytes)
             + self.checkpoint.as_ref().map_or(0, |b| b.size())
     }
 
@@ -239,6 +245,9 @@ impl GpuEngine {
             self.state.counters.steps(steps);
             for _ in 0..steps {
                 self.integrator.encode_step(&mut pass, p, &self.state, &self.plan, &self.settings)?;
+                if let Some(sl) = &self.strain {
+                    sl.encode(&mut pass, 1 - p, self.state.n);
+                }
                 if let Some(c) = &self.colliders {
                     c.encode(&mut pass, 1 - p, self.state.n);
                 }

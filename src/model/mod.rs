@@ -5,11 +5,13 @@ mod builders;
 mod collider;
 mod csr;
 mod cursor;
+mod strain_limit;
 
 pub use builders::*;
 pub use collider::Collider;
 pub use csr::Incidence;
 pub use cursor::Cursor;
+pub use strain_limit::{StrainLimit, DEFAULT_STRAIN_LIMIT, DEFAULT_STRAIN_PASSES, DEFAULT_STRAIN_RELAXATION};
 
 use crate::error::{Error, Result};
 
@@ -77,6 +79,8 @@ pub struct Model {
     pub triangles: Vec<[u32; 3]>,
     /// Obstacles (none by default: a model without them steps exactly as before).
     pub colliders: Vec<Collider>,
+    /// Provot's strain limiting after every step (none by default: the steps are exactly as before).
+    pub strain_limit: Option<StrainLimit>,
 }
 
 impl Model {
@@ -91,6 +95,7 @@ impl Model {
             forces,
             triangles: Vec::new(),
             colliders: Vec::new(),
+            strain_limit: None,
         }
     }
 
@@ -222,6 +227,9 @@ impl Model {
         }
         for (c, col) in self.colliders.iter().enumerate() {
             col.validate(c)?;
+        }
+        if let Some(sl) = &self.strain_limit {
+            sl.validate()?;
         }
         for (t, tri) in self.triangles.iter().enumerate() {
             for &v in tri {

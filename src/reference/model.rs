@@ -44,6 +44,8 @@ pub struct CpuModel {
     pub cursor: Option<crate::model::Cursor>,
     /// The model's colliders with unit normals (the `collide` kernel applies them after every step).
     pub colliders: Vec<crate::model::Collider>,
+    /// Provot's strain limiting after every step ([`crate::model::StrainLimit`]), `None` for none.
+    pub strain_limit: Option<crate::model::StrainLimit>,
 }
 
 impl CpuModel {
@@ -69,6 +71,7 @@ impl CpuModel {
             central_strength: cs,
             cursor: None,
             colliders: model.colliders.iter().map(|c| c.normalized()).collect(),
+            strain_limit: model.strain_limit,
         })
     }
 }

@@ -80,7 +80,7 @@ impl GpuEngine {
         let Integrator::LocalGlobal(lg) = &mut self.integrator else {
             return Err(Error::param("method", self.method.name(), "the host-driven frame is for local-global"));
         };
-        lg.host_frame(&self.device, &self.queue, &self.state, self.colliders.as_ref(), &self.settings, steps, profile)
+        lg.host_frame(&self.device, &self.queue, &self.state, (self.strain.as_ref(), self.colliders.as_ref()), &self.settings, steps, profile)
     }
 
     /// Local/global: runs `frames` frames with every phase its own submit, timed on the host (submit and
@@ -177,6 +177,9 @@ impl GpuEngine {
             let mut pass = CountedPass::new(&mut raw, &self.state.counters).with_timer(self.timer.as_mut());
             self.state.counters.steps(1);
             implicit.encode_step(&mut pass, 0, n, self.settings.cg_max_iterations);
+            if let Some(sl) = &self.strain {
+                sl.encode(&mut pass, 1, n);
+            }
             if let Some(c) = &self.colliders {
                 c.encode(&mut pass, 1, n);
             }

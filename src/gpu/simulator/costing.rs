@@ -25,6 +25,7 @@ impl GpuEngine {
             entries: m.incidence.entries.len() as u64,
             colliders: self.colliders.as_ref().map_or(0, |_| m.colliders.len() as u64),
             steps: self.plan.substeps as u64,
+            strain_passes: self.strain.as_ref().map_or(0, |s| s.passes() as u64),
             relinearize_every: self.plan.relinearize_every as u64,
             cg_iterations: s.cg_max_iterations as u64,
             trial: false,
