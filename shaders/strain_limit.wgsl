@@ -2,7 +2,7 @@
 // Jacobi passes, one thread per particle gathering over its CSR incidence list (no atomics). A pass
 // reads the state `src` and writes `dst`: for each incident spring longer than (1 + τ)L, the correction
 // that brings it back to (1 + τ)L shared by inverse mass (a pinned endpoint, w = 0, does not move),
-// summed and scaled by ω; the velocity follows the position, Δv = Δx/h. The passes ping-pong between
+// averaged over the springs over the limit and scaled by ω; the velocity follows the position, Δv = Δx/h. The passes ping-pong between
 // the step's state buffer and a scratch state; an odd count ends with `strain_limit_copy` back.
 
 // Rust twin: gpu::layout::StrainLimitInfo.
@@ -35,6 +35,7 @@ fn strain_limit_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let xi = xw.xyz;
     var dx = vec3<f32>(0.0);
+    var count = 0u;
     let e_end = csr[i + 1u];
     for (var e = csr[i]; e < e_end; e++) {
         let s = nbr[e];
@@ -44,9 +45,15 @@ fn strain_limit_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
         let target_len = (1.0 + S.limit) * s.rest;
         if (l > target_len && l > EPS_LEN) {
             dx -= d * (wi / (wi + xj.w) * (l - target_len) / l);
+            count += 1u;
         }
     }
-    dx *= S.relaxation;
+    if (count == 0u) {
+        dst[i] = xw;
+        dst[n + i] = v;
+        return;
+    }
+    dx *= S.relaxation / f32(count);
     dst[i] = vec4<f32>(xi + dx, wi);
     dst[n + i] = vec4<f32>(v.xyz + dx / P.h, v.w);
 }
