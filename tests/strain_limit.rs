@@ -180,3 +180,38 @@ fn measure_passes() {
         eprintln!("{line}");
     }
 }
+
+/// The GPU counts strain limiting's dispatches as the cost model plans them: an odd pass count (5)
+/// records 5 passes and the copy back per step, in the `collide` phase, on top of the frame without it;
+/// the cost model's dispatches, workgroups and per-phase split equal the counted ones.
+#[test]
+fn gpu_counts_the_strain_passes_as_the_cost_model() {
+    use springsim::gpu::cost::Phase;
+    let Some(ctx) = gpu() else { return };
+    for method in [Method::SymplecticEuler, Method::ImplicitEuler, Method::LocalGlobal] {
+        let mut counted = [0u64; 2];
+        for (k, sl) in [None, Some(StrainLimit { passes: 5, ..StrainLimit::new(TAU) })].into_iter().enumerate() {
+            let m = soft_curtain(11, sl);
+            // local/global's auto solve is the host's Cholesky on a small model: one encoder needs cg
+            let s = StepSettings { global: springsim::method::GlobalSolve::Cg, ..settings() };
+            let s = if method == Method::LocalGlobal { s } else { settings() };
+            let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, method, s).unwrap();
+            let before = g.cost();
+            let mut enc = ctx.device.create_command_encoder(&Default::default());
+            g.encode_frame(&mut enc).unwrap();
+            let got = g.cost().since(&before);
+            ctx.queue.submit([enc.finish()]);
+            let model = g.cost_model();
+            assert_eq!((got.dispatches, got.workgroups), (model.dispatches(), model.workgroups()), "{method}: counted vs cost model");
+            for p in Phase::ALL {
+                assert_eq!(got.dispatches_in(p), model.dispatches_in(p), "{method}: {} dispatches", p.name());
+            }
+            counted[k] = got.dispatches;
+            if k == 1 {
+                let steps = g.plan().substeps as u64;
+                assert_eq!(counted[1] - counted[0], steps * 6, "{method}: 5 passes and a copy per step");
+                assert_eq!(got.dispatches_in(Phase::Collide), steps * 6, "{method}: in the collide phase");
+            }
+        }
+    }
+}
