@@ -215,3 +215,61 @@ fn gpu_counts_the_strain_passes_as_the_cost_model() {
         }
     }
 }
+
+/// The bench record's strain statistics and the CLI flags: `--strain-limiting 0.1` on the soft
+/// curtain (21×21, k = 125 N/m, 10 frames, CPU) reports τ, no spring over it at the end and the largest
+/// stretch at any frame end within 1.005 τ (measured 0.0995); without it, no limit fields, and the
+/// stretch beyond τ shows in the 99th percentile (measured 0.107). Bad values: one line, exit 2.
+#[test]
+fn bench_records_strain_statistics_and_flags_are_checked() {
+    let bench = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_springsim"))
+            .args(["bench", "--scene", "curtain", "--size", "21", "--stiffness", "125", "--backend", "cpu", "--frames", "10"])
+            .args(["--method", "symplectic-euler", "--format", "json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let on = bench(&["--strain-limiting", "0.1"]);
+    eprintln!("on: {on}");
+    assert_eq!(on["strain_limit"].as_f64(), Some(0.1));
+    assert_eq!(on["strain_over_limit"].as_f64(), Some(0.0));
+    assert!(on["max_stretch_peak"].as_f64().unwrap() <= SLACK * TAU);
+    let (mean, p99) = (on["strain_mean"].as_f64().unwrap(), on["strain_p99"].as_f64().unwrap());
+    assert!(mean > 0.0 && mean <= p99 && p99 <= on["max_strain"].as_f64().unwrap(), "{mean} {p99}");
+    let off = bench(&[]);
+    assert!(off.get("strain_limit").is_none() && off.get("strain_over_limit").is_none());
+    assert!(off["strain_p99"].as_f64().unwrap() > SLACK * TAU, "{off}");
+    for (flag, value, msg) in [
+        ("--strain-limiting", "-1", "strain-limiting = -1"),
+        ("--strain-limiting", "NaN", "strain-limiting = NaN"),
+        ("--strain-limiting-passes", "0", "strain-limiting-passes = 0"),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_springsim")).args(["bench", "--backend", "cpu", flag, value]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}: {err}");
+        assert!(err.contains(msg) && err.trim().lines().count() == 1, "{flag} {value}: {err}");
+    }
+}
+
+/// The statistics themselves on a hand-made state: three springs of rest 1 at lengths 1.05, 1.2 and
+/// 0.7: strains 0.05, 0.2, 0.3; mean 0.55/3, p99 0.3, the largest stretch 0.2, one of three over τ = 0.1.
+#[test]
+fn strain_stats_of_a_known_state() {
+    let mut m = Model::new(springsim::model::Forces::none());
+    for x in [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]] {
+        m.add_particle(x, 1.0);
+    }
+    for j in 1..4 {
+        m.add_spring(0, j, 1.0, 0.0);
+    }
+    let cm = CpuModel::new(&m).unwrap();
+    let x = [[0.0, 0.0, 0.0], [1.05, 0.0, 0.0], [0.0, 1.2, 0.0], [0.0, 0.0, 0.7]];
+    let s = strain_stats(&cm, &x, Some(TAU));
+    assert_eq!(s.springs, 3);
+    assert!((s.mean - 0.55 / 3.0).abs() < 1e-12 && (s.p99 - 0.3).abs() < 1e-12 && (s.max - 0.3).abs() < 1e-12, "{s:?}");
+    assert!((s.max_stretch - 0.2).abs() < 1e-12 && (s.over_limit - 1.0 / 3.0).abs() < 1e-12, "{s:?}");
+    assert_eq!(strain_stats(&cm, &x, None).over_limit, 0.0);
+}

@@ -175,6 +175,9 @@ impl Scene {
         for (i, c) in f.colliders.iter().enumerate() {
             c.validate(i).map_err(|e| self.wrap(&field_of(&e).unwrap_or_else(|| format!("colliders[{i}]")), e))?;
         }
+        if let Some(sl) = &f.strain_limiting {
+            sl.validate().map_err(|e| self.wrap(&field_of(&e).unwrap_or_else(|| "strain_limiting".into()), e))?;
+        }
         positive("frame_dt", f.frame_dt)?;
         if f.frames == 0 {
             return Err(self.error("frames", "0 must be >= 1"));
@@ -265,6 +268,9 @@ impl Scene {
             m.pin(p);
         }
         m.colliders.extend(f.colliders.iter().copied());
+        if f.strain_limiting.is_some() {
+            m.strain_limit = f.strain_limiting;
+        }
         if builtin {
             m.validate()?;
         } else {
