@@ -90,14 +90,14 @@ fn cpu_soft_curtain_stays_within_the_limit_other_methods() {
 }
 
 /// One pass on the GPU against the reference on a stretched state: the curtain (21×21) pulled to
-/// 1.3× its size along x with random jitter; positions within 1e-5 of the motion the pass makes.
+/// 1.3× its length along z (away from its pinned row) with random jitter; positions within 1e-5 of the motion the pass makes.
 #[test]
 fn gpu_pass_matches_the_reference() {
     let Some(ctx) = gpu() else { return };
     let sl = StrainLimit { limit: TAU, passes: 1, relaxation: 1.5 };
     let mut m = soft_curtain(21, Some(sl));
     for (i, p) in m.positions.iter_mut().enumerate() {
-        p[0] *= 1.3;
+        p[2] *= 1.3;
         p[1] += 0.01 * common::hash01(i as u64);
     }
     let h = 1e-3;
@@ -247,7 +247,8 @@ fn bench_records_strain_statistics_and_flags_are_checked() {
         ("--strain-limiting", "NaN", "strain-limiting = NaN"),
         ("--strain-limiting-passes", "0", "strain-limiting-passes = 0"),
     ] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_springsim")).args(["bench", "--backend", "cpu", flag, value]).output().unwrap();
+        let out =
+            std::process::Command::new(env!("CARGO_BIN_EXE_springsim")).args(["bench", "--backend", "cpu", flag, value]).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{flag} {value}: {err}");
         assert!(err.contains(msg) && err.trim().lines().count() == 1, "{flag} {value}: {err}");
@@ -272,4 +273,34 @@ fn strain_stats_of_a_known_state() {
     assert!((s.mean - 0.55 / 3.0).abs() < 1e-12 && (s.p99 - 0.3).abs() < 1e-12 && (s.max - 0.3).abs() < 1e-12, "{s:?}");
     assert!((s.max_stretch - 0.2).abs() < 1e-12 && (s.over_limit - 1.0 / 3.0).abs() < 1e-12, "{s:?}");
     assert_eq!(strain_stats(&cm, &x, None).over_limit, 0.0);
+}
+
+/// The CPU engine's parallel passes are the reference's sequential ones bit for bit (a stretched
+/// curtain, 7 passes: the ping-pong ends in the scratch copy and is swapped back), and more passes bring
+/// it towards the limit.
+#[test]
+fn cpu_passes_equal_the_reference() {
+    let sl = StrainLimit { passes: 7, ..StrainLimit::new(TAU) };
+    let mut m = soft_curtain(21, Some(sl));
+    for (i, p) in m.positions.iter_mut().enumerate() {
+        p[2] *= 1.3;
+        p[1] += 0.01 * common::hash01(i as u64);
+    }
+    let cm = CpuModel::new(&m).unwrap();
+    let x0: Vec<V3> = m.positions.iter().map(|p| V3::from(*p)).collect();
+    let (mut xr, mut vr) = (x0.clone(), vec![V3::zeros(); cm.n]);
+    springsim::reference::strain_limit::strain_limit_all(&cm, 1e-3, &sl, &mut xr, &mut vr);
+    let (mut xc, mut vc) = (x0.clone(), vec![V3::zeros(); cm.n]);
+    springsim::cpu::strain_limit::strain_limit(&cm, 1e-3, &mut xc, &mut vc, &mut Default::default());
+    assert_eq!((xc, vc), (xr.clone(), vr));
+    // and the default passes bring the stretched state to within the limit
+    let before = strain_stats(&cm, &flat(&x0), Some(TAU)).max_stretch;
+    let (mut x, mut v) = (x0.clone(), vec![V3::zeros(); cm.n]);
+    for passes in [7, 32, 64, 128, 256] {
+        x.clone_from(&x0);
+        springsim::reference::strain_limit::strain_limit_all(&cm, 1e-3, &StrainLimit { passes, ..sl }, &mut x, &mut v);
+        eprintln!("{passes} passes: worst stretch {before:.4} -> {:.5}", strain_stats(&cm, &flat(&x), Some(TAU)).max_stretch);
+    }
+    let after = strain_stats(&cm, &flat(&x), Some(TAU)).max_stretch;
+    assert!(after < before, "{before} -> {after}");
 }

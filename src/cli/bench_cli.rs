@@ -192,7 +192,8 @@ pub(crate) fn strain_limiting(limit: Option<f64>, passes: Option<i64>) -> spring
     }
     let mut sl = StrainLimit::new(limit.unwrap_or(springsim::model::DEFAULT_STRAIN_LIMIT));
     if let Some(p) = passes {
-        sl.passes = u32::try_from(p).ok().filter(|&p| p > 0).ok_or_else(|| springsim::Error::param("strain-limiting-passes", p, "must be >= 1"))?;
+        sl.passes =
+            u32::try_from(p).ok().filter(|&p| p > 0).ok_or_else(|| springsim::Error::param("strain-limiting-passes", p, "must be >= 1"))?;
     }
     if !(sl.limit.is_finite() && sl.limit > 0.0) {
         return Err(springsim::Error::param("strain-limiting", sl.limit, "must be finite and > 0"));

@@ -12,7 +12,6 @@
 
 use super::alloc::Allocator;
 use super::collide::Colliders;
-use super::strain_limit::StrainLimiter;
 use super::cost::{CountedPass, GpuCounters};
 use super::layout::{groups, LgConsts, CG_STATE_WORDS};
 use super::local_global::{LgPassTable, LgPhase, LgSplit, LocalGlobalKernels};
@@ -21,6 +20,7 @@ use super::options::GpuOptions;
 use super::pcg::{GpuCgState, PcgBuffers, INVERSE_DIAGONAL_VECTOR, SOLUTION_VECTOR};
 use super::pipelines::bind;
 use super::state::{read_buffer, read_vec4s, read_words, xyz, GpuState};
+use super::strain_limit::StrainLimiter;
 // ρ of the Chebyshev iteration is estimated in f64 by power iteration on the CPU engine's operator.
 use crate::error::{Error, Result};
 use crate::linalg::chebyshev::{chebyshev_rho, multigrid_rho, CHEBYSHEV_POWER_ITERATIONS, MULTIGRID_RHO_ITERATIONS};

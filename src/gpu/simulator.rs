@@ -11,7 +11,6 @@ mod costing;
 mod guard;
 
 use super::collide::Colliders;
-use super::strain_limit::StrainLimiter;
 use super::cost::{CountedPass, GpuCost};
 use super::integrator::Integrator;
 use super::layout::{GpuParams, CURSOR_NONE};
@@ -19,6 +18,7 @@ use super::local_global_integrator::host_global_error;
 use super::options::GpuOptions;
 use super::power::PowerKernels;
 use super::state::{pack_state, read_vec4s, xyz, GpuState};
+use super::strain_limit::StrainLimiter;
 use super::timestamps::{GpuTimes, PhaseTimer, TimestampSupport};
 use crate::engine::{check_state_len, Checkpoint, Engine, Signals, StepsReport};
 use crate::error::{Error, Result};

@@ -40,9 +40,17 @@ impl StrainLimiter {
         let scratch = alloc.buffer("springsim.strain_scratch", st.state_bytes(), STORAGE_RW)?;
         let info = StrainLimitInfo { limit: sl.limit as f32, relaxation: sl.relaxation as f32, _pad: [0; 2] };
         let info = alloc.buffer_init("springsim.strain_info", bytemuck::bytes_of(&info), wgpu::BufferUsages::UNIFORM)?;
-        let group = |src: &wgpu::Buffer, dst: &wgpu::Buffer| bind(device, &layout, "springsim.strain_limit", &[&st.params, &st.csr, &st.nbr, src, dst, &info]);
+        let group = |src: &wgpu::Buffer, dst: &wgpu::Buffer| {
+            bind(device, &layout, "springsim.strain_limit", &[&st.params, &st.csr, &st.nbr, src, dst, &info])
+        };
         let groups = [0, 1].map(|q| [group(&st.state[q], &scratch), group(&scratch, &st.state[q])]);
-        Ok(Some(StrainLimiter { pass: k.pipeline("strain_limit_pass")?, copy: k.pipeline("strain_limit_copy")?, groups, passes: sl.passes, bytes: alloc.bytes() }))
+        Ok(Some(StrainLimiter {
+            pass: k.pipeline("strain_limit_pass")?,
+            copy: k.pipeline("strain_limit_copy")?,
+            groups,
+            passes: sl.passes,
+            bytes: alloc.bytes(),
+        }))
     }
 
     /// Jacobi passes per step.

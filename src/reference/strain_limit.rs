@@ -62,7 +62,7 @@ pub fn strain_limit_copy(i: usize, x: &[V3], v: &[V3]) -> (V3, V3) {
 
 /// Every pass of `sl` over the whole state in place, sequentially (the CPU engine runs the same kernel
 /// in parallel: [`crate::cpu::strain_limit`]).
-pub fn strain_limit_all(m: &CpuModel, h: f64, sl: &StrainLimit, x: &mut Vec<V3>, v: &mut Vec<V3>) {
+pub fn strain_limit_all(m: &CpuModel, h: f64, sl: &StrainLimit, x: &mut [V3], v: &mut [V3]) {
     for _ in 0..sl.passes {
         let next: Vec<(V3, V3)> = (0..m.n).map(|i| strain_limit_pass(i, m, h, sl, x, v)).collect();
         for (i, (xi, vi)) in next.into_iter().enumerate() {

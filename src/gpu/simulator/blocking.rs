@@ -80,7 +80,15 @@ impl GpuEngine {
         let Integrator::LocalGlobal(lg) = &mut self.integrator else {
             return Err(Error::param("method", self.method.name(), "the host-driven frame is for local-global"));
         };
-        lg.host_frame(&self.device, &self.queue, &self.state, (self.strain.as_ref(), self.colliders.as_ref()), &self.settings, steps, profile)
+        lg.host_frame(
+            &self.device,
+            &self.queue,
+            &self.state,
+            (self.strain.as_ref(), self.colliders.as_ref()),
+            &self.settings,
+            steps,
+            profile,
+        )
     }
 
     /// Local/global: runs `frames` frames with every phase its own submit, timed on the host (submit and
