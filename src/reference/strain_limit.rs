@@ -16,7 +16,7 @@
 //! cᵢ the number of i's springs over the limit: the inverse-mass share generalises Provot's halves
 //! (equal masses) and his pinned case (wⱼ = 0: the whole correction on i). The plain sum (no 1/cᵢ)
 //! diverged on the curtain (a particle has up to 12 springs); the average with an over-relaxation ω
-//! (default 1.8) converges, but a Jacobi pass only carries a correction one spring further, so a
+//! (default 1.95) converges, but a Jacobi pass only carries a correction one spring further, so a
 //! hanging cloth needs many passes (`StrainLimit::passes`). A pinned particle (w = 0) never moves.
 
 use super::model::{CpuModel, V3};
