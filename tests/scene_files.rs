@@ -523,3 +523,21 @@ fn demo_takes_a_scene_file() {
     assert!(png.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `strain_limiting` (Provot's strain limiting, issue #17 item 3): applied to the model, defaults for
+/// what is left out, and a bad limit or pass count as a one-line error at its line and field.
+#[test]
+fn strain_limiting_applies_and_bad_values_name_the_field() {
+    let text = ROPE.replace("    method", "    strain_limiting: (limit: 0.05, passes: 7),\n    method");
+    let m = Scene::parse(&text, Path::new("good.ron")).and_then(|sc| sc.build(&SceneOptions::default())).unwrap();
+    let sl = m.strain_limit.expect("strain limiting applied");
+    assert_eq!((sl.limit, sl.passes, sl.relaxation), (0.05, 7, springsim::model::DEFAULT_STRAIN_RELAXATION));
+    let text = ROPE.replace("    method", "    strain_limiting: (limit: 0.2),\n    method");
+    let m = Scene::parse(&text, Path::new("good.ron")).and_then(|sc| sc.build(&SceneOptions::default())).unwrap();
+    assert_eq!(m.strain_limit, Some(springsim::model::StrainLimit::new(0.2)));
+    let with = |to: &str| ROPE.replace("    method", &format!("    strain_limiting: ({to}),\n    method"));
+    assert_bad(&with("limit: -0.1"), 3, "strain_limiting.limit", "> 0");
+    assert_bad(&with("limit: 0.1, passes: 0"), 3, "strain_limiting.passes", ">= 1");
+    assert_bad(&with("limit: 0.1, relaxation: 2.5"), 3, "strain_limiting.relaxation", "(0, 2)");
+    assert_bad(&with("limit: 0.1, passez: 3"), 3, "strain_limiting.passez", "passez");
+}

@@ -287,3 +287,23 @@ fn self_collision_layout_matches_rust() {
         assert!(names.contains(&k), "{file}: entry point {k}");
     }
 }
+
+/// `strain_limit.wgsl` validates with the force gather composed in (it binds `nbr`), and its
+/// `StrainLimitInfo` has the Rust twin's size and offsets.
+#[test]
+fn strain_limit_wgsl_validates_and_matches_rust() {
+    use springsim::gpu::layout::StrainLimitInfo;
+    let src = kernel_wgsl("strain_limit.wgsl").expect("strain_limit.wgsl is a kernel file");
+    let composed = compose(src);
+    assert!(composed.contains("fn accel("), "strain_limit.wgsl binds nbr: the gather is composed in");
+    let module = parse_and_validate("strain_limit.wgsl", &composed);
+    check_params(&module, "strain_limit.wgsl");
+    let (size, m) = struct_layout(&module, "StrainLimitInfo").expect("strain_limit.wgsl: no struct StrainLimitInfo");
+    assert_eq!(size as usize, size_of::<StrainLimitInfo>(), "StrainLimitInfo size");
+    assert_eq!(offset_of_member(&m, "StrainLimitInfo", "limit") as usize, offset_of!(StrainLimitInfo, limit));
+    assert_eq!(offset_of_member(&m, "StrainLimitInfo", "relaxation") as usize, offset_of!(StrainLimitInfo, relaxation));
+    assert_eq!(size_of::<StrainLimitInfo>() % 16, 0);
+    for ep in ["strain_limit_pass", "strain_limit_copy"] {
+        assert!(module.entry_points.iter().any(|e| e.name == ep), "no entry point {ep}");
+    }
+}

@@ -75,6 +75,8 @@ pub struct BenchConfig {
     pub settings: StepSettings,
     /// Air drag d₀ (1/s) instead of the scene's.
     pub drag: Option<f64>,
+    /// Provot's strain limiting instead of the scene's (`--strain-limiting`).
+    pub strain_limit: Option<springsim::model::StrainLimit>,
     /// Local/global on the GPU: frames to run after the timed ones with every phase its own submit, for
     /// the split between local step, right-hand side, global step and transfers (0: none).
     pub lg_split_frames: usize,
@@ -185,6 +187,19 @@ pub struct BenchResult {
     /// end, as a fraction of the thickness (by the reference hash; capped at cell/thickness).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub self_gap: Option<f64>,
+    /// Per-spring strain |l − L|/L at the end: the mean over the springs.
+    pub strain_mean: f64,
+    /// Per-spring strain at the end: the 99th percentile.
+    pub strain_p99: f64,
+    /// Provot's strain limiting: its τ (absent without it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strain_limit: Option<f64>,
+    /// With strain limiting: the fraction of springs stretched beyond τ at the end, (l − L)/L > τ.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strain_over_limit: Option<f64>,
+    /// With strain limiting: the largest stretch (l − L)/L at the end of any frame, warm-up included.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_stretch_peak: Option<f64>,
     /// Total energy at the end (J).
     pub energy: f64,
     /// Total energy at the start, before the first frame (J).
@@ -352,6 +367,9 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     if let Some(d) = cfg.drag {
         model.forces.drag = d;
     }
+    if cfg.strain_limit.is_some() {
+        model.strain_limit = cfg.strain_limit;
+    }
     let model_ms = ms(t);
     let cm = CpuModel::new(&model)?;
     let (method, settings) = (cfg.method, cfg.settings.clone());
@@ -411,6 +429,9 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     let mut report: springsim::stepping::FrameReport = Default::default();
     let mut iterations = 0usize;
     let mut peak = start.max_strain;
+    let tau = cm.strain_limit.map(|sl| sl.limit);
+    let stretch_of = |x: &[[f64; 3]]| springsim::reference::stats::strain_stats(&cm, x, tau).max_stretch;
+    let mut stretch_peak = tau.map(|_| stretch_of(&x0));
     for f in 0..cfg.warmup + cfg.frames {
         if f == cfg.warmup {
             if let Sim::Gpu(g) = &mut sim {
@@ -437,10 +458,12 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
             break;
         }
         peak = peak.max(st.max_strain);
+        stretch_peak = stretch_peak.map(|p| p.max(stretch_of(&x)));
     }
     let s = sim.as_dyn();
     let (x, v) = s.read_state()?;
     let stats = state_stats(&cm, &x, &v);
+    let strains = springsim::reference::stats::strain_stats(&cm, &x, tau);
     let policy = cfg.settings.guard.policy;
     let log: Vec<DivergedRecord> = s.divergences().iter().map(DivergedRecord::of).collect();
     let (diverged, recoveries) = if policy == DivergencePolicy::Report { (log.into_iter().next(), Vec::new()) } else { (None, log) };
@@ -518,6 +541,11 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
             let xv: Vec<springsim::cpu::V3> = x.iter().map(|p| springsim::cpu::V3::from(*p)).collect();
             springsim::reference::self_collision::self_gap(&cm, &sc, &xv)
         }),
+        strain_mean: strains.mean,
+        strain_p99: strains.p99,
+        strain_limit: tau,
+        strain_over_limit: tau.map(|_| strains.over_limit),
+        max_stretch_peak: stretch_peak,
         energy: stats.energy,
         energy_start: start.energy,
         energy_drift: stats.energy - start.energy,

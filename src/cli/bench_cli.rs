@@ -173,6 +173,33 @@ pub struct BenchCli {
     /// what happens.
     #[arg(long)]
     allow_unstable: bool,
+    /// Provot's strain limiting after every step: springs stretched beyond (1 + τ)L are pulled back to
+    /// it (τ > 0, e.g. 0.1), instead of the scene's `strain_limiting` (distinct from --strain-limit, the
+    /// adaptive step's guard).
+    #[arg(long, allow_negative_numbers = true)]
+    strain_limiting: Option<f64>,
+    /// Strain limiting's Jacobi passes per step (default 128; alone, it turns strain limiting on at τ = 0.1).
+    #[arg(long, allow_negative_numbers = true)]
+    strain_limiting_passes: Option<i64>,
+}
+
+/// The strain limiting that `--strain-limiting τ` and `--strain-limiting-passes n` ask for (`None` when
+/// neither is given), validated: a one-line error names the option and value.
+pub(crate) fn strain_limiting(limit: Option<f64>, passes: Option<i64>) -> springsim::Result<Option<springsim::model::StrainLimit>> {
+    use springsim::model::StrainLimit;
+    if limit.is_none() && passes.is_none() {
+        return Ok(None);
+    }
+    let mut sl = StrainLimit::new(limit.unwrap_or(springsim::model::DEFAULT_STRAIN_LIMIT));
+    if let Some(p) = passes {
+        sl.passes =
+            u32::try_from(p).ok().filter(|&p| p > 0).ok_or_else(|| springsim::Error::param("strain-limiting-passes", p, "must be >= 1"))?;
+    }
+    if !(sl.limit.is_finite() && sl.limit > 0.0) {
+        return Err(springsim::Error::param("strain-limiting", sl.limit, "must be finite and > 0"));
+    }
+    sl.validate()?;
+    Ok(Some(sl))
 }
 
 /// A list of sizes: `64,128,256`; each a count (a negative one gets the validator's one-line error).
@@ -255,6 +282,7 @@ fn plan_runs(b: &BenchCli, given: &dyn Fn(&str) -> bool) -> Result<Vec<BenchConf
         None => None,
     };
     let settings = base_settings(b)?;
+    let strain = strain_limiting(b.strain_limiting, b.strain_limiting_passes)?;
     SceneOptions { size: None, stiffness: b.stiffness, mesh: b.mesh.clone() }.validate()?;
     if let Some(d) = b.drag.filter(|d| !(d.is_finite() && *d >= 0.0)) {
         return Err(springsim::Error::param("drag", d, "must be finite and >= 0").into());
@@ -330,6 +358,7 @@ fn plan_runs(b: &BenchCli, given: &dyn Fn(&str) -> bool) -> Result<Vec<BenchConf
                         warmup,
                         settings: st.clone(),
                         drag: b.drag,
+                        strain_limit: strain,
                         lg_split_frames: lg_split,
                         timestamps: b.timestamps,
                     });

@@ -80,6 +80,12 @@ pub struct RunCli {
     /// The divergence guard: recover (the default unless the scene says otherwise), report or ignore.
     #[arg(long)]
     divergence: Option<String>,
+    /// Provot's strain limiting after every step at τ (> 0, e.g. 0.1), instead of the scene's.
+    #[arg(long, allow_negative_numbers = true)]
+    strain_limiting: Option<f64>,
+    /// Strain limiting's Jacobi passes per step (default 128; alone, it turns strain limiting on at τ = 0.1).
+    #[arg(long, allow_negative_numbers = true)]
+    strain_limiting_passes: Option<i64>,
 }
 
 /// One frame's row of frames.csv.
@@ -96,7 +102,10 @@ struct Row {
 pub fn run(cli: RunCli) -> Result<()> {
     let sc = scene::load(&cli.scene)?;
     let size = crate::count_opt("size", cli.size)?;
-    let model = sc.build(&SceneOptions { size, stiffness: cli.stiffness, mesh: cli.mesh.clone() })?;
+    let mut model = sc.build(&SceneOptions { size, stiffness: cli.stiffness, mesh: cli.mesh.clone() })?;
+    if let Some(sl) = crate::bench_cli::strain_limiting(cli.strain_limiting, cli.strain_limiting_passes)? {
+        model.strain_limit = Some(sl);
+    }
     let frames = match cli.frames {
         Some(f) => crate::count("frames", f)?,
         None => sc.file.frames,

@@ -23,10 +23,19 @@ pub fn project(m: &CpuModel, x: &mut [V3]) {
     x[..m.n].par_iter_mut().with_min_len(MIN_PAR_LEN).enumerate().for_each(|(i, xi)| *xi = project_particle(m, i, *xi));
 }
 
-/// The end of every step at time `t_end` (s) on the state (x, v): the moving pins placed on their paths
-/// (`move_pins`), self-collision ([`super::self_collision::self_collide`]), then the colliders
-/// (`collide`) where they are at `t_end`. With none of them it does nothing.
-pub fn finish_step(m: &mut CpuModel, t_end: f64, x: &mut [V3], v: &mut [V3]) {
+/// The end of every step of size `h` at time `t_end` (s) on the state (x, v): the moving pins placed on
+/// their paths (`move_pins`), Provot's strain limiting ([`super::strain_limit::strain_limit`]),
+/// self-collision ([`super::self_collision::self_collide`]), then the colliders (`collide`) where they
+/// are at `t_end` (obstacles win). With none of them it does nothing. The GPU's twin is
+/// `gpu::step_end::StepEnd`.
+pub fn finish_step(
+    m: &mut CpuModel,
+    t_end: f64,
+    h: f64,
+    x: &mut Vec<V3>,
+    v: &mut Vec<V3>,
+    strain: &mut super::strain_limit::StrainScratch,
+) {
     if m.has_motion() {
         m.place(t_end);
         let motion = m.motion_at(t_end);
@@ -35,6 +44,7 @@ pub fn finish_step(m: &mut CpuModel, t_end: f64, x: &mut [V3], v: &mut [V3]) {
             (x[i], v[i]) = (xi, vi);
         }
     }
+    super::strain_limit::strain_limit(m, h, x, v, strain);
     super::self_collision::self_collide(m, x, v);
     collide(m, x, v);
 }

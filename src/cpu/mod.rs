@@ -14,6 +14,7 @@ pub mod local_global;
 pub mod newton;
 pub mod power;
 pub mod self_collision;
+pub mod strain_limit;
 pub mod sweep;
 
 use crate::error::{Error, Result};
@@ -109,6 +110,8 @@ pub struct CpuEngine {
     x_next: Vec<V3>,
     v_next: Vec<V3>,
     scratch: Scratch,
+    /// Strain limiting's scratch state.
+    strain: strain_limit::StrainScratch,
     lin: leu::Linearization,
     steps_since_lin: usize,
     leu_retries: usize,
@@ -160,6 +163,7 @@ impl CpuEngine {
             settings,
             plan: StepPlan::default(),
             scratch,
+            strain: strain_limit::StrainScratch::default(),
             lin: leu::Linearization::default(),
             steps_since_lin: usize::MAX,
             leu_retries: 0,
@@ -251,7 +255,7 @@ impl CpuEngine {
         let rep = implicit::implicit_step(&self.model, h, &o, &self.x, &self.v, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
-        collide::finish_step(&mut self.model, self.time + h, &mut self.x, &mut self.v);
+        collide::finish_step(&mut self.model, self.time + h, h, &mut self.x, &mut self.v, &mut self.strain);
         self.time += h;
         self.last_cg = rep;
         self.cg_iterations += rep.iterations;
@@ -269,7 +273,7 @@ impl CpuEngine {
         let o = self.implicit_options();
         let rep = implicit::implicit_step(&self.model, h, &o, &self.x, &self.v, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
         self.last_cg = rep;
-        collide::finish_step(&mut self.model, self.time + h, &mut self.x_next, &mut self.v_next);
+        collide::finish_step(&mut self.model, self.time + h, h, &mut self.x_next, &mut self.v_next, &mut self.strain);
         self.trial_h = h;
         let strained = implicit::strained(&self.model, self.settings.strain_limit, self.settings.step_strain_limit, &self.x, &self.x_next);
         // the cursor's spring does work no bound covers: no energy judgement while it acts
@@ -334,7 +338,7 @@ impl CpuEngine {
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
         // the velocity response after the step (local/global also projected x after every iteration)
-        collide::finish_step(&mut self.model, self.time + h, &mut self.x, &mut self.v);
+        collide::finish_step(&mut self.model, self.time + h, h, &mut self.x, &mut self.v, &mut self.strain);
         self.time += h;
         Ok(its)
     }
@@ -385,7 +389,7 @@ impl CpuEngine {
         }
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
-        collide::finish_step(&mut self.model, self.time + p.h, &mut self.x, &mut self.v);
+        collide::finish_step(&mut self.model, self.time + p.h, p.h, &mut self.x, &mut self.v, &mut self.strain);
         self.time += p.h;
     }
 

@@ -25,7 +25,9 @@ pub enum Phase {
     Rhs,
     /// The global solve: the PCG (with its multigrid V-cycles) or the Chebyshev iterations.
     Global,
-    /// The contacts: self-collision (the `sc_*` kernels) and the colliders (`collide`).
+    /// The end of a step: the moving pins (`move_pins`), Provot's strain limiting (`strain_limit_pass`,
+    /// `strain_limit_copy`), self-collision (the `sc_*` kernels) and the colliders (`collide`, and
+    /// local/global's per-iteration `collide_positions`).
     Collide,
 }
 

@@ -41,6 +41,8 @@ pub struct FrameShape {
     pub self_collision_passes: u64,
     /// Steps per frame.
     pub steps: u64,
+    /// Strain limiting's Jacobi passes per step (0: none; an odd count adds a copy back).
+    pub strain_passes: u64,
     /// LEU: steps between linearisations (the frame starts with one).
     pub relinearize_every: u64,
     /// Implicit Euler: the CG budget per step.
@@ -197,7 +199,7 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
             match global {
                 GlobalSolve::Cholesky => {
                     // every phase its own pass, and one submit per iteration (r read back, δ uploaded) and at the end
-                    let contact = s.colliders > 0 || s.moving_pins > 0 || s.self_collision_passes > 0;
+                    let contact = s.colliders > 0 || s.moving_pins > 0 || s.self_collision_passes > 0 || s.strain_passes > 0;
                     let projections = (s.colliders > 0) as u64 * li.saturating_sub(1);
                     m.passes = steps * (1 + 3 * li + 3 + contact as u64 + projections);
                     m.submits = solves + 1;
@@ -229,6 +231,11 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
     if s.moving_pins > 0 {
         let pins = s.moving_pins;
         m.add("move_pins", Phase::Collide, steps, groups(pins as usize) as u64, pins * 32 + pins * 2 * V, pins * 2 * V);
+    }
+    if s.strain_passes > 0 {
+        // a gather per pass: the particle's state and offsets, per entry the record and the neighbour's position
+        m.add("strain_limit_pass", Phase::Collide, steps * s.strain_passes, g, n * (ST + CSR) + e * (NB + V), n * ST);
+        m.add("strain_limit_copy", Phase::Collide, steps * (s.strain_passes % 2), g, n * ST, n * ST);
     }
     if s.self_collision_passes > 0 && n > 0 {
         self_collision(&mut m, steps * s.self_collision_passes, n, e);

@@ -161,6 +161,19 @@ pub struct SelfInfo {
     pub n_blocks: u32,
 }
 
+/// `StrainLimitInfo` in `shaders/strain_limit.wgsl`: the constants of Provot's strain limiting
+/// ([`crate::model::StrainLimit`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct StrainLimitInfo {
+    /// τ, the largest strain kept.
+    pub limit: f32,
+    /// ω, the relaxation of a pass.
+    pub relaxation: f32,
+    /// Padding to 16 bytes.
+    pub _pad: [u32; 2],
+}
+
 /// `LgConsts` in `shaders/local_global.wgsl`: the constants of a local/global step (Liu et al. 2013, eq. 14)
 /// and the bases of its tables.
 #[repr(C)]
@@ -261,7 +274,7 @@ pub const SHARED_WGSL: [(&str, &str); 3] = [
 ///
 /// The PCG (`shaders/pcg.wgsl`) is a solver without an operator: each linear system composes its
 /// operator file in front of it (`implicit.wgsl` for implicit Euler, `local_global.wgsl` for Liu's global step).
-pub const KERNEL_WGSL: [(&str, &str); 8] = [
+pub const KERNEL_WGSL: [(&str, &str); 9] = [
     ("explicit.wgsl", include_str!("../../shaders/explicit.wgsl")),
     ("leu.wgsl", include_str!("../../shaders/leu.wgsl")),
     ("power.wgsl", include_str!("../../shaders/power.wgsl")),
@@ -270,6 +283,7 @@ pub const KERNEL_WGSL: [(&str, &str); 8] = [
     ("local_global.wgsl", concat!(include_str!("../../shaders/local_global.wgsl"), "\n", include_str!("../../shaders/pcg.wgsl"))),
     ("multigrid.wgsl", include_str!("../../shaders/multigrid.wgsl")),
     ("self_collision.wgsl", include_str!("../../shaders/self_collision.wgsl")),
+    ("strain_limit.wgsl", include_str!("../../shaders/strain_limit.wgsl")),
 ];
 
 /// The source of the kernel file `name` in [`KERNEL_WGSL`] (e.g. `"implicit.wgsl"`).

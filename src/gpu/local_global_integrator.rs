@@ -19,8 +19,8 @@ use super::multigrid::{MgUse, MultigridData};
 use super::options::GpuOptions;
 use super::pcg::{GpuCgState, PcgBuffers, INVERSE_DIAGONAL_VECTOR, SOLUTION_VECTOR};
 use super::pipelines::bind;
-use super::self_collision::SelfCollider;
 use super::state::{read_buffer, read_vec4s, read_words, xyz, GpuState};
+use super::step_end::StepEnd;
 // ρ of the Chebyshev iteration is estimated in f64 by power iteration on the CPU engine's operator.
 use crate::error::{Error, Result};
 use crate::linalg::chebyshev::{chebyshev_rho, multigrid_rho, CHEBYSHEV_POWER_ITERATIONS, MULTIGRID_RHO_ITERATIONS};
@@ -375,7 +375,7 @@ impl LocalGlobalIntegrator {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         st: &GpuState,
-        (self_collider, colliders): (Option<&SelfCollider>, Option<&Colliders>),
+        end: StepEnd,
         settings: &StepSettings,
         steps: usize,
         profile: bool,
@@ -392,7 +392,7 @@ impl LocalGlobalIntegrator {
                 }
             }
         }
-        let result = self.host_frame_with(&mut rt, device, queue, st, (self_collider, colliders), settings, steps, profile);
+        let result = self.host_frame_with(&mut rt, device, queue, st, end, settings, steps, profile);
         if let Ok(split) = &result {
             rt.split = *split;
         }
@@ -407,7 +407,7 @@ impl LocalGlobalIntegrator {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         st: &GpuState,
-        (self_collider, colliders): (Option<&SelfCollider>, Option<&Colliders>),
+        end: StepEnd,
         settings: &StepSettings,
         steps: usize,
         profile: bool,
@@ -434,7 +434,7 @@ impl LocalGlobalIntegrator {
                 match *op {
                     LgOp::Gpu(phase) => {
                         self.record_phase(&mut enc, rt, phase, p, st);
-                        if let (LgPhase::Advance, Some(c)) = (phase, colliders) {
+                        if let (LgPhase::Advance, Some(c)) = (phase, end.colliders) {
                             advances += 1;
                             if advances < settings.lg_iterations && c.counts.0 > 0 {
                                 let mut pass = st.counters.begin_pass(&mut enc, "springsim.collide", None);
@@ -484,18 +484,9 @@ impl LocalGlobalIntegrator {
                     }
                 }
             }
-            if self_collider.is_some() || colliders.is_some() {
+            if !end.is_empty() {
                 let mut raw = st.counters.begin_pass(&mut enc, "springsim.collide", None);
-                let mut pass = CountedPass::new(&mut raw, &st.counters);
-                if let Some(c) = colliders {
-                    c.encode_pins(&mut pass, 1 - p, step);
-                }
-                if let Some(sc) = self_collider {
-                    sc.encode(&mut pass, 1 - p);
-                }
-                if let Some(c) = colliders {
-                    c.encode(&mut pass, 1 - p, n, step);
-                }
+                end.encode(&mut CountedPass::new(&mut raw, &st.counters), 1 - p, n, step);
             }
             p ^= 1;
         }

@@ -23,6 +23,8 @@ pub mod power;
 pub mod self_collision;
 pub mod simulator;
 pub mod state;
+pub mod step_end;
+pub mod strain_limit;
 pub mod timestamps;
 
 pub use context::GpuContext;

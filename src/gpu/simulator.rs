@@ -19,6 +19,8 @@ use super::options::GpuOptions;
 use super::power::PowerKernels;
 use super::self_collision::{GpuHash, SelfCollider};
 use super::state::{pack_state, read_vec4s, xyz, GpuState};
+use super::step_end::StepEnd;
+use super::strain_limit::StrainLimiter;
 use super::timestamps::{GpuTimes, PhaseTimer, TimestampSupport};
 use crate::engine::{check_state_len, Checkpoint, Engine, Signals, StepsReport};
 use crate::error::{Error, Result};
@@ -43,6 +45,8 @@ pub struct GpuEngine {
     colliders: Option<Colliders>,
     /// The model's self-collision, `None` without it.
     self_collider: Option<SelfCollider>,
+    /// The model's strain limiting, `None` without it.
+    strain: Option<StrainLimiter>,
     model: CpuModel,
     method: Method,
     settings: StepSettings,
@@ -119,6 +123,7 @@ impl GpuEngine {
             c.write_slots(device, queue, &state.counters, &mut cm, &[0.0])?;
         }
         let self_collider = SelfCollider::new(device, &options, &state, cm.self_collision.as_ref())?;
+        let strain = StrainLimiter::new(device, &options, &state, cm.strain_limit)?;
         let sim = GpuEngine {
             device: device.clone(),
             queue: queue.clone(),
@@ -128,6 +133,7 @@ impl GpuEngine {
             power: None,
             colliders,
             self_collider,
+            strain,
             plan: StepPlan::default(),
             model: cm,
             method,
@@ -185,6 +191,7 @@ impl GpuEngine {
             + self.integrator.bytes()
             + self.colliders.as_ref().map_or(0, |c| c.bytes)
             + self.self_collider.as_ref().map_or(0, |c| c.bytes)
+            + self.strain.as_ref().map_or(0, |s| s.bytes)
             + self.checkpoint.as_ref().map_or(0, |b| b.size())
     }
 
@@ -317,15 +324,12 @@ impl GpuEngine {
             for k in 0..steps {
                 let contact = self.colliders.as_ref().map(|c| (c, k));
                 self.integrator.encode_step(&mut pass, p, &self.state, &self.plan, &self.settings, contact)?;
-                if let Some(c) = &self.colliders {
-                    c.encode_pins(&mut pass, 1 - p, k);
-                }
-                if let Some(sc) = &self.self_collider {
-                    sc.encode(&mut pass, 1 - p);
-                }
-                if let Some(c) = &self.colliders {
-                    c.encode(&mut pass, 1 - p, self.state.n, k);
-                }
+                let end = StepEnd {
+                    strain: self.strain.as_ref(),
+                    self_collider: self.self_collider.as_ref(),
+                    colliders: self.colliders.as_ref(),
+                };
+                end.encode(&mut pass, 1 - p, self.state.n, k);
                 p ^= 1;
             }
             pass.finish();

@@ -7,6 +7,7 @@ mod csr;
 mod cursor;
 mod motion;
 mod self_collision;
+mod strain_limit;
 
 pub use builders::*;
 pub use collider::Collider;
@@ -14,6 +15,7 @@ pub use csr::Incidence;
 pub use cursor::Cursor;
 pub use motion::{Motion, MotionTarget, Path};
 pub use self_collision::SelfCollision;
+pub use strain_limit::{StrainLimit, DEFAULT_STRAIN_LIMIT, DEFAULT_STRAIN_PASSES, DEFAULT_STRAIN_RELAXATION};
 
 use crate::error::{Error, Result};
 
@@ -85,6 +87,8 @@ pub struct Model {
     pub motions: Vec<Motion>,
     /// Self-collision (`None` by default: a model without it steps exactly as before).
     pub self_collision: Option<SelfCollision>,
+    /// Provot's strain limiting after every step (none by default: the steps are exactly as before).
+    pub strain_limit: Option<StrainLimit>,
 }
 
 impl Model {
@@ -101,6 +105,7 @@ impl Model {
             colliders: Vec::new(),
             motions: Vec::new(),
             self_collision: None,
+            strain_limit: None,
         }
     }
 
@@ -238,6 +243,9 @@ impl Model {
         }
         if let Some(sc) = &self.self_collision {
             sc.validate()?;
+        }
+        if let Some(sl) = &self.strain_limit {
+            sl.validate()?;
         }
         for (t, tri) in self.triangles.iter().enumerate() {
             for &v in tri {

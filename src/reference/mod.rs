@@ -4,7 +4,7 @@
 //! parallel, and the tests hold the GPU to them.
 //!
 //! What is where: the force model ([`forces`]: `accel`), [`explicit`] (`euler_step` … `rk4_stage4`),
-//! [`collide`], [`implicit`] (`implicit_prepare`, `implicit_integrate`, `implicit_strain` and the PCG
+//! [`collide`], [`strain_limit`] (`strain_limit_pass`, `strain_limit_copy`), [`implicit`] (`implicit_prepare`, `implicit_integrate`, `implicit_strain` and the PCG
 //! operator `operator_apply`), [`leu`] (`leu_linearize`, `leu_step`, `leu_fixup`), [`power`]
 //! (`power_matvec`, `power_reduce` and the shared start vector), [`local_global`] (`lg_inertia`,
 //! `lg_local`, `lg_residual`, `lg_chebyshev`, `lg_cheb_residual`, `lg_cheb_combine`, `lg_advance`,
@@ -28,3 +28,4 @@ pub mod pcg;
 pub mod power;
 pub mod self_collision;
 pub mod stats;
+pub mod strain_limit;

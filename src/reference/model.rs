@@ -59,6 +59,8 @@ pub struct CpuModel {
     /// Self-collision, when on (applied after every step, before the colliders; see
     /// [`crate::reference::self_collision`]).
     pub self_collision: Option<crate::model::SelfCollision>,
+    /// Provot's strain limiting after every step ([`crate::model::StrainLimit`]), `None` for none.
+    pub strain_limit: Option<crate::model::StrainLimit>,
 }
 
 impl CpuModel {
@@ -114,6 +116,7 @@ impl CpuModel {
             moving_pins: moving.iter().map(|&(i, k)| (i as u32, k as u32)).collect(),
             moving_pins_rest: moving.iter().map(|&(i, _)| V3::from(model.positions[i])).collect(),
             self_collision: model.self_collision,
+            strain_limit: model.strain_limit,
         };
         cm.place(0.0);
         Ok(cm)

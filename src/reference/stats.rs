@@ -1,5 +1,6 @@
 //! Statistics of a state that the bench, the window and the tests report: finiteness, the largest
-//! strain |l − L|/L, the total energy and the lowest point; the colliders' penetration.
+//! strain |l − L|/L, the total energy and the lowest point; the colliders' penetration;
+//! the per-spring strain statistics (mean, 99th percentile, the fraction over a strain limit).
 
 use super::forces;
 use super::model::{CpuModel, V3};
@@ -47,4 +48,52 @@ pub fn penetration(model: &CpuModel, x: &[[f64; 3]]) -> f64 {
         }
     }
     worst
+}
+
+/// Per-spring strain statistics of a state ([`strain_stats`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StrainStats {
+    /// Springs measured (those with a rest length > 0).
+    pub springs: usize,
+    /// Mean of |l − L|/L over the springs.
+    pub mean: f64,
+    /// The 99th percentile of |l − L|/L (nearest rank: the ⌈0.99·s⌉-th smallest of s).
+    pub p99: f64,
+    /// The largest |l − L|/L (as [`StateStats::max_strain`]).
+    pub max: f64,
+    /// The largest stretch (l − L)/L (negative when every spring is compressed); what Provot's strain
+    /// limiting ([`crate::model::StrainLimit`]) bounds by τ.
+    pub max_stretch: f64,
+    /// The fraction of springs stretched beyond the limit τ given, (l − L)/L > τ (0 without one).
+    pub over_limit: f64,
+}
+
+/// The strain of every spring of `model` at the positions `x`, summarised ([`StrainStats`]); `limit` is
+/// the τ that `over_limit` counts against (`None`: it is 0).
+pub fn strain_stats(model: &CpuModel, x: &[[f64; 3]], limit: Option<f64>) -> StrainStats {
+    let mut strains = Vec::with_capacity(model.end_a.len());
+    let mut max_stretch = f64::NEG_INFINITY;
+    let mut over = 0usize;
+    for s in 0..model.end_a.len() {
+        let rest = model.rest[s];
+        if rest <= 0.0 {
+            continue;
+        }
+        let l = (V3::from(x[model.end_a[s] as usize]) - V3::from(x[model.end_b[s] as usize])).norm();
+        let stretch = (l - rest) / rest;
+        max_stretch = max_stretch.max(stretch);
+        if limit.is_some_and(|t| stretch > t) {
+            over += 1;
+        }
+        strains.push(stretch.abs());
+    }
+    let count = strains.len();
+    if count == 0 {
+        return StrainStats::default();
+    }
+    let mean = strains.iter().sum::<f64>() / count as f64;
+    let max = strains.iter().cloned().fold(0.0, f64::max);
+    let rank = ((0.99 * count as f64).ceil() as usize).clamp(1, count) - 1;
+    let (_, p99, _) = strains.select_nth_unstable_by(rank, |a, b| a.total_cmp(b));
+    StrainStats { springs: count, mean, p99: *p99, max, max_stretch, over_limit: over as f64 / count as f64 }
 }

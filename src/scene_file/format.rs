@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::method::{DivergencePolicy, FactorPrecision, GlobalSolve, Method, Preconditioner, StepSettings};
-use crate::model::{Collider, SelfCollision};
+use crate::model::{Collider, SelfCollision, StrainLimit};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -35,6 +35,11 @@ pub struct SceneFile {
     /// Force fields: each one given replaces the builder's.
     #[serde(default, skip_serializing_if = "ForcesSpec::is_empty")]
     pub forces: ForcesSpec,
+    /// Provot's strain limiting after every step ([`StrainLimit`]), e.g. `strain_limiting: (limit: 0.1)`
+    /// (`passes` and `relaxation` may be left out). Named apart from `method.strain_limit`, the adaptive
+    /// step's strain guard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strain_limiting: Option<StrainLimit>,
     /// The method and its settings.
     pub method: MethodSpec,
     /// The frame step (s).

@@ -183,6 +183,9 @@ impl Scene {
         if let Some(sc) = &f.self_collision {
             sc.validate().map_err(|e| self.wrap(&field_of(&e).unwrap_or_else(|| "self_collision".into()), e))?;
         }
+        if let Some(sl) = &f.strain_limiting {
+            sl.validate().map_err(|e| self.wrap(&field_of(&e).unwrap_or_else(|| "strain_limiting".into()), e))?;
+        }
         positive("frame_dt", f.frame_dt)?;
         if f.frames == 0 {
             return Err(self.error("frames", "0 must be >= 1"));
@@ -276,6 +279,9 @@ impl Scene {
         m.motions.extend(f.motions.iter().cloned());
         if f.self_collision.is_some() {
             m.self_collision = f.self_collision;
+        }
+        if f.strain_limiting.is_some() {
+            m.strain_limit = f.strain_limiting;
         }
         if builtin {
             m.validate()?;

@@ -12,6 +12,7 @@ use crate::gpu::integrator::Integrator;
 use crate::gpu::local_global::LgSplit;
 use crate::gpu::power::PowerKernels;
 use crate::gpu::state::read_words;
+use crate::gpu::step_end::StepEnd;
 use crate::method::{GlobalSolve, Method};
 
 impl GpuEngine {
@@ -81,8 +82,8 @@ impl GpuEngine {
         let Integrator::LocalGlobal(lg) = &mut self.integrator else {
             return Err(Error::param("method", self.method.name(), "the host-driven frame is for local-global"));
         };
-        let contacts = (self.self_collider.as_ref(), self.colliders.as_ref());
-        let split = lg.host_frame(&self.device, &self.queue, &self.state, contacts, &self.settings, steps, profile)?;
+        let end = StepEnd { strain: self.strain.as_ref(), self_collider: self.self_collider.as_ref(), colliders: self.colliders.as_ref() };
+        let split = lg.host_frame(&self.device, &self.queue, &self.state, end, &self.settings, steps, profile)?;
         self.time += steps as f64 * self.plan.h;
         self.prepared = None;
         Ok(split)
@@ -185,15 +186,9 @@ impl GpuEngine {
             let mut pass = CountedPass::new(&mut raw, &self.state.counters).with_timer(self.timer.as_mut());
             self.state.counters.steps(1);
             implicit.encode_step(&mut pass, 0, n, self.settings.cg_max_iterations);
-            if let Some(c) = &self.colliders {
-                c.encode_pins(&mut pass, 1, 0);
-            }
-            if let Some(sc) = &self.self_collider {
-                sc.encode(&mut pass, 1);
-            }
-            if let Some(c) = &self.colliders {
-                c.encode(&mut pass, 1, n, 0);
-            }
+            let end =
+                StepEnd { strain: self.strain.as_ref(), self_collider: self.self_collider.as_ref(), colliders: self.colliders.as_ref() };
+            end.encode(&mut pass, 1, n, 0);
             implicit.encode_strain(&mut pass, 0, n);
             pass.finish();
         }

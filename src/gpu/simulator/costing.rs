@@ -27,6 +27,7 @@ impl GpuEngine {
             moving_pins: self.colliders.as_ref().map_or(0, |_| m.moving_pins.len() as u64),
             self_collision_passes: self.self_collider.as_ref().map_or(0, |_| m.self_collision.map_or(0, |s| s.passes as u64)),
             steps: self.plan.substeps as u64,
+            strain_passes: self.strain.as_ref().map_or(0, |s| s.passes() as u64),
             relinearize_every: self.plan.relinearize_every as u64,
             cg_iterations: s.cg_max_iterations as u64,
             trial: false,

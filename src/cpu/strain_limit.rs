@@ -1,0 +1,36 @@
+//! Provot's strain limiting on the CPU engine: the reference kernel
+//! [`crate::reference::strain_limit::strain_limit_pass`] (the twin of `shaders/strain_limit.wgsl`, with
+//! the equations in its docs) run over the particles in parallel, ping-ponging between the state and a
+//! scratch copy as the GPU does.
+
+use super::forces::MIN_PAR_LEN;
+use super::{CpuModel, V3};
+pub use crate::reference::strain_limit::strain_limit_pass;
+use rayon::prelude::*;
+
+/// The scratch state the passes write into (sized on first use).
+#[derive(Clone, Debug, Default)]
+pub struct StrainScratch {
+    x: Vec<V3>,
+    v: Vec<V3>,
+}
+
+/// The model's strain limiting (if any) on the state (x, v) after a step of size `h`, in place: every
+/// Jacobi pass, each over all particles in parallel from the previous pass' state.
+pub fn strain_limit(m: &CpuModel, h: f64, x: &mut Vec<V3>, v: &mut Vec<V3>, scratch: &mut StrainScratch) {
+    let Some(sl) = m.strain_limit else { return };
+    if h <= 0.0 {
+        return;
+    }
+    scratch.x.resize(x.len(), V3::zeros());
+    scratch.v.resize(v.len(), V3::zeros());
+    for _ in 0..sl.passes {
+        let (sx, sv) = (&mut scratch.x[..m.n], &mut scratch.v[..m.n]);
+        let (xs, vs) = (&x[..], &v[..]);
+        sx.par_iter_mut().zip(sv.par_iter_mut()).with_min_len(MIN_PAR_LEN).enumerate().for_each(|(i, (xi, vi))| {
+            (*xi, *vi) = strain_limit_pass(i, m, h, &sl, xs, vs);
+        });
+        std::mem::swap(x, &mut scratch.x);
+        std::mem::swap(v, &mut scratch.v);
+    }
+}
