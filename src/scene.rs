@@ -46,6 +46,8 @@ pub const SCENES: &[SceneInfo] = &[
     scene!("drape"),
     scene!("drape-sphere"),
     scene!("mesh"),
+    scene!("flag-gusts"),
+    scene!("vortex"),
 ];
 
 /// The builders a scene file can name (Rust code, in this module).

@@ -234,6 +234,33 @@ fn bad_files_name_the_file_the_line_and_the_field() {
         "colliders[0].radius",
         ">= 0",
     );
+    // force fields (issue #17 item 4): a NaN strength, a negative falloff radius, an inverted box, a bad wind
+    let field = |f: &str| with("    method", &format!("    forces: (\n        fields: [\n            {f},\n        ],\n    ),\n    method"));
+    assert_bad(&field("(kind: Point, center: (0.0, 0.0, 0.0), strength: NaN, falloff: Constant)"), 5, "forces.fields[0].strength", "NaN");
+    assert_bad(
+        &field("(kind: Point, center: (0.0, 0.0, 0.0), strength: 1.0, falloff: Linear(radius: -2.0))"),
+        5,
+        "forces.fields[0].falloff.radius",
+        "-2",
+    );
+    assert_bad(
+        &field("(kind: Point, center: (0.0, 0.0, 0.0), strength: 1.0, falloff: Constant, bounds: Some(((0.0, 0.0, 0.0), (1.0, -1.0, 1.0))))"),
+        5,
+        "forces.fields[0].bounds",
+        "inverted",
+    );
+    assert_bad(
+        &field("(kind: Vortex(axis: (0.0, 0.0, 0.0)), center: (0.0, 0.0, 0.0), strength: 1.0, falloff: Constant)"),
+        5,
+        "forces.fields[0].axis",
+        "non-zero",
+    );
+    assert_bad(
+        &with("    method", "    forces: (\n        aero_wind: (base: (1.0, 0.0, 0.0), coefficient: -0.7),\n    ),\n    method"),
+        4,
+        "forces.aero_wind.coefficient",
+        "-0.7",
+    );
     assert_bad(&with("size: 8", "size: 2"), 2, "model.size", "at least 3");
     assert_bad(&with("(name: \"symplectic-euler\")", "(name: \"rk4\", substep_scale: -1.0)"), 3, "method.substep_scale", "> 0");
     assert_bad(&with("frames: 3", "frames: 0"), 5, "frames", ">= 1");

@@ -5,6 +5,7 @@
 //! call except the pool's, which sleep between jobs.
 
 pub mod collide;
+pub mod fields;
 pub mod explicit;
 pub mod fast;
 pub mod forces;
@@ -128,6 +129,12 @@ pub struct CpuEngine {
     /// The thread pool the parallel passes run on ([`CpuEngine::with_threads`]); `None`: rayon's
     /// global pool.
     pool: Option<std::sync::Arc<rayon::ThreadPool>>,
+    /// The velocities after the aerodynamic wind's impulse of the current step (see [`fields`]).
+    kick_v: Vec<V3>,
+    /// The simulation time (s) at the end of the steps taken ([`CpuModel::time`] is the start of a batch).
+    time: f64,
+    /// The step of the pending trial ([`Engine::try_step`]), added to `time` when it is accepted.
+    trial_h: f64,
 }
 
 impl CpuEngine {
@@ -165,6 +172,9 @@ impl CpuEngine {
             last_residual: 0.0,
             cursor: None,
             pool: None,
+            kick_v: Vec::new(),
+            time: 0.0,
+            trial_h: 0.0,
         })
     }
 
@@ -233,7 +243,8 @@ impl CpuEngine {
     /// solve is returned. On failure the state is unchanged.
     pub fn implicit_step_h(&mut self, h: f64) -> Result<implicit::CgReport> {
         let o = self.implicit_options();
-        let rep = implicit::implicit_step(&self.model, h, &o, &self.x, &self.v, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
+        let v_in = if fields::wind_kick(&self.model, h, &self.x, &self.v, &mut self.kick_v) { &self.kick_v } else { &self.v };
+        let rep = implicit::implicit_step(&self.model, h, &o, &self.x, v_in, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
         collide::collide(&self.model, &mut self.x, &mut self.v);
@@ -251,7 +262,10 @@ impl CpuEngine {
     /// to the engine's second buffer, the current one stays until [`Engine::accept_trial`].
     fn try_implicit_step(&mut self, h: f64) -> Result<StepsReport> {
         let o = self.implicit_options();
-        let rep = implicit::implicit_step(&self.model, h, &o, &self.x, &self.v, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
+        self.model.time = self.time;
+        self.trial_h = h;
+        let v_in = if fields::wind_kick(&self.model, h, &self.x, &self.v, &mut self.kick_v) { &self.kick_v } else { &self.v };
+        let rep = implicit::implicit_step(&self.model, h, &o, &self.x, v_in, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
         self.last_cg = rep;
         collide::collide(&self.model, &mut self.x_next, &mut self.v_next);
         let strained = implicit::strained(&self.model, self.settings.strain_limit, self.settings.step_strain_limit, &self.x, &self.x_next);
@@ -297,16 +311,19 @@ impl CpuEngine {
     /// Returns the solver iterations (the global solver's for local/global, Newton's for Newton).
     fn solver_step(&mut self, h: f64) -> Result<usize> {
         let (iters, max_it, tol) = (self.settings.lg_iterations, self.settings.newton_iterations, self.settings.newton_tolerance);
+        let kicked = fields::wind_kick(&self.model, h, &self.x, &self.v, &mut self.kick_v);
         let its = if self.method == Method::Newton {
             self.newton(h)?;
             let nt = self.newton.as_mut().ok_or_else(|| Error::Solver("Newton solver missing".into()))?;
-            let rep = nt.step(&self.model, max_it, tol, &self.x, &self.v, &mut self.x_next, &mut self.v_next)?;
+            let v_in = if kicked { &self.kick_v } else { &self.v };
+            let rep = nt.step(&self.model, max_it, tol, &self.x, v_in, &mut self.x_next, &mut self.v_next)?;
             self.last_residual = rep.residual;
             rep.iterations
         } else {
             self.local_global(h)?;
             let lg = self.lg.as_mut().ok_or_else(|| Error::Solver("local/global solver missing".into()))?;
-            let rep = lg.step(&self.model, iters, &self.x, &self.v, &mut self.x_next, &mut self.v_next)?;
+            let v_in = if kicked { &self.kick_v } else { &self.v };
+            let rep = lg.step(&self.model, iters, &self.x, v_in, &mut self.x_next, &mut self.v_next)?;
             self.last_residual = rep.residual;
             rep.solver_iterations
         };
@@ -325,22 +342,25 @@ impl CpuEngine {
     /// The body of [`CpuEngine::step`].
     fn substep(&mut self) {
         let p = self.step_params();
+        let kicked = !matches!(self.method, Method::ImplicitEuler | Method::LocalGlobal | Method::Newton)
+            && fields::wind_kick(&self.model, p.h, &self.x, &self.v, &mut self.kick_v);
         let m = &self.model;
         let s = &mut self.scratch;
+        let v_in = if kicked { &self.kick_v } else { &self.v };
         match self.method {
-            Method::ExplicitEuler => explicit::euler_step(m, &p, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s),
-            Method::SymplecticEuler => explicit::symplectic_step(m, &p, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s),
-            Method::Midpoint => explicit::midpoint_step(m, &p, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s),
-            Method::Rk4 => explicit::rk4_step(m, &p, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s),
+            Method::ExplicitEuler => explicit::euler_step(m, &p, &self.x, v_in, &mut self.x_next, &mut self.v_next, s),
+            Method::SymplecticEuler => explicit::symplectic_step(m, &p, &self.x, v_in, &mut self.x_next, &mut self.v_next, s),
+            Method::Midpoint => explicit::midpoint_step(m, &p, &self.x, v_in, &mut self.x_next, &mut self.v_next, s),
+            Method::Rk4 => explicit::rk4_step(m, &p, &self.x, v_in, &mut self.x_next, &mut self.v_next, s),
             Method::Leu => {
                 if self.steps_since_lin >= self.plan.relinearize_every {
-                    leu::leu_linearize(m, &p, &self.x, &self.v, &mut self.lin, s);
+                    leu::leu_linearize(m, &p, &self.x, v_in, &mut self.lin, s);
                     self.steps_since_lin = 0;
                 }
                 let diverged =
-                    leu::leu_step(m, &p, &self.lin, self.settings.speed_limit, &self.x, &self.v, &mut self.x_next, &mut self.v_next);
+                    leu::leu_step(m, &p, &self.lin, self.settings.speed_limit, &self.x, v_in, &mut self.x_next, &mut self.v_next);
                 if diverged {
-                    leu::leu_fixup(m, &p, &mut self.lin, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s);
+                    leu::leu_fixup(m, &p, &mut self.lin, &self.x, v_in, &mut self.x_next, &mut self.v_next, s);
                     self.steps_since_lin = 0;
                     self.leu_retries += 1;
                 }
@@ -426,6 +446,8 @@ impl CpuEngine {
     fn steps(&mut self, steps: usize) -> Result<StepsReport> {
         self.cg_iterations = 0;
         let h = self.plan.h;
+        self.model.time = self.time;
+        self.time += steps as f64 * h;
         match self.method {
             Method::ImplicitEuler => {
                 for _ in 0..steps {
@@ -509,6 +531,7 @@ impl Engine for CpuEngine {
     }
 
     fn accept_trial(&mut self) -> Result<()> {
+        self.time += self.trial_h;
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
         Ok(())

@@ -33,6 +33,9 @@ pub struct FrameShape {
     pub entries: u64,
     /// Colliders (0: no collide dispatch).
     pub colliders: u64,
+    /// The aerodynamic wind's vertex→triangle entries (three per triangle), `None` without the wind
+    /// (then no `wind_kick` dispatch).
+    pub wind_entries: Option<u64>,
     /// Steps per frame.
     pub steps: u64,
     /// LEU: steps between linearisations (the frame starts with one).
@@ -191,7 +194,7 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
             match global {
                 GlobalSolve::Cholesky => {
                     // every phase its own pass, and one submit per iteration (r read back, δ uploaded) and at the end
-                    m.passes = steps * (1 + 3 * li + 3 + (s.colliders > 0) as u64);
+                    m.passes = steps * (1 + 3 * li + 3 + (s.colliders > 0) as u64 + s.wind_entries.is_some() as u64);
                     m.submits = solves + 1;
                 }
                 GlobalSolve::Chebyshev => match s.multigrid {
@@ -213,6 +216,10 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
             evaluations = local;
         }
         Method::Newton => return CostModel::default(),
+    }
+    if let Some(te) = s.wind_entries {
+        // the state and the offsets per particle; per entry the pair (j, k) and both states
+        m.add("wind_kick", Phase::Forces, steps, g, n * (ST + 8) + 4 + te * (8 + 2 * ST), n * ST);
     }
     if s.colliders > 0 {
         m.add("collide", Phase::Collide, steps, g, n * ST + s.colliders * 64, n * ST);

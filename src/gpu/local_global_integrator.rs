@@ -356,7 +356,7 @@ impl LocalGlobalIntegrator {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         st: &GpuState,
-        colliders: Option<&Colliders>,
+        (colliders, wind): (Option<&Colliders>, Option<&super::wind::Wind>),
         settings: &StepSettings,
         steps: usize,
         profile: bool,
@@ -373,7 +373,7 @@ impl LocalGlobalIntegrator {
                 }
             }
         }
-        let result = self.host_frame_with(&mut rt, device, queue, st, colliders, settings, steps, profile);
+        let result = self.host_frame_with(&mut rt, device, queue, st, (colliders, wind), settings, steps, profile);
         if let Ok(split) = &result {
             rt.split = *split;
         }
@@ -388,7 +388,7 @@ impl LocalGlobalIntegrator {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         st: &GpuState,
-        colliders: Option<&Colliders>,
+        (colliders, wind): (Option<&Colliders>, Option<&super::wind::Wind>),
         settings: &StepSettings,
         steps: usize,
         profile: bool,
@@ -410,6 +410,13 @@ impl LocalGlobalIntegrator {
         let mut upload = vec![[0f32; 4]; n];
         st.counters.steps(steps);
         for _ in 0..steps {
+            if let Some(w) = wind {
+                // the wind's impulse into the other buffer; the step runs from there
+                let mut pass = st.counters.begin_pass(&mut enc, "springsim.wind", None);
+                w.encode(&mut CountedPass::new(&mut pass, &st.counters), p, n);
+                drop(pass);
+                p ^= 1;
+            }
             for op in &ops {
                 match *op {
                     LgOp::Gpu(phase) => {

@@ -23,6 +23,7 @@ pub mod power;
 pub mod simulator;
 pub mod state;
 pub mod timestamps;
+pub mod wind;
 
 pub use context::GpuContext;
 pub use cost::{CountedPass, GpuCost, GpuCounters, Phase};

@@ -11,6 +11,7 @@ mod costing;
 mod guard;
 
 use super::collide::Colliders;
+use super::wind::Wind;
 use super::cost::{CountedPass, GpuCost};
 use super::integrator::Integrator;
 use super::layout::{GpuParams, CURSOR_NONE};
@@ -52,6 +53,13 @@ pub struct GpuEngine {
     checkpoint: Option<wgpu::Buffer>,
     /// GPU timestamps per phase, when asked for and the device has them ([`GpuEngine::enable_timestamps`]).
     timer: Option<PhaseTimer>,
+    /// The aerodynamic wind's pass, `None` without the wind.
+    wind: Option<Wind>,
+    /// The simulation time (s) at the end of the steps recorded; `Params.time` holds the start of the
+    /// current batch ([`GpuEngine::write_time`]).
+    time: f64,
+    /// The step of the pending trial, added to `time` when it is accepted.
+    trial_h: f64,
 }
 
 /// The implicit method's settings that the GPU cannot honour are errors, not silent changes.
@@ -104,6 +112,7 @@ impl GpuEngine {
         let state = GpuState::new(device, &cm, &model.positions, &model.velocities)?;
         let integrator = Integrator::new(device, &options, &state, &cm, method, &settings)?;
         let colliders = Colliders::new(device, &options, &state, &cm.colliders)?;
+        let wind = Wind::new(device, &options, &state, &cm)?;
         let sim = GpuEngine {
             device: device.clone(),
             queue: queue.clone(),
@@ -120,6 +129,9 @@ impl GpuEngine {
             cursor: None,
             checkpoint: None,
             timer: None,
+            wind,
+            time: 0.0,
+            trial_h: 0.0,
         };
         sim.write_params();
         Ok(sim)
@@ -157,7 +169,20 @@ impl GpuEngine {
         self.state.bytes()
             + self.integrator.bytes()
             + self.colliders.as_ref().map_or(0, |c| c.bytes)
+            + self.wind.as_ref().map_or(0, |w| w.bytes)
             + self.checkpoint.as_ref().map_or(0, |b| b.size())
+    }
+
+    /// Writes the simulation time reached so far into `Params.time` (the gusts of
+    /// [`crate::model::AeroWind`] are evaluated at it over the next batch of steps). The blocking calls
+    /// do it before each batch; a host that records [`GpuEngine::encode_frame`] itself calls it before
+    /// each frame's submit (else the gust stays at the last time written). Nothing without the wind.
+    pub fn write_time(&self) {
+        if self.wind.is_some() {
+            let t = self.time as f32;
+            let at = std::mem::offset_of!(GpuParams, time) as u64;
+            self.state.counters.write_buffer(&self.queue, &self.state.params, at, bytemuck::bytes_of(&t));
+        }
     }
 
     fn write_params(&self) {
@@ -179,7 +204,18 @@ impl GpuEngine {
             cursor_particle: CURSOR_NONE,
             cursor_damping: 0.0,
             _pad: [0; 2],
+            time: self.time as f32,
+            n_fields: m.fields.len() as u32,
+            ..Default::default()
         };
+        if let Some(a) = m.aero {
+            let v4 = |p: [f64; 3], w: f64| [p[0] as f32, p[1] as f32, p[2] as f32, w as f32];
+            p.aero_base = v4(a.base, a.coefficient);
+            p.aero_gust = v4(a.gust, a.frequency);
+        }
+        for (f, field) in m.fields.iter().take(crate::model::MAX_FIELDS).enumerate() {
+            p.fields[4 * f..4 * f + 4].copy_from_slice(&super::layout::pack_field(field));
+        }
         if let Some(c) = self.cursor.filter(|_| !self.method.is_implicit()) {
             p.cursor = [c.target[0] as f32, c.target[1] as f32, c.target[2] as f32, c.stiffness as f32];
             p.cursor_particle = c.particle as u32;
@@ -238,6 +274,11 @@ impl GpuEngine {
             let mut pass = CountedPass::new(&mut raw, &self.state.counters).with_timer(self.timer.as_mut());
             self.state.counters.steps(steps);
             for _ in 0..steps {
+                if let Some(w) = &self.wind {
+                    // the wind's impulse into the other buffer; the step runs from there
+                    w.encode(&mut pass, p, self.state.n);
+                    p ^= 1;
+                }
                 self.integrator.encode_step(&mut pass, p, &self.state, &self.plan, &self.settings)?;
                 if let Some(c) = &self.colliders {
                     c.encode(&mut pass, 1 - p, self.state.n);
@@ -252,6 +293,7 @@ impl GpuEngine {
         if p == 1 {
             encoder.copy_buffer_to_buffer(&self.state.state[1], 0, &self.state.state[0], 0, self.state.state_bytes());
         }
+        self.time += steps as f64 * self.plan.h;
         Ok(())
     }
 
@@ -262,6 +304,7 @@ impl GpuEngine {
         if self.lg_global() == Some(GlobalSolve::Cholesky) {
             return self.run_host_global_steps(steps, false).map(|_| ());
         }
+        self.write_time();
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.steps") });
         self.encode_steps(&mut enc, steps)?;
         self.state.counters.submit(&self.queue, enc.finish());
@@ -427,6 +470,7 @@ impl Engine for GpuEngine {
     }
 
     fn accept_trial(&mut self) -> Result<()> {
+        self.time += self.trial_h;
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.accept") });
         enc.copy_buffer_to_buffer(&self.state.state[1], 0, &self.state.state[0], 0, self.state.state_bytes());
         self.state.counters.submit(&self.queue, enc.finish());

@@ -5,11 +5,13 @@ mod builders;
 mod collider;
 mod csr;
 mod cursor;
+mod fields;
 
 pub use builders::*;
 pub use collider::Collider;
 pub use csr::Incidence;
 pub use cursor::Cursor;
+pub use fields::{gust_shape, AeroWind, Falloff, Field, FieldKind, TriIncidence, MAX_FIELDS};
 
 use crate::error::{Error, Result};
 
@@ -77,6 +79,10 @@ pub struct Model {
     pub triangles: Vec<[u32; 3]>,
     /// Obstacles (none by default: a model without them steps exactly as before).
     pub colliders: Vec<Collider>,
+    /// Point force fields (attractors, repellers, vortices; at most [`MAX_FIELDS`]), none by default.
+    pub fields: Vec<Field>,
+    /// Gusting aerodynamic wind on the triangles (`None` by default).
+    pub aero_wind: Option<AeroWind>,
 }
 
 impl Model {
@@ -91,6 +97,8 @@ impl Model {
             forces,
             triangles: Vec::new(),
             colliders: Vec::new(),
+            fields: Vec::new(),
+            aero_wind: None,
         }
     }
 
@@ -149,7 +157,8 @@ impl Model {
     ///
     /// Rules: finite positions, velocities and force parameters; mass > 0; k ≥ 0; kd ≥ 0; rest length ≥ 0;
     /// spring endpoints in range and distinct; the per-particle arrays of equal length; colliders with
-    /// finite, non-zero normals, finite offsets and friction ≥ 0.
+    /// finite, non-zero normals, finite offsets and friction ≥ 0; point fields and the aerodynamic wind
+    /// as [`Field::validate`] and [`AeroWind::validate`] say.
     pub fn validate(&self) -> Result<()> {
         let n = self.positions.len();
         for (name, len) in [("velocities", self.velocities.len()), ("masses", self.masses.len()), ("pinned", self.pinned.len())] {
@@ -223,6 +232,7 @@ impl Model {
         for (c, col) in self.colliders.iter().enumerate() {
             col.validate(c)?;
         }
+        fields::validate(&self.fields, self.aero_wind.as_ref(), self.triangles.len())?;
         for (t, tri) in self.triangles.iter().enumerate() {
             for &v in tri {
                 if v as usize >= n {
@@ -240,6 +250,11 @@ impl Model {
     /// The CSR incidence lists of the springs (see [`Incidence`]).
     pub fn incidence(&self) -> Incidence {
         Incidence::build(self.n_particles(), &self.springs)
+    }
+
+    /// The triangles around each particle (see [`TriIncidence`]), for the aerodynamic wind.
+    pub fn tri_incidence(&self) -> TriIncidence {
+        TriIncidence::build(self.n_particles(), &self.triangles)
     }
 
     /// Axis-aligned bounds of the initial positions (min, max).

@@ -3,7 +3,8 @@
 //! index first). Safe Rust only, no SIMD, no threads: the CPU engine ([`crate::cpu`]) runs these in
 //! parallel, and the tests hold the GPU to them.
 //!
-//! What is where: the force model ([`forces`]: `accel`), [`explicit`] (`euler_step` … `rk4_stage4`),
+//! What is where: the force model ([`forces`]: `accel`), the force fields ([`fields`]: `field_accel`,
+//! `wind_kick`), [`explicit`] (`euler_step` … `rk4_stage4`),
 //! [`collide`], [`implicit`] (`implicit_prepare`, `implicit_integrate`, `implicit_strain` and the PCG
 //! operator `operator_apply`), [`leu`] (`leu_linearize`, `leu_step`, `leu_fixup`), [`power`]
 //! (`power_matvec`, `power_reduce` and the shared start vector), [`local_global`] (`lg_inertia`,
@@ -18,6 +19,7 @@
 
 pub mod collide;
 pub mod explicit;
+pub mod fields;
 pub mod forces;
 pub mod implicit;
 pub mod leu;

@@ -44,6 +44,15 @@ pub struct CpuModel {
     pub cursor: Option<crate::model::Cursor>,
     /// The model's colliders with unit normals (the `collide` kernel applies them after every step).
     pub colliders: Vec<crate::model::Collider>,
+    /// The point fields (see [`crate::model::Field`]), in order.
+    pub fields: Vec<super::fields::CpuField>,
+    /// The aerodynamic wind on the triangles (see [`crate::model::AeroWind`]).
+    pub aero: Option<crate::model::AeroWind>,
+    /// The triangles around each particle (empty without `aero`).
+    pub tri: crate::model::TriIncidence,
+    /// The simulation time (s) the gusts are evaluated at: the start of the engine's current batch of
+    /// steps (as the GPU's `Params.time`).
+    pub time: f64,
 }
 
 impl CpuModel {
@@ -69,6 +78,10 @@ impl CpuModel {
             central_strength: cs,
             cursor: None,
             colliders: model.colliders.iter().map(|c| c.normalized()).collect(),
+            fields: model.fields.iter().map(super::fields::CpuField::new).collect(),
+            aero: model.aero_wind,
+            tri: if model.aero_wind.is_some() { model.tri_incidence() } else { Default::default() },
+            time: 0.0,
         })
     }
 }

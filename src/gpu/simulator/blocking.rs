@@ -80,7 +80,13 @@ impl GpuEngine {
         let Integrator::LocalGlobal(lg) = &mut self.integrator else {
             return Err(Error::param("method", self.method.name(), "the host-driven frame is for local-global"));
         };
-        lg.host_frame(&self.device, &self.queue, &self.state, self.colliders.as_ref(), &self.settings, steps, profile)
+        let t0 = self.time as f32;
+        if self.wind.is_some() {
+            let at = std::mem::offset_of!(super::GpuParams, time) as u64;
+            self.state.counters.write_buffer(&self.queue, &self.state.params, at, bytemuck::bytes_of(&t0));
+        }
+        self.time += steps as f64 * self.plan.h;
+        lg.host_frame(&self.device, &self.queue, &self.state, (self.colliders.as_ref(), self.wind.as_ref()), &self.settings, steps, profile)
     }
 
     /// Local/global: runs `frames` frames with every phase its own submit, timed on the host (submit and
@@ -165,23 +171,33 @@ impl GpuEngine {
     /// the new one over.
     pub fn try_implicit_step(&mut self, h: f64) -> Result<StepsReport> {
         let n = self.state.n;
+        self.trial_h = h;
         self.write_params_h(h);
         let Integrator::Implicit(implicit) = &self.integrator else {
             return Err(Error::param("method", self.method.name(), "the adaptive step is for implicit-euler"));
         };
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.adaptive") });
         implicit.begin_frame(&mut enc);
+        if let Some(w) = &self.wind {
+            w.save(&mut enc, &self.state);
+        }
         {
             let writes = self.timer.as_mut().and_then(|t| t.pass_writes());
             let mut raw = self.state.counters.begin_pass(&mut enc, "springsim.adaptive", writes);
             let mut pass = CountedPass::new(&mut raw, &self.state.counters).with_timer(self.timer.as_mut());
             self.state.counters.steps(1);
+            if let Some(w) = &self.wind {
+                w.encode_trial(&mut pass, n);
+            }
             implicit.encode_step(&mut pass, 0, n, self.settings.cg_max_iterations);
             if let Some(c) = &self.colliders {
                 c.encode(&mut pass, 1, n);
             }
             implicit.encode_strain(&mut pass, 0, n);
             pass.finish();
+        }
+        if let Some(w) = &self.wind {
+            w.restore(&mut enc, &self.state);
         }
         if let Some(t) = &self.timer {
             t.resolve(&mut enc);

@@ -24,6 +24,7 @@ impl GpuEngine {
             springs: m.end_a.len() as u64,
             entries: m.incidence.entries.len() as u64,
             colliders: self.colliders.as_ref().map_or(0, |_| m.colliders.len() as u64),
+            wind_entries: m.aero.map(|_| m.tri.others.len() as u64),
             steps: self.plan.substeps as u64,
             relinearize_every: self.plan.relinearize_every as u64,
             cg_iterations: s.cg_max_iterations as u64,
