@@ -235,7 +235,8 @@ fn bad_files_name_the_file_the_line_and_the_field() {
         ">= 0",
     );
     // force fields (issue #17 item 4): a NaN strength, a negative falloff radius, an inverted box, a bad wind
-    let field = |f: &str| with("    method", &format!("    forces: (\n        fields: [\n            {f},\n        ],\n    ),\n    method"));
+    let field =
+        |f: &str| with("    method", &format!("    forces: (\n        fields: [\n            {f},\n        ],\n    ),\n    method"));
     assert_bad(&field("(kind: Point, center: (0.0, 0.0, 0.0), strength: NaN, falloff: Constant)"), 5, "forces.fields[0].strength", "NaN");
     assert_bad(
         &field("(kind: Point, center: (0.0, 0.0, 0.0), strength: 1.0, falloff: Linear(radius: -2.0))"),
@@ -244,7 +245,9 @@ fn bad_files_name_the_file_the_line_and_the_field() {
         "-2",
     );
     assert_bad(
-        &field("(kind: Point, center: (0.0, 0.0, 0.0), strength: 1.0, falloff: Constant, bounds: Some(((0.0, 0.0, 0.0), (1.0, -1.0, 1.0))))"),
+        &field(
+            "(kind: Point, center: (0.0, 0.0, 0.0), strength: 1.0, falloff: Constant, bounds: Some(((0.0, 0.0, 0.0), (1.0, -1.0, 1.0))))",
+        ),
         5,
         "forces.fields[0].bounds",
         "inverted",

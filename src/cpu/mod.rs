@@ -5,9 +5,9 @@
 //! call except the pool's, which sleep between jobs.
 
 pub mod collide;
-pub mod fields;
 pub mod explicit;
 pub mod fast;
+pub mod fields;
 pub mod forces;
 pub mod implicit;
 pub mod leu;

@@ -11,7 +11,6 @@ mod costing;
 mod guard;
 
 use super::collide::Colliders;
-use super::wind::Wind;
 use super::cost::{CountedPass, GpuCost};
 use super::integrator::Integrator;
 use super::layout::{GpuParams, CURSOR_NONE};
@@ -20,6 +19,7 @@ use super::options::GpuOptions;
 use super::power::PowerKernels;
 use super::state::{pack_state, read_vec4s, xyz, GpuState};
 use super::timestamps::{GpuTimes, PhaseTimer, TimestampSupport};
+use super::wind::Wind;
 use crate::engine::{check_state_len, Checkpoint, Engine, Signals, StepsReport};
 use crate::error::{Error, Result};
 use crate::method::{GlobalSolve, Method, StepPlan, StepSettings};

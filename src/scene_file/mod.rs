@@ -173,7 +173,10 @@ impl Scene {
             nonneg("forces.central.strength", c.strength)?;
         }
         if f.forces.fields.len() > crate::model::MAX_FIELDS {
-            return Err(self.error("forces.fields", format!("{} fields: at most {} (they live in the GPU's Params uniform)", f.forces.fields.len(), crate::model::MAX_FIELDS)));
+            return Err(self.error(
+                "forces.fields",
+                format!("{} fields: at most {} (they live in the GPU's Params uniform)", f.forces.fields.len(), crate::model::MAX_FIELDS),
+            ));
         }
         for (i, fld) in f.forces.fields.iter().enumerate() {
             fld.validate(i).map_err(|e| self.wrap(&format!("forces.{}", field_of(&e).unwrap_or_else(|| format!("fields[{i}]"))), e))?;
