@@ -112,6 +112,8 @@ fn the_files_build_the_builders_models() {
         ("flag", scene::flag(41, None).expect("flag")),
         ("drape", scene::drape(41, None).expect("drape")),
         ("drape-sphere", model::drape_sphere(41, None).expect("drape-sphere")),
+        ("flag-gusts", scene::flag_gusts(41, None).expect("flag-gusts")),
+        ("vortex", scene::vortex(24, None).expect("vortex")),
     ];
     for (name, m) in expected {
         assert_eq!(scene::build(name, &SceneOptions::default()).expect(name), m, "{name}");

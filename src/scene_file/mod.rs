@@ -269,7 +269,9 @@ impl Scene {
         if let Some(c) = forces.central {
             m.forces.central = Some((c.center, c.strength));
         }
-        m.fields.extend(forces.fields.iter().copied());
+        if !forces.fields.is_empty() {
+            m.fields = forces.fields.clone();
+        }
         if forces.aero_wind.is_some() {
             m.aero_wind = forces.aero_wind;
         }
