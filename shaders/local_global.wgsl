@@ -58,7 +58,8 @@ fn lg_entry(e: u32) -> vec2<u32> {
     return vec2<u32>(code >> 1u, code & 1u);
 }
 
-// The damped inertia y = q + h α v (Liu §4.1), and x = y to start from; pinned: y = x = q (bit for bit).
+// The damped inertia y = q + h α v (Liu §4.1) plus h²α a_fields(q), and x = y to start from; pinned:
+// y = x = q (bit for bit).
 @compute @workgroup_size(WG)
 fn lg_inertia(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
@@ -70,7 +71,11 @@ fn lg_inertia(@builtin(global_invocation_id) gid: vec3<u32>) {
         dst[n + i] = vec4<f32>(q.xyz, 0.0);
         return;
     }
-    let y = q.xyz + src[n + i].xyz * (L.h * L.alpha);
+    var y = q.xyz + src[n + i].xyz * (L.h * L.alpha);
+    // the point fields' external force h² f_ext of Liu eq. 9, over the inertia weight (twin: fields_inertia)
+    if (P.n_fields != 0u) {
+        y += field_accel(q.xyz) * (L.h * L.h * L.alpha);
+    }
     dst[i] = vec4<f32>(y, q.w);
     dst[n + i] = vec4<f32>(y, 0.0);
 }

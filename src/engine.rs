@@ -50,7 +50,8 @@ pub struct Signals {
     /// the kinetic, spring and field energy (the guard takes it once, at its baseline).
     pub energy_scale: f64,
     /// The most power (W) the external forces can put in: the drag against a wind w gives
-    /// −d₀m(v − w)·v ≤ d₀m|w|²/4 per particle; gravity and the central field are in the energy and
+    /// −d₀m(v − w)·v ≤ d₀m|w|²/4 per particle, the force fields their
+    /// [`crate::reference::fields::power_bound`]; gravity and the central field are in the energy and
     /// the drag without wind only removes it.
     pub external_power: f64,
     /// Something moves along a scripted path ([`crate::model::Motion`]): its work is not bounded by
@@ -86,7 +87,7 @@ impl Signals {
             energy: forces::energy(model, x, v),
             max_strain: forces::max_strain(model, x),
             energy_scale: mass * model.gravity.norm() * extent + positive,
-            external_power: 0.25 * model.drag * mass * wind,
+            external_power: 0.25 * model.drag * mass * wind + crate::reference::fields::power_bound(model, x, v),
             scripted: model.has_motion(),
         }
     }

@@ -48,11 +48,28 @@ pub const SCENES: &[SceneInfo] = &[
     scene!("mesh"),
     scene!("rail"),
     scene!("folds"),
+    scene!("flag-gusts"),
+    scene!("vortex"),
 ];
 
 /// The builders a scene file can name (Rust code, in this module).
-pub const BUILDERS: &[&str] =
-    &["curtain", "cloth", "rope", "hair", "slinky", "jelly", "orbit", "flag", "drape", "drape-sphere", "mesh", "rail", "folds"];
+pub const BUILDERS: &[&str] = &[
+    "curtain",
+    "cloth",
+    "rope",
+    "hair",
+    "slinky",
+    "jelly",
+    "orbit",
+    "flag",
+    "drape",
+    "drape-sphere",
+    "mesh",
+    "rail",
+    "folds",
+    "flag-gusts",
+    "vortex",
+];
 
 impl SceneInfo {
     /// Its file, parsed.
@@ -140,6 +157,8 @@ pub(crate) fn builder(name: &str, n: usize, k: Option<f64>, mesh: Option<&Path>)
             Ok(m)
         }
         "flag" => flag(n, k),
+        "flag-gusts" => flag_gusts(n, k),
+        "vortex" => vortex(n, k),
         "drape" => drape(n, k),
         "drape-sphere" => model::drape_sphere(n, k),
         "rail" => rail(n, k),
@@ -202,6 +221,30 @@ pub fn rail(n: usize, k: Option<f64>) -> Result<Model> {
 
 /// The rail curtain's rings: every this many particles along the top row.
 pub const RAIL_RING_SPACING: usize = 8;
+/// The flag in gusting wind (issue #17 item 4): [`flag`] without its linear drag's wind (d₀ = 0.1/s
+/// against still air, a light damping), in a [`model::AeroWind`] that pushes on its triangles through
+/// their normals: c = ½ρC_d = 0.7 kg/m³, the air at (8, 0, 1) + (2, 0, 4)·g(t) m/s with the gust
+/// g(t) at 0.7 Hz ([`model::gust_shape`]), so the wind swings across the flag's plane and it flutters.
+pub fn flag_gusts(n: usize, k: Option<f64>) -> Result<Model> {
+    let mut m = flag(n, k)?;
+    m.forces.drag = 0.1;
+    m.forces.wind = [0.0; 3];
+    m.aero_wind = Some(model::AeroWind { base: [8.0, 0.0, 1.0], gust: [2.0, 0.0, 4.0], frequency: 0.7, coefficient: 0.7 });
+    Ok(m)
+}
+
+/// Strands in a vortex (issue #17 item 4): [`model::hair`]'s 16 strands, with air drag d₀ = 0.5/s, in a
+/// vortex of 6 m/s² about the vertical axis through the roots' centre that falls smoothly to zero 0.6 m
+/// from the axis and is off above y = 0.5, and a softened attractor (2 m/s², inverse square with a 0.2 m
+/// softening) at the roots' centre pulling the tips back toward the axis.
+pub fn vortex(n: usize, k: Option<f64>) -> Result<Model> {
+    let mut m = model::hair(n, k)?;
+    m.forces.drag = 0.5;
+    let mut v = model::Field::vortex([0.0; 3], [0.0, 1.0, 0.0], 6.0, model::Falloff::Smooth { radius: 0.6 });
+    v.bounds = Some(([-1.0, -1.0, -1.0], [1.0, 0.5, 1.0]));
+    m.fields = vec![v, model::Field::point([0.0; 3], 2.0, model::Falloff::InverseSquare { radius: 0.2 })];
+    Ok(m)
+}
 
 /// The drape: Liu et al.'s cloth (as [`model::curtain`], 1 m × 1 m, 1 kg) held flat at y = 0.5, centred
 /// over the origin, pinned only at the top of a post (its centre particle and the four around it),

@@ -113,6 +113,8 @@ fn the_files_build_the_builders_models() {
         ("drape", scene::drape(41, None).expect("drape")),
         ("drape-sphere", model::drape_sphere(41, None).expect("drape-sphere")),
         ("folds", model::folds(24, None).expect("folds")),
+        ("flag-gusts", scene::flag_gusts(41, None).expect("flag-gusts")),
+        ("vortex", scene::vortex(24, None).expect("vortex")),
     ];
     for (name, m) in expected {
         assert_eq!(scene::build(name, &SceneOptions::default()).expect(name), m, "{name}");
@@ -241,6 +243,36 @@ fn bad_files_name_the_file_the_line_and_the_field() {
         5,
         "self_collision.cell",
         "> 0",
+    );
+    // force fields (issue #17 item 4): a NaN strength, a negative falloff radius, an inverted box, a bad wind
+    let field =
+        |f: &str| with("    method", &format!("    forces: (\n        fields: [\n            {f},\n        ],\n    ),\n    method"));
+    assert_bad(&field("(kind: Point, center: (0.0, 0.0, 0.0), strength: NaN, falloff: Constant)"), 5, "forces.fields[0].strength", "NaN");
+    assert_bad(
+        &field("(kind: Point, center: (0.0, 0.0, 0.0), strength: 1.0, falloff: Linear(radius: -2.0))"),
+        5,
+        "forces.fields[0].falloff.radius",
+        "-2",
+    );
+    assert_bad(
+        &field(
+            "(kind: Point, center: (0.0, 0.0, 0.0), strength: 1.0, falloff: Constant, bounds: Some(((0.0, 0.0, 0.0), (1.0, -1.0, 1.0))))",
+        ),
+        5,
+        "forces.fields[0].bounds",
+        "inverted",
+    );
+    assert_bad(
+        &field("(kind: Vortex(axis: (0.0, 0.0, 0.0)), center: (0.0, 0.0, 0.0), strength: 1.0, falloff: Constant)"),
+        5,
+        "forces.fields[0].axis",
+        "non-zero",
+    );
+    assert_bad(
+        &with("    method", "    forces: (\n        aero_wind: (base: (1.0, 0.0, 0.0), coefficient: -0.7),\n    ),\n    method"),
+        4,
+        "forces.aero_wind.coefficient",
+        "-0.7",
     );
     assert_bad(&with("size: 8", "size: 2"), 2, "model.size", "at least 3");
     assert_bad(&with("(name: \"symplectic-euler\")", "(name: \"rk4\", substep_scale: -1.0)"), 3, "method.substep_scale", "> 0");

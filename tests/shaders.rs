@@ -56,10 +56,17 @@ fn check_params(module: &Module, file: &str) {
         ("cursor_damping", offset_of!(GpuParams, cursor_damping)),
         ("_pad0", offset_of!(GpuParams, _pad)),
         ("_pad1", offset_of!(GpuParams, _pad) + 4),
+        ("aero_base", offset_of!(GpuParams, aero_base)),
+        ("aero_gust", offset_of!(GpuParams, aero_gust)),
+        ("time", offset_of!(GpuParams, time)),
+        ("n_fields", offset_of!(GpuParams, n_fields)),
+        ("_pad2", offset_of!(GpuParams, _pad2)),
+        ("_pad3", offset_of!(GpuParams, _pad2) + 4),
+        ("fields", offset_of!(GpuParams, fields)),
     ] {
         assert_eq!(offset_of_member(&m, "Params", name) as usize, off, "{file}: Params.{name} offset");
     }
-    assert_eq!(m.len(), 12, "{file}: Params has exactly the GpuParams fields");
+    assert_eq!(m.len(), 19, "{file}: Params has exactly the GpuParams fields");
 }
 
 fn check_spring(module: &Module, file: &str) {
@@ -306,4 +313,13 @@ fn strain_limit_wgsl_validates_and_matches_rust() {
     for ep in ["strain_limit_pass", "strain_limit_copy"] {
         assert!(module.entry_points.iter().any(|e| e.name == ep), "no entry point {ep}");
     }
+}
+
+#[test]
+fn wind_kernel_validates_without_the_force_gather() {
+    let src = kernel_wgsl("wind.wgsl").expect("wind.wgsl is a kernel file");
+    let module = parse_and_validate("wind.wgsl", &compose(src));
+    assert!(module.entry_points.iter().any(|e| e.name == "wind_kick"), "wind.wgsl has wind_kick");
+    assert!(!compose(src).contains("fn accel("), "wind.wgsl gets no force gather");
+    check_params(&module, "wind.wgsl");
 }

@@ -16,6 +16,24 @@ struct Params {
     cursor_damping: f32,  // the cursor spring's damping d (1/s)
     _pad0: u32,
     _pad1: u32,
+    aero_base: vec4<f32>, // xyz: the aerodynamic wind's mean (m/s); w: c = ½ρC_d (kg/m³) (model::AeroWind)
+    aero_gust: vec4<f32>, // xyz: its gust amplitude (m/s); w: the gust frequency f (Hz)
+    time: f32,            // simulation time (s) at the start of the engine's current batch of steps
+    n_fields: u32,        // point fields in `fields` (at most MAX_FIELDS)
+    _pad2: u32,
+    _pad3: u32,
+    // Point fields, four vec4 each (twin: gpu::layout::pack_field): (centre, strength),
+    // (unit axis or 0, falloff radius), (box min, falloff code), (box max, 1 with a box else 0).
+    fields: array<vec4<f32>, 16>,
+}
+
+// The most point fields (twin: model::MAX_FIELDS).
+const MAX_FIELDS: u32 = 4u;
+
+// g(t) = 0.6 sin(2πft) + 0.4 sin(2π·2.17·ft + 1.1) (twin: model::gust_shape).
+fn gust_shape(f: f32, t: f32) -> f32 {
+    let p = 6.283185307179586 * f * t;
+    return 0.6 * sin(p) + 0.4 * sin(2.17 * p + 1.1);
 }
 
 // `Params.cursor_particle` when no particle is on the cursor spring (twin: gpu::layout::CURSOR_NONE).

@@ -7,6 +7,7 @@
 pub mod collide;
 pub mod explicit;
 pub mod fast;
+pub mod fields;
 pub mod forces;
 pub mod implicit;
 pub mod leu;
@@ -132,12 +133,15 @@ pub struct CpuEngine {
     /// The thread pool the parallel passes run on ([`CpuEngine::with_threads`]); `None`: rayon's
     /// global pool.
     pool: Option<std::sync::Arc<rayon::ThreadPool>>,
-    /// Simulated time (s): the end of the last accepted step (moving colliders and pins follow it).
+    /// Simulated time (s): the end of the last accepted step (moving colliders and pins follow it;
+    /// [`CpuModel::time`] holds the start of the current batch, for the gusts).
     time: f64,
     /// The adaptive step's pending trial step (s), added to the time when it is accepted.
     trial_h: f64,
     /// The time at the divergence guard's checkpoint.
     checkpoint_time: f64,
+    /// The velocities after the aerodynamic wind's impulse of the current step (see [`fields`]).
+    kick_v: Vec<V3>,
 }
 
 impl CpuEngine {
@@ -179,6 +183,7 @@ impl CpuEngine {
             time: 0.0,
             trial_h: 0.0,
             checkpoint_time: 0.0,
+            kick_v: Vec::new(),
         })
     }
 
@@ -252,7 +257,8 @@ impl CpuEngine {
     /// solve is returned. On failure the state is unchanged.
     pub fn implicit_step_h(&mut self, h: f64) -> Result<implicit::CgReport> {
         let o = self.implicit_options();
-        let rep = implicit::implicit_step(&self.model, h, &o, &self.x, &self.v, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
+        let v_in = if fields::wind_kick(&self.model, h, &self.x, &self.v, &mut self.kick_v) { &self.kick_v } else { &self.v };
+        let rep = implicit::implicit_step(&self.model, h, &o, &self.x, v_in, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
         std::mem::swap(&mut self.x, &mut self.x_next);
         std::mem::swap(&mut self.v, &mut self.v_next);
         collide::finish_step(&mut self.model, self.time + h, h, &mut self.x, &mut self.v, &mut self.strain);
@@ -271,7 +277,9 @@ impl CpuEngine {
     /// to the engine's second buffer, the current one stays until [`Engine::accept_trial`].
     fn try_implicit_step(&mut self, h: f64) -> Result<StepsReport> {
         let o = self.implicit_options();
-        let rep = implicit::implicit_step(&self.model, h, &o, &self.x, &self.v, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
+        self.model.time = self.time;
+        let v_in = if fields::wind_kick(&self.model, h, &self.x, &self.v, &mut self.kick_v) { &self.kick_v } else { &self.v };
+        let rep = implicit::implicit_step(&self.model, h, &o, &self.x, v_in, &mut self.x_next, &mut self.v_next, &mut self.imp)?;
         self.last_cg = rep;
         collide::finish_step(&mut self.model, self.time + h, h, &mut self.x_next, &mut self.v_next, &mut self.strain);
         self.trial_h = h;
@@ -322,16 +330,19 @@ impl CpuEngine {
             // local/global projects every iteration onto the colliders where they are at the step's end
             self.model.place(self.time + h);
         }
+        let kicked = fields::wind_kick(&self.model, h, &self.x, &self.v, &mut self.kick_v);
         let its = if self.method == Method::Newton {
             self.newton(h)?;
             let nt = self.newton.as_mut().ok_or_else(|| Error::Solver("Newton solver missing".into()))?;
-            let rep = nt.step(&self.model, max_it, tol, &self.x, &self.v, &mut self.x_next, &mut self.v_next)?;
+            let v_in = if kicked { &self.kick_v } else { &self.v };
+            let rep = nt.step(&self.model, max_it, tol, &self.x, v_in, &mut self.x_next, &mut self.v_next)?;
             self.last_residual = rep.residual;
             rep.iterations
         } else {
             self.local_global(h)?;
             let lg = self.lg.as_mut().ok_or_else(|| Error::Solver("local/global solver missing".into()))?;
-            let rep = lg.step(&self.model, iters, &self.x, &self.v, &mut self.x_next, &mut self.v_next)?;
+            let v_in = if kicked { &self.kick_v } else { &self.v };
+            let rep = lg.step(&self.model, iters, &self.x, v_in, &mut self.x_next, &mut self.v_next)?;
             self.last_residual = rep.residual;
             rep.solver_iterations
         };
@@ -345,28 +356,32 @@ impl CpuEngine {
 
     /// One step of the current method with the current plan.
     pub fn step(&mut self) {
+        self.model.time = self.time;
         self.in_pool(|s| s.substep())
     }
 
     /// The body of [`CpuEngine::step`].
     fn substep(&mut self) {
         let p = self.step_params();
+        let kicked = !matches!(self.method, Method::ImplicitEuler | Method::LocalGlobal | Method::Newton)
+            && fields::wind_kick(&self.model, p.h, &self.x, &self.v, &mut self.kick_v);
         let m = &self.model;
         let s = &mut self.scratch;
+        let v_in = if kicked { &self.kick_v } else { &self.v };
         match self.method {
-            Method::ExplicitEuler => explicit::euler_step(m, &p, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s),
-            Method::SymplecticEuler => explicit::symplectic_step(m, &p, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s),
-            Method::Midpoint => explicit::midpoint_step(m, &p, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s),
-            Method::Rk4 => explicit::rk4_step(m, &p, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s),
+            Method::ExplicitEuler => explicit::euler_step(m, &p, &self.x, v_in, &mut self.x_next, &mut self.v_next, s),
+            Method::SymplecticEuler => explicit::symplectic_step(m, &p, &self.x, v_in, &mut self.x_next, &mut self.v_next, s),
+            Method::Midpoint => explicit::midpoint_step(m, &p, &self.x, v_in, &mut self.x_next, &mut self.v_next, s),
+            Method::Rk4 => explicit::rk4_step(m, &p, &self.x, v_in, &mut self.x_next, &mut self.v_next, s),
             Method::Leu => {
                 if self.steps_since_lin >= self.plan.relinearize_every {
-                    leu::leu_linearize(m, &p, &self.x, &self.v, &mut self.lin, s);
+                    leu::leu_linearize(m, &p, &self.x, v_in, &mut self.lin, s);
                     self.steps_since_lin = 0;
                 }
                 let diverged =
-                    leu::leu_step(m, &p, &self.lin, self.settings.speed_limit, &self.x, &self.v, &mut self.x_next, &mut self.v_next);
+                    leu::leu_step(m, &p, &self.lin, self.settings.speed_limit, &self.x, v_in, &mut self.x_next, &mut self.v_next);
                 if diverged {
-                    leu::leu_fixup(m, &p, &mut self.lin, &self.x, &self.v, &mut self.x_next, &mut self.v_next, s);
+                    leu::leu_fixup(m, &p, &mut self.lin, &self.x, v_in, &mut self.x_next, &mut self.v_next, s);
                     self.steps_since_lin = 0;
                     self.leu_retries += 1;
                 }
@@ -453,6 +468,8 @@ impl CpuEngine {
     fn steps(&mut self, steps: usize) -> Result<StepsReport> {
         self.cg_iterations = 0;
         let h = self.plan.h;
+        // the gusts are evaluated at the batch's start on both backends (the GPU writes Params.time per batch)
+        self.model.time = self.time;
         match self.method {
             Method::ImplicitEuler => {
                 for _ in 0..steps {

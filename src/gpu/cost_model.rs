@@ -39,6 +39,9 @@ pub struct FrameShape {
     pub moving_pins: u64,
     /// Self-collision passes per step (0: off); each is the eight `sc_*` dispatches.
     pub self_collision_passes: u64,
+    /// The aerodynamic wind's vertex→triangle entries (three per triangle), `None` without the wind
+    /// (then no `wind_kick` dispatch).
+    pub wind_entries: Option<u64>,
     /// Steps per frame.
     pub steps: u64,
     /// Strain limiting's Jacobi passes per step (0: none; an odd count adds a copy back).
@@ -201,7 +204,7 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
                     // every phase its own pass, and one submit per iteration (r read back, δ uploaded) and at the end
                     let contact = s.colliders > 0 || s.moving_pins > 0 || s.self_collision_passes > 0 || s.strain_passes > 0;
                     let projections = (s.colliders > 0) as u64 * li.saturating_sub(1);
-                    m.passes = steps * (1 + 3 * li + 3 + contact as u64 + projections);
+                    m.passes = steps * (1 + 3 * li + 3 + contact as u64 + projections + s.wind_entries.is_some() as u64);
                     m.submits = solves + 1;
                 }
                 GlobalSolve::Chebyshev => match s.multigrid {
@@ -239,6 +242,10 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
     }
     if s.self_collision_passes > 0 && n > 0 {
         self_collision(&mut m, steps * s.self_collision_passes, n, e);
+    }
+    if let Some(te) = s.wind_entries {
+        // the state and the offsets per particle; per entry the pair (j, k) and both states
+        m.add("wind_kick", Phase::Forces, steps, g, n * (ST + 8) + 4 + te * (8 + 2 * ST), n * ST);
     }
     if s.colliders > 0 {
         m.add("collide", Phase::Collide, steps, g, n * ST + s.colliders * COLLIDER, n * ST);

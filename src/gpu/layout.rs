@@ -32,6 +32,29 @@ pub struct GpuParams {
     pub cursor_damping: f32,
     /// Padding to 96 bytes.
     pub _pad: [u32; 2],
+    /// xyz: the aerodynamic wind's mean (m/s); w: its c = ½ρC_d (kg/m³) (see [`crate::model::AeroWind`]).
+    pub aero_base: [f32; 4],
+    /// xyz: the gust amplitude (m/s); w: the gust frequency (Hz).
+    pub aero_gust: [f32; 4],
+    /// The simulation time (s) at the start of the engine's current batch of steps (the gusts' t).
+    pub time: f32,
+    /// Point fields in `fields`.
+    pub n_fields: u32,
+    /// Padding.
+    pub _pad2: [u32; 2],
+    /// The point fields, four `vec4` each ([`pack_field`]).
+    pub fields: [[f32; 4]; 4 * crate::model::MAX_FIELDS],
+}
+
+/// The four `vec4` of a point field in `Params.fields`: (centre, strength), (unit axis or 0, falloff
+/// radius), (box min, falloff code), (box max, 1 with a box else 0).
+pub fn pack_field(f: &crate::reference::fields::CpuField) -> [[f32; 4]; 4] {
+    let v4 = |p: &nalgebra::Vector3<f64>, w: f64| [p.x as f32, p.y as f32, p.z as f32, w as f32];
+    let (lo, hi, has) = match f.bounds {
+        Some((lo, hi)) => (lo, hi, 1.0),
+        None => (nalgebra::Vector3::zeros(), nalgebra::Vector3::zeros(), 0.0),
+    };
+    [v4(&f.center, f.strength), v4(&f.axis, f.radius), v4(&lo, f.falloff as f64), v4(&hi, has)]
 }
 
 /// `GpuParams::cursor_particle` when no particle is on the cursor spring (`CURSOR_NONE` in WGSL).
@@ -274,7 +297,7 @@ pub const SHARED_WGSL: [(&str, &str); 3] = [
 ///
 /// The PCG (`shaders/pcg.wgsl`) is a solver without an operator: each linear system composes its
 /// operator file in front of it (`implicit.wgsl` for implicit Euler, `local_global.wgsl` for Liu's global step).
-pub const KERNEL_WGSL: [(&str, &str); 9] = [
+pub const KERNEL_WGSL: [(&str, &str); 10] = [
     ("explicit.wgsl", include_str!("../../shaders/explicit.wgsl")),
     ("leu.wgsl", include_str!("../../shaders/leu.wgsl")),
     ("power.wgsl", include_str!("../../shaders/power.wgsl")),
@@ -284,6 +307,7 @@ pub const KERNEL_WGSL: [(&str, &str); 9] = [
     ("multigrid.wgsl", include_str!("../../shaders/multigrid.wgsl")),
     ("self_collision.wgsl", include_str!("../../shaders/self_collision.wgsl")),
     ("strain_limit.wgsl", include_str!("../../shaders/strain_limit.wgsl")),
+    ("wind.wgsl", include_str!("../../shaders/wind.wgsl")),
 ];
 
 /// The source of the kernel file `name` in [`KERNEL_WGSL`] (e.g. `"implicit.wgsl"`).

@@ -375,7 +375,7 @@ impl LocalGlobalIntegrator {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         st: &GpuState,
-        end: StepEnd,
+        (end, wind): (StepEnd, Option<&super::wind::Wind>),
         settings: &StepSettings,
         steps: usize,
         profile: bool,
@@ -392,7 +392,7 @@ impl LocalGlobalIntegrator {
                 }
             }
         }
-        let result = self.host_frame_with(&mut rt, device, queue, st, end, settings, steps, profile);
+        let result = self.host_frame_with(&mut rt, device, queue, st, (end, wind), settings, steps, profile);
         if let Ok(split) = &result {
             rt.split = *split;
         }
@@ -407,7 +407,7 @@ impl LocalGlobalIntegrator {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         st: &GpuState,
-        end: StepEnd,
+        (end, wind): (StepEnd, Option<&super::wind::Wind>),
         settings: &StepSettings,
         steps: usize,
         profile: bool,
@@ -430,6 +430,13 @@ impl LocalGlobalIntegrator {
         st.counters.steps(steps);
         for step in 0..steps {
             let mut advances = 0;
+            if let Some(w) = wind {
+                // the wind's impulse into the other buffer; the step runs from there
+                let mut pass = st.counters.begin_pass(&mut enc, "springsim.wind", None);
+                w.encode(&mut CountedPass::new(&mut pass, &st.counters), p, n);
+                drop(pass);
+                p ^= 1;
+            }
             for op in &ops {
                 match *op {
                     LgOp::Gpu(phase) => {

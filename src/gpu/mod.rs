@@ -26,6 +26,7 @@ pub mod state;
 pub mod step_end;
 pub mod strain_limit;
 pub mod timestamps;
+pub mod wind;
 
 pub use context::GpuContext;
 pub use cost::{CountedPass, GpuCost, GpuCounters, Phase};

@@ -22,6 +22,7 @@ use super::state::{pack_state, read_vec4s, xyz, GpuState};
 use super::step_end::StepEnd;
 use super::strain_limit::StrainLimiter;
 use super::timestamps::{GpuTimes, PhaseTimer, TimestampSupport};
+use super::wind::Wind;
 use crate::engine::{check_state_len, Checkpoint, Engine, Signals, StepsReport};
 use crate::error::{Error, Result};
 use crate::method::{GlobalSolve, Method, StepPlan, StepSettings};
@@ -59,7 +60,8 @@ pub struct GpuEngine {
     checkpoint: Option<wgpu::Buffer>,
     /// GPU timestamps per phase, when asked for and the device has them ([`GpuEngine::enable_timestamps`]).
     timer: Option<PhaseTimer>,
-    /// Simulated time (s): the end of the last recorded or accepted step.
+    /// Simulated time (s): the end of the last recorded or accepted step; `Params.time` holds the start
+    /// of the current batch for the gusts ([`GpuEngine::write_time`]).
     time: f64,
     /// The adaptive step's pending trial step (s), added to the time when it is accepted.
     trial_h: f64,
@@ -67,6 +69,8 @@ pub struct GpuEngine {
     checkpoint_time: f64,
     /// The steps whose placements [`GpuEngine::prepare_frame`] wrote: (start time, steps).
     prepared: Option<(f64, usize)>,
+    /// The aerodynamic wind's pass, `None` without the wind.
+    wind: Option<Wind>,
 }
 
 /// The implicit method's settings that the GPU cannot honour are errors, not silent changes.
@@ -124,6 +128,7 @@ impl GpuEngine {
         }
         let self_collider = SelfCollider::new(device, &options, &state, cm.self_collision.as_ref())?;
         let strain = StrainLimiter::new(device, &options, &state, cm.strain_limit)?;
+        let wind = Wind::new(device, &options, &state, &cm)?;
         let sim = GpuEngine {
             device: device.clone(),
             queue: queue.clone(),
@@ -146,6 +151,7 @@ impl GpuEngine {
             trial_h: 0.0,
             checkpoint_time: 0.0,
             prepared: None,
+            wind,
         };
         sim.write_params();
         Ok(sim)
@@ -192,7 +198,20 @@ impl GpuEngine {
             + self.colliders.as_ref().map_or(0, |c| c.bytes)
             + self.self_collider.as_ref().map_or(0, |c| c.bytes)
             + self.strain.as_ref().map_or(0, |s| s.bytes)
+            + self.wind.as_ref().map_or(0, |w| w.bytes)
             + self.checkpoint.as_ref().map_or(0, |b| b.size())
+    }
+
+    /// Writes the simulation time reached so far into `Params.time` (the gusts of
+    /// [`crate::model::AeroWind`] are evaluated at it over the next batch of steps). The blocking calls
+    /// do it before each batch; a host that records [`GpuEngine::encode_frame`] itself calls it before
+    /// each frame's submit (else the gust stays at the last time written). Nothing without the wind.
+    pub fn write_time(&self) {
+        if self.wind.is_some() {
+            let t = self.time as f32;
+            let at = std::mem::offset_of!(GpuParams, time) as u64;
+            self.state.counters.write_buffer(&self.queue, &self.state.params, at, bytemuck::bytes_of(&t));
+        }
     }
 
     fn write_params(&self) {
@@ -214,7 +233,18 @@ impl GpuEngine {
             cursor_particle: CURSOR_NONE,
             cursor_damping: 0.0,
             _pad: [0; 2],
+            time: self.time as f32,
+            n_fields: m.fields.len() as u32,
+            ..Default::default()
         };
+        if let Some(a) = m.aero {
+            let v4 = |p: [f64; 3], w: f64| [p[0] as f32, p[1] as f32, p[2] as f32, w as f32];
+            p.aero_base = v4(a.base, a.coefficient);
+            p.aero_gust = v4(a.gust, a.frequency);
+        }
+        for (f, field) in m.fields.iter().take(crate::model::MAX_FIELDS).enumerate() {
+            p.fields[4 * f..4 * f + 4].copy_from_slice(&super::layout::pack_field(field));
+        }
         if let Some(c) = self.cursor.filter(|_| !self.method.is_implicit()) {
             p.cursor = [c.target[0] as f32, c.target[1] as f32, c.target[2] as f32, c.stiffness as f32];
             p.cursor_particle = c.particle as u32;
@@ -268,41 +298,44 @@ impl GpuEngine {
         self.time
     }
 
-    /// Whether the model moves colliders or pins along paths (then [`GpuEngine::prepare_frame`] comes
-    /// before every [`GpuEngine::encode_frame`]).
-    pub fn has_motion(&self) -> bool {
-        self.model.has_motion()
+    /// Whether the model depends on time: it moves colliders or pins along paths, or has gusting wind
+    /// (then [`GpuEngine::prepare_frame`] comes before every [`GpuEngine::encode_frame`]).
+    pub fn needs_prepare(&self) -> bool {
+        self.model.has_motion() || self.wind.is_some()
     }
 
-    /// Writes the next frame's placements of whatever moves along a path (the colliders where they are
-    /// at the end of each of the frame's steps, the moving pins' offsets and velocities): one
-    /// `write_buffer` of one 256-byte-aligned block per step, evaluated in f64 on the host. Nothing to
-    /// do for a model without motions. Call it before [`GpuEngine::encode_frame`].
+    /// Writes what the next frame needs to know of time, before [`GpuEngine::encode_frame`]: the time
+    /// for the gusts ([`GpuEngine::write_time`]) and the placements of whatever moves along a path (the
+    /// colliders where they are at the end of each of the frame's steps, the moving pins' offsets and
+    /// velocities: one `write_buffer` of one 256-byte-aligned block per step, evaluated in f64 on the
+    /// host). Nothing to do for a model that does not depend on time.
     pub fn prepare_frame(&mut self) -> Result<()> {
         self.prepare_steps(self.plan.substeps, self.plan.h)
     }
 
     /// [`GpuEngine::prepare_frame`] for `steps` steps of size `h`.
     pub fn prepare_steps(&mut self, steps: usize, h: f64) -> Result<()> {
-        if !self.model.has_motion() {
+        if !self.needs_prepare() {
             return Ok(());
         }
-        let Some(c) = self.colliders.as_mut() else { return Ok(()) };
-        let t_end: Vec<f64> = (1..=steps).map(|k| self.time + k as f64 * h).collect();
-        c.write_slots(&self.device, &self.queue, &self.state.counters, &mut self.model, &t_end)?;
+        self.write_time();
+        if let Some(c) = self.colliders.as_mut().filter(|_| self.model.has_motion()) {
+            let t_end: Vec<f64> = (1..=steps).map(|k| self.time + k as f64 * h).collect();
+            c.write_slots(&self.device, &self.queue, &self.state.counters, &mut self.model, &t_end)?;
+        }
         self.prepared = Some((self.time, steps));
         Ok(())
     }
 
-    /// The scripted motion's placements must have been written for these steps.
+    /// A model that depends on time must have had its frame prepared for these steps.
     fn check_prepared(&self, steps: usize) -> Result<()> {
         match self.prepared {
-            _ if !self.model.has_motion() => Ok(()),
+            _ if !self.needs_prepare() => Ok(()),
             Some((t, k)) if t == self.time && k >= steps => Ok(()),
             _ => Err(Error::param(
                 "encode_frame",
                 "without prepare_frame",
-                "this model moves colliders or pins along paths: call GpuEngine::prepare_frame (it writes the frame's placements) before each encode_frame",
+                "this model depends on time (colliders or pins on paths, or gusting wind): call GpuEngine::prepare_frame (it writes the frame's time and placements) before each encode_frame",
             )),
         }
     }
@@ -322,6 +355,11 @@ impl GpuEngine {
             let mut pass = CountedPass::new(&mut raw, &self.state.counters).with_timer(self.timer.as_mut());
             self.state.counters.steps(steps);
             for k in 0..steps {
+                if let Some(w) = &self.wind {
+                    // the wind's impulse into the other buffer; the step runs from there
+                    w.encode(&mut pass, p, self.state.n);
+                    p ^= 1;
+                }
                 let contact = self.colliders.as_ref().map(|c| (c, k));
                 self.integrator.encode_step(&mut pass, p, &self.state, &self.plan, &self.settings, contact)?;
                 let end = StepEnd {

@@ -5,6 +5,7 @@ mod builders;
 mod collider;
 mod csr;
 mod cursor;
+mod fields;
 mod motion;
 mod self_collision;
 mod strain_limit;
@@ -13,6 +14,7 @@ pub use builders::*;
 pub use collider::Collider;
 pub use csr::Incidence;
 pub use cursor::Cursor;
+pub use fields::{gust_shape, AeroWind, Falloff, Field, FieldKind, TriIncidence, MAX_FIELDS};
 pub use motion::{Motion, MotionTarget, Path};
 pub use self_collision::SelfCollision;
 pub use strain_limit::{StrainLimit, DEFAULT_STRAIN_LIMIT, DEFAULT_STRAIN_PASSES, DEFAULT_STRAIN_RELAXATION};
@@ -89,6 +91,10 @@ pub struct Model {
     pub self_collision: Option<SelfCollision>,
     /// Provot's strain limiting after every step (none by default: the steps are exactly as before).
     pub strain_limit: Option<StrainLimit>,
+    /// Point force fields (attractors, repellers, vortices; at most [`MAX_FIELDS`]), none by default.
+    pub fields: Vec<Field>,
+    /// Gusting aerodynamic wind on the triangles (`None` by default).
+    pub aero_wind: Option<AeroWind>,
 }
 
 impl Model {
@@ -106,6 +112,8 @@ impl Model {
             motions: Vec::new(),
             self_collision: None,
             strain_limit: None,
+            fields: Vec::new(),
+            aero_wind: None,
         }
     }
 
@@ -164,7 +172,8 @@ impl Model {
     ///
     /// Rules: finite positions, velocities and force parameters; mass > 0; k ≥ 0; kd ≥ 0; rest length ≥ 0;
     /// spring endpoints in range and distinct; the per-particle arrays of equal length; colliders with
-    /// finite, non-zero normals, finite offsets and friction ≥ 0.
+    /// finite, non-zero normals, finite offsets and friction ≥ 0; point fields and the aerodynamic wind
+    /// as [`Field::validate`] and [`AeroWind::validate`] say.
     pub fn validate(&self) -> Result<()> {
         let n = self.positions.len();
         for (name, len) in [("velocities", self.velocities.len()), ("masses", self.masses.len()), ("pinned", self.pinned.len())] {
@@ -247,6 +256,7 @@ impl Model {
         if let Some(sl) = &self.strain_limit {
             sl.validate()?;
         }
+        fields::validate(&self.fields, self.aero_wind.as_ref(), self.triangles.len())?;
         for (t, tri) in self.triangles.iter().enumerate() {
             for &v in tri {
                 if v as usize >= n {
@@ -264,6 +274,11 @@ impl Model {
     /// The CSR incidence lists of the springs (see [`Incidence`]).
     pub fn incidence(&self) -> Incidence {
         Incidence::build(self.n_particles(), &self.springs)
+    }
+
+    /// The triangles around each particle (see [`TriIncidence`]), for the aerodynamic wind.
+    pub fn tri_incidence(&self) -> TriIncidence {
+        TriIncidence::build(self.n_particles(), &self.triangles)
     }
 
     /// Axis-aligned bounds of the initial positions (min, max).

@@ -52,12 +52,16 @@ pub fn spring_force(m: &CpuModel, alpha: f64, s: usize, x: &[V3], v: &[V3]) -> V
     f
 }
 
-/// Acceleration of a free particle from the external fields: g − d₀(v − wind) − s(x − c).
+/// Acceleration of a free particle from the external fields: g − d₀(v − wind) − s(x − c), plus the
+/// point fields ([`super::fields::field_accel`]: attractors, repellers, vortices).
 #[inline(always)]
 pub fn external_accel(m: &CpuModel, x: V3, v: V3) -> V3 {
     let mut a = m.gravity - (v - m.wind) * m.drag;
     if m.central_strength != 0.0 {
         a -= (x - m.central_center) * m.central_strength;
+    }
+    if !m.fields.is_empty() {
+        a += super::fields::field_accel(m, x);
     }
     a
 }

@@ -32,12 +32,13 @@ pub fn entry_spring(e: u32) -> (usize, f64) {
     ((e >> 1) as usize, if e & 1 == 0 { 1.0 } else { -1.0 })
 }
 
-/// `lg_inertia`: the damped inertia yᵢ = qᵢ + h α vᵢ (Liu §4.1); a pinned particle: yᵢ = qᵢ.
+/// `lg_inertia`: the damped inertia yᵢ = qᵢ + h α vᵢ (Liu §4.1), plus the point fields' external force
+/// h²α a_fields(qᵢ) (Liu eq. 9's h² f_ext, divided by the inertia weight 1 + h d₀); a pinned particle: yᵢ = qᵢ.
 pub fn lg_inertia(i: usize, m: &CpuModel, p: &LgParams, q: &[V3], v: &[V3]) -> V3 {
     if m.inv_mass[i] == 0.0 {
         q[i]
     } else {
-        q[i] + v[i] * (p.h * p.alpha)
+        q[i] + v[i] * (p.h * p.alpha) + super::fields::fields_inertia(m, p.h, p.alpha, q[i])
     }
 }
 

@@ -3,8 +3,10 @@
 //! index first). Safe Rust only, no SIMD, no threads: the CPU engine ([`crate::cpu`]) runs these in
 //! parallel, and the tests hold the GPU to them.
 //!
-//! What is where: the force model ([`forces`]: `accel`), [`explicit`] (`euler_step` … `rk4_stage4`),
-//! [`collide`], [`strain_limit`] (`strain_limit_pass`, `strain_limit_copy`), [`implicit`] (`implicit_prepare`, `implicit_integrate`, `implicit_strain` and the PCG
+//! What is where: the force model ([`forces`]: `accel`), the force fields ([`fields`]: `field_accel`,
+//! `wind_kick`), [`explicit`] (`euler_step` … `rk4_stage4`),
+//! [`collide`] (`collide`, `collide_positions`, `move_pins`), [`strain_limit`] (`strain_limit_pass`,
+//! `strain_limit_copy`), [`self_collision`], [`implicit`] (`implicit_prepare`, `implicit_integrate`, `implicit_strain` and the PCG
 //! operator `operator_apply`), [`leu`] (`leu_linearize`, `leu_step`, `leu_fixup`), [`power`]
 //! (`power_matvec`, `power_reduce` and the shared start vector), [`local_global`] (`lg_inertia`,
 //! `lg_local`, `lg_residual`, `lg_chebyshev`, `lg_cheb_residual`, `lg_cheb_combine`, `lg_advance`,
@@ -18,6 +20,7 @@
 
 pub mod collide;
 pub mod explicit;
+pub mod fields;
 pub mod forces;
 pub mod implicit;
 pub mod leu;

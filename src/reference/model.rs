@@ -61,6 +61,15 @@ pub struct CpuModel {
     pub self_collision: Option<crate::model::SelfCollision>,
     /// Provot's strain limiting after every step ([`crate::model::StrainLimit`]), `None` for none.
     pub strain_limit: Option<crate::model::StrainLimit>,
+    /// The point fields (see [`crate::model::Field`]), in order.
+    pub fields: Vec<super::fields::CpuField>,
+    /// The aerodynamic wind on the triangles (see [`crate::model::AeroWind`]).
+    pub aero: Option<crate::model::AeroWind>,
+    /// The triangles around each particle (empty without `aero`).
+    pub tri: crate::model::TriIncidence,
+    /// The simulation time (s) the gusts are evaluated at: the start of the engine's current batch of
+    /// steps (as the GPU's `Params.time`).
+    pub time: f64,
 }
 
 impl CpuModel {
@@ -117,6 +126,10 @@ impl CpuModel {
             moving_pins_rest: moving.iter().map(|&(i, _)| V3::from(model.positions[i])).collect(),
             self_collision: model.self_collision,
             strain_limit: model.strain_limit,
+            fields: model.fields.iter().map(super::fields::CpuField::new).collect(),
+            aero: model.aero_wind,
+            tri: if model.aero_wind.is_some() { model.tri_incidence() } else { Default::default() },
+            time: 0.0,
         };
         cm.place(0.0);
         Ok(cm)

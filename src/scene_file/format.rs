@@ -103,6 +103,15 @@ pub struct ForcesSpec {
     /// A central field: acceleration −strength·(x − center).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub central: Option<Central>,
+    /// Point fields (attractors, repellers, vortices; at most four), e.g.
+    /// `fields: [(kind: Vortex(axis: (0.0, 1.0, 0.0)), center: (0.0, 0.0, 0.0), strength: 3.0, falloff: Smooth(radius: 1.0))]`
+    /// (see [`crate::model::Field`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<crate::model::Field>,
+    /// Gusting aerodynamic wind on the triangles (see [`crate::model::AeroWind`]), e.g.
+    /// `aero_wind: (base: (8.0, 0.0, 1.0), gust: (2.0, 0.0, 4.0), frequency: 0.7, coefficient: 0.7)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aero_wind: Option<crate::model::AeroWind>,
 }
 
 impl ForcesSpec {

@@ -173,6 +173,18 @@ impl Scene {
             finite("forces.central.center", &c.center)?;
             nonneg("forces.central.strength", c.strength)?;
         }
+        if f.forces.fields.len() > crate::model::MAX_FIELDS {
+            return Err(self.error(
+                "forces.fields",
+                format!("{} fields: at most {} (they live in the GPU's Params uniform)", f.forces.fields.len(), crate::model::MAX_FIELDS),
+            ));
+        }
+        for (i, fld) in f.forces.fields.iter().enumerate() {
+            fld.validate(i).map_err(|e| self.wrap(&format!("forces.{}", field_of(&e).unwrap_or_else(|| format!("fields[{i}]"))), e))?;
+        }
+        if let Some(a) = &f.forces.aero_wind {
+            a.validate().map_err(|e| self.wrap(&format!("forces.{}", field_of(&e).unwrap_or_else(|| "aero_wind".into())), e))?;
+        }
         for (i, c) in f.colliders.iter().enumerate() {
             c.validate(i).map_err(|e| self.wrap(&field_of(&e).unwrap_or_else(|| format!("colliders[{i}]")), e))?;
         }
@@ -267,6 +279,12 @@ impl Scene {
         }
         if let Some(c) = forces.central {
             m.forces.central = Some((c.center, c.strength));
+        }
+        if !forces.fields.is_empty() {
+            m.fields = forces.fields.clone();
+        }
+        if forces.aero_wind.is_some() {
+            m.aero_wind = forces.aero_wind;
         }
         let n = m.n_particles();
         for (i, &p) in f.pins.iter().enumerate() {

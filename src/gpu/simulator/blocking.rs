@@ -83,7 +83,7 @@ impl GpuEngine {
             return Err(Error::param("method", self.method.name(), "the host-driven frame is for local-global"));
         };
         let end = StepEnd { strain: self.strain.as_ref(), self_collider: self.self_collider.as_ref(), colliders: self.colliders.as_ref() };
-        let split = lg.host_frame(&self.device, &self.queue, &self.state, end, &self.settings, steps, profile)?;
+        let split = lg.host_frame(&self.device, &self.queue, &self.state, (end, self.wind.as_ref()), &self.settings, steps, profile)?;
         self.time += steps as f64 * self.plan.h;
         self.prepared = None;
         Ok(split)
@@ -180,17 +180,26 @@ impl GpuEngine {
         };
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.adaptive") });
         implicit.begin_frame(&mut enc);
+        if let Some(w) = &self.wind {
+            w.save(&mut enc, &self.state);
+        }
         {
             let writes = self.timer.as_mut().and_then(|t| t.pass_writes());
             let mut raw = self.state.counters.begin_pass(&mut enc, "springsim.adaptive", writes);
             let mut pass = CountedPass::new(&mut raw, &self.state.counters).with_timer(self.timer.as_mut());
             self.state.counters.steps(1);
+            if let Some(w) = &self.wind {
+                w.encode_trial(&mut pass, n);
+            }
             implicit.encode_step(&mut pass, 0, n, self.settings.cg_max_iterations);
             let end =
                 StepEnd { strain: self.strain.as_ref(), self_collider: self.self_collider.as_ref(), colliders: self.colliders.as_ref() };
             end.encode(&mut pass, 1, n, 0);
             implicit.encode_strain(&mut pass, 0, n);
             pass.finish();
+        }
+        if let Some(w) = &self.wind {
+            w.restore(&mut enc, &self.state);
         }
         if let Some(t) = &self.timer {
             t.resolve(&mut enc);

@@ -26,6 +26,7 @@ impl GpuEngine {
             colliders: self.colliders.as_ref().map_or(0, |_| m.colliders.len() as u64),
             moving_pins: self.colliders.as_ref().map_or(0, |_| m.moving_pins.len() as u64),
             self_collision_passes: self.self_collider.as_ref().map_or(0, |_| m.self_collision.map_or(0, |s| s.passes as u64)),
+            wind_entries: m.aero.map(|_| m.tri.others.len() as u64),
             steps: self.plan.substeps as u64,
             strain_passes: self.strain.as_ref().map_or(0, |s| s.passes() as u64),
             relinearize_every: self.plan.relinearize_every as u64,
