@@ -187,7 +187,7 @@ fn bad_motions_are_one_line_errors() {
     let text = scene::SCENES.iter().find(|s| s.name == "rail").unwrap().text.replace("(3.0, (0.0, 0.0, 0.0))", "(1.0, (0.0, 0.0, 0.0))");
     let e =
         springsim::scene_file::Scene::parse(&text, std::path::Path::new("rail-bad.ron")).and_then(|s| s.build(&SceneOptions::default()));
-    let e = e.err().expect("keys out of order").to_string();
+    let e = e.expect_err("keys out of order").to_string();
     eprintln!("{e}");
     assert!(e.contains("rail-bad.ron") && e.contains("motions[0].path.keys[2].time") && !e.contains('\n'), "{e}");
 }

@@ -70,8 +70,8 @@ fn cpu_soft_curtain_stays_within_the_limit_explicit() {
 /// The must-show for the other methods on the soft curtain at 21×21, 10 frames, with the default 128
 /// passes and ω = 1.95 (measured worst stretch on: RK4 0.09998, local/global 0.09997, implicit Euler
 /// 0.10025, Newton 0.10015; off 0.406, 0.358, 0.366, 0.375). Explicit Euler and LEU diverge with
-/// strain limiting on, with or without the velocity correction (NOT solved): they are checked only
-/// with it off.
+/// strain limiting on, with or without the velocity correction (not solved): both engines refuse them
+/// with it, by a one-line error naming `strain_limiting`.
 #[test]
 fn cpu_soft_curtain_stays_within_the_limit_other_methods() {
     for (method, passes) in [(Method::Rk4, 128), (Method::LocalGlobal, 128), (Method::ImplicitEuler, 128), (Method::Newton, 128)] {
@@ -85,6 +85,14 @@ fn cpu_soft_curtain_stays_within_the_limit_other_methods() {
     for method in [Method::ExplicitEuler, Method::Leu] {
         let off = worst_stretch_cpu(&soft_curtain(21, None), method, 10);
         assert!(off > SLACK * TAU, "{method}: off {off}");
+        let m = soft_curtain(21, Some(StrainLimit::new(TAU)));
+        let e = CpuSimulator::new(&m, method, StepSettings::default()).err().expect("refused").to_string();
+        eprintln!("{e}");
+        assert!(e.contains("strain_limiting") && e.contains(method.name()) && !e.contains('\n'), "{e}");
+        if let Some(ctx) = gpu() {
+            let e = GpuSimulator::new(&ctx.device, &ctx.queue, &m, method, StepSettings::default()).err().expect("refused");
+            assert!(e.to_string().contains("strain_limiting"), "{e}");
+        }
     }
 }
 

@@ -80,6 +80,7 @@ pub fn engine_bytes(p: u64, s: u64, method: Method) -> u64 {
 /// The solver must suit the method, and the tridiagonal solve needs a chain: an error at construction
 /// otherwise.
 fn check_cpu_settings(m: &CpuModel, method: Method, s: &StepSettings) -> Result<()> {
+    crate::reference::strain_limit::check_method(method, m.strain_limit)?;
     s.global.resolve(method)?;
     s.preconditioner.check(method, s.global)?;
     if method == Method::ImplicitEuler && s.global == crate::method::GlobalSolve::Tridiagonal {

@@ -119,6 +119,7 @@ impl GpuEngine {
             &format!("the GPU engine's host copy of {np} particles and {ns} springs"),
             crate::memory::cpu_model_bytes(np, ns) + 64 * np + 32 * ns,
         )?;
+        crate::reference::strain_limit::check_method(method, model.strain_limit)?;
         let mut cm = CpuModel::new(model)?;
         let state = GpuState::new(device, &cm, &model.positions, &model.velocities)?;
         let integrator = Integrator::new(device, &options, &state, &cm, method, &settings)?;
@@ -530,6 +531,7 @@ impl Engine for GpuEngine {
     /// the state is kept.
     fn set_method(&mut self, method: Method) -> Result<()> {
         check_gpu_settings(method, &self.settings)?;
+        crate::reference::strain_limit::check_method(method, self.model.strain_limit)?;
         let integrator = Integrator::new(&self.device, &self.options, &self.state, &self.model, method, &self.settings)?;
         self.integrator = integrator;
         self.method = method;
