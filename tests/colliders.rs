@@ -200,4 +200,3 @@ fn cloth_dropped_on_a_sphere_gpu_matches_reference() {
         assert!(e < tol, "{method}: GPU vs reference {e:.3e} relative to the motion (tolerance {tol:.0e})");
     }
 }
-

@@ -33,7 +33,10 @@ pub fn check_method(method: Method, sl: Option<StrainLimit>) -> Result<()> {
         Some(sl) if matches!(method, Method::ExplicitEuler | Method::Leu) => Err(Error::param(
             "strain_limiting",
             sl.limit,
-            format!("{} diverges with strain limiting on; use symplectic-euler, midpoint, rk4, implicit-euler or local-global", method.name()),
+            format!(
+                "{} diverges with strain limiting on; use symplectic-euler, midpoint, rk4, implicit-euler or local-global",
+                method.name()
+            ),
         )),
         _ => Ok(()),
     }
