@@ -17,40 +17,8 @@
 //!   side (v_{n+1} = v_n + h a_wind + h M⁻¹f(x_{n+1}, v_{n+1}); y = q + hα(v + h a_wind)); for the
 //!   explicit methods and LEU it is a first-order operator split.
 
-use super::forces::EPS_LEN;
-use super::model::{CpuModel, V3};
-
-/// One point field laid out for the kernels: the WGSL record's four `vec4` (see `gpu::layout`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CpuField {
-    /// The centre c.
-    pub center: V3,
-    /// The signed strength s (m/s²).
-    pub strength: f64,
-    /// The unit axis â of a vortex; zero for a point field.
-    pub axis: V3,
-    /// The falloff code (0 constant, 1 inverse square, 2 linear, 3 smooth).
-    pub falloff: u32,
-    /// The falloff radius.
-    pub radius: f64,
-    /// The box (min, max) outside which the field is off.
-    pub bounds: Option<(V3, V3)>,
-}
-
-impl CpuField {
-    /// Lays out a validated field.
-    pub fn new(f: &crate::model::Field) -> Self {
-        let (falloff, radius) = f.falloff.code();
-        CpuField {
-            center: V3::from(f.center),
-            strength: f.strength,
-            axis: V3::from(f.unit_axis()),
-            falloff,
-            radius,
-            bounds: f.bounds.map(|(a, b)| (V3::from(a), V3::from(b))),
-        }
-    }
-}
+pub use super::model::CpuField;
+use super::model::{CpuModel, EPS_LEN, V3};
 
 /// The falloff factor φ(d) of code `falloff` at radius `r` (see [`crate::model::Falloff`]).
 #[inline]

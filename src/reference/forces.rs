@@ -6,11 +6,8 @@
 //! `accel(i)`: the forces of the particle's springs summed over its CSR incidence list in list order,
 //! times 1/m, plus the external fields and the cursor spring.
 
+pub use super::model::EPS_LEN;
 use super::model::{CpuModel, V3};
-
-/// Springs shorter than this have no direction: their force and Jacobian are taken as zero
-/// (the GPU uses the same guard).
-pub const EPS_LEN: f64 = 1e-9;
 
 /// Per-step parameters shared by every kernel: the step and Rayleigh α.
 #[derive(Clone, Copy, Debug, PartialEq)]

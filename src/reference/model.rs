@@ -7,6 +7,10 @@ use crate::model::{Incidence, Model};
 /// The CPU's vector type.
 pub type V3 = nalgebra::Vector3<f64>;
 
+/// Springs shorter than this have no direction: their force and Jacobian are taken as zero, and a
+/// field's centre or axis within it exerts none (the GPU uses the same guard, `EPS_LEN` in WGSL).
+pub const EPS_LEN: f64 = 1e-9;
+
 /// A model laid out for the CPU kernels (structure of arrays).
 #[derive(Clone, Debug)]
 pub struct CpuModel {
@@ -62,7 +66,7 @@ pub struct CpuModel {
     /// Provot's strain limiting after every step ([`crate::model::StrainLimit`]), `None` for none.
     pub strain_limit: Option<crate::model::StrainLimit>,
     /// The point fields (see [`crate::model::Field`]), in order.
-    pub fields: Vec<super::fields::CpuField>,
+    pub fields: Vec<CpuField>,
     /// The aerodynamic wind on the triangles (see [`crate::model::AeroWind`]).
     pub aero: Option<crate::model::AeroWind>,
     /// The triangles around each particle (empty without `aero`).
@@ -126,7 +130,7 @@ impl CpuModel {
             moving_pins_rest: moving.iter().map(|&(i, _)| V3::from(model.positions[i])).collect(),
             self_collision: model.self_collision,
             strain_limit: model.strain_limit,
-            fields: model.fields.iter().map(super::fields::CpuField::new).collect(),
+            fields: model.fields.iter().map(CpuField::new).collect(),
             aero: model.aero_wind,
             tri: if model.aero_wind.is_some() { model.tri_incidence() } else { Default::default() },
             time: 0.0,
@@ -149,4 +153,36 @@ fn moving_pins(model: &Model) -> Vec<(usize, usize)> {
         }
     }
     by.iter().enumerate().filter(|(_, &k)| k != usize::MAX).map(|(i, &k)| (i, k)).collect()
+}
+
+/// One point field laid out for the kernels: the WGSL record's four `vec4` (see `gpu::layout`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CpuField {
+    /// The centre c.
+    pub center: V3,
+    /// The signed strength s (m/s²).
+    pub strength: f64,
+    /// The unit axis â of a vortex; zero for a point field.
+    pub axis: V3,
+    /// The falloff code (0 constant, 1 inverse square, 2 linear, 3 smooth).
+    pub falloff: u32,
+    /// The falloff radius.
+    pub radius: f64,
+    /// The box (min, max) outside which the field is off.
+    pub bounds: Option<(V3, V3)>,
+}
+
+impl CpuField {
+    /// Lays out a validated field.
+    pub fn new(f: &crate::model::Field) -> Self {
+        let (falloff, radius) = f.falloff.code();
+        CpuField {
+            center: V3::from(f.center),
+            strength: f.strength,
+            axis: V3::from(f.unit_axis()),
+            falloff,
+            radius,
+            bounds: f.bounds.map(|(a, b)| (V3::from(a), V3::from(b))),
+        }
+    }
 }
