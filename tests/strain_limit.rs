@@ -175,9 +175,10 @@ fn bad_strain_limits_are_one_line_errors() {
 /// Measurement, not a check (`cargo test --test strain_limit -- --ignored --nocapture`): the worst
 /// stretch after any step per method and Jacobi passes on the soft curtain (21×21, 10 frames).
 #[test]
-#[ignore]
+#[ignore = "a measurement that prints a table (minutes), not a check"]
 fn measure_passes() {
-    for method in Method::ALL {
+    // explicit Euler and LEU are refused with strain limiting on
+    for method in Method::ALL.into_iter().filter(|m| !matches!(m, Method::ExplicitEuler | Method::Leu)) {
         let mut line = format!("{method}:");
         for passes in [32, 128, 256, 512] {
             let sl = StrainLimit { passes, ..StrainLimit::new(TAU) };
