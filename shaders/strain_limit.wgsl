@@ -2,15 +2,17 @@
 // Jacobi passes, one thread per particle gathering over its CSR incidence list (no atomics). A pass
 // reads the state `src` and writes `dst`: for each incident spring longer than (1 + τ)L, the correction
 // that brings it back to (1 + τ)L shared by inverse mass (a pinned endpoint, w = 0, does not move),
-// averaged over the springs over the limit and scaled by ω; the velocity follows the position, Δv = Δx/h. The passes ping-pong between
-// the step's state buffer and a scratch state; an odd count ends with `strain_limit_copy` back.
+// averaged over the springs over the limit and scaled by ω. The velocity follows the position by the
+// method's rule: Δv = Δx/h, or (`rod`, explicit Euler and LEU) the relative velocity along each spring
+// at its limit removed, shared and averaged the same way. The passes ping-pong between the step's
+// state buffer and a scratch state; an odd count ends with `strain_limit_copy` back.
 
 // Rust twin: gpu::layout::StrainLimitInfo.
 struct StrainLimitInfo {
     limit: f32,      // τ
     relaxation: f32, // ω
-    _pad0: u32,
-    _pad1: u32,
+    rod: u32,        // 1: the rod velocity rule, 0: Δv = Δx/h
+    _pad: u32,
 }
 
 @group(0) @binding(0) var<uniform> P: Params;
@@ -35,6 +37,7 @@ fn strain_limit_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let xi = xw.xyz;
     var dx = vec3<f32>(0.0);
+    var dv = vec3<f32>(0.0);
     var count = 0u;
     let e_end = csr[i + 1u];
     for (var e = csr[i]; e < e_end; e++) {
@@ -44,7 +47,10 @@ fn strain_limit_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
         let l = length(d);
         let target_len = (1.0 + S.limit) * s.rest;
         if (l > target_len && l > EPS_LEN) {
-            dx -= d * (wi / (wi + xj.w) * (l - target_len) / l);
+            let share = wi / (wi + xj.w);
+            dx -= d * (share * (l - target_len) / l);
+            let u = d / l;
+            dv -= u * (share * dot(v.xyz - src[n + s.j].xyz, u));
             count += 1u;
         }
     }
@@ -53,9 +59,14 @@ fn strain_limit_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
         dst[n + i] = v;
         return;
     }
-    dx *= S.relaxation / f32(count);
+    let scale = S.relaxation / f32(count);
+    dx *= scale;
     dst[i] = vec4<f32>(xi + dx, wi);
-    dst[n + i] = vec4<f32>(v.xyz + dx / P.h, v.w);
+    if (S.rod != 0u) {
+        dst[n + i] = vec4<f32>(v.xyz + dv * scale, v.w);
+    } else {
+        dst[n + i] = vec4<f32>(v.xyz + dx / P.h, v.w);
+    }
 }
 
 @compute @workgroup_size(WG)

@@ -80,7 +80,6 @@ pub fn engine_bytes(p: u64, s: u64, method: Method) -> u64 {
 /// The solver must suit the method, and the tridiagonal solve needs a chain: an error at construction
 /// otherwise.
 fn check_cpu_settings(m: &CpuModel, method: Method, s: &StepSettings) -> Result<()> {
-    crate::reference::strain_limit::check_method(method, m.strain_limit)?;
     s.global.resolve(method)?;
     s.preconditioner.check(method, s.global)?;
     if method == Method::ImplicitEuler && s.global == crate::method::GlobalSolve::Tridiagonal {
@@ -168,7 +167,7 @@ impl CpuEngine {
             settings,
             plan: StepPlan::default(),
             scratch,
-            strain: strain_limit::StrainScratch::default(),
+            strain: strain_limit::StrainScratch::new(strain_limit::VelocityRule::of(method)),
             lin: leu::Linearization::default(),
             steps_since_lin: usize::MAX,
             leu_retries: 0,
@@ -530,6 +529,7 @@ impl Engine for CpuEngine {
     fn set_method(&mut self, method: Method) -> Result<()> {
         check_cpu_settings(&self.model, method, &self.settings)?;
         self.method = method;
+        self.strain.rule = strain_limit::VelocityRule::of(method);
         self.model.cursor = if method.is_implicit() { None } else { self.cursor };
         self.steps_since_lin = usize::MAX;
         Ok(())

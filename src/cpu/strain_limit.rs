@@ -5,14 +5,24 @@
 
 use super::forces::MIN_PAR_LEN;
 use super::{CpuModel, V3};
-pub use crate::reference::strain_limit::strain_limit_pass;
+pub use crate::reference::strain_limit::{strain_limit_pass, VelocityRule};
 use rayon::prelude::*;
 
-/// The scratch state the passes write into (sized on first use).
+/// The scratch state the passes write into (sized on first use), and the method's velocity rule.
 #[derive(Clone, Debug, Default)]
 pub struct StrainScratch {
     x: Vec<V3>,
     v: Vec<V3>,
+    /// How the velocities follow the positions ([`VelocityRule::of`] the method; the engine sets it
+    /// with the method).
+    pub rule: VelocityRule,
+}
+
+impl StrainScratch {
+    /// An empty scratch with the velocity rule `rule`.
+    pub fn new(rule: VelocityRule) -> Self {
+        StrainScratch { rule, ..Default::default() }
+    }
 }
 
 /// The model's strain limiting (if any) on the state (x, v) after a step of size `h`, in place: every
@@ -22,13 +32,14 @@ pub fn strain_limit(m: &CpuModel, h: f64, x: &mut Vec<V3>, v: &mut Vec<V3>, scra
     if h <= 0.0 {
         return;
     }
+    let rule = scratch.rule;
     scratch.x.resize(x.len(), V3::zeros());
     scratch.v.resize(v.len(), V3::zeros());
     for _ in 0..sl.passes {
         let (sx, sv) = (&mut scratch.x[..m.n], &mut scratch.v[..m.n]);
         let (xs, vs) = (&x[..], &v[..]);
         sx.par_iter_mut().zip(sv.par_iter_mut()).with_min_len(MIN_PAR_LEN).enumerate().for_each(|(i, (xi, vi))| {
-            (*xi, *vi) = strain_limit_pass(i, m, h, &sl, xs, vs);
+            (*xi, *vi) = strain_limit_pass(i, m, h, &sl, rule, xs, vs);
         });
         std::mem::swap(x, &mut scratch.x);
         std::mem::swap(v, &mut scratch.v);

@@ -193,8 +193,11 @@ pub struct StrainLimitInfo {
     pub limit: f32,
     /// ω, the relaxation of a pass.
     pub relaxation: f32,
+    /// 1: the rod velocity rule, 0: Δv = Δx/h
+    /// ([`crate::reference::strain_limit::VelocityRule::rod_flag`]).
+    pub rod: u32,
     /// Padding to 16 bytes.
-    pub _pad: [u32; 2],
+    pub _pad: u32,
 }
 
 /// `LgConsts` in `shaders/local_global.wgsl`: the constants of a local/global step (Liu et al. 2013, eq. 14)

@@ -119,7 +119,6 @@ impl GpuEngine {
             &format!("the GPU engine's host copy of {np} particles and {ns} springs"),
             crate::memory::cpu_model_bytes(np, ns) + 64 * np + 32 * ns,
         )?;
-        crate::reference::strain_limit::check_method(method, model.strain_limit)?;
         let mut cm = CpuModel::new(model)?;
         let state = GpuState::new(device, &cm, &model.positions, &model.velocities)?;
         let integrator = Integrator::new(device, &options, &state, &cm, method, &settings)?;
@@ -128,7 +127,8 @@ impl GpuEngine {
             c.write_slots(device, queue, &state.counters, &mut cm, &[0.0])?;
         }
         let self_collider = SelfCollider::new(device, &options, &state, cm.self_collision.as_ref())?;
-        let strain = StrainLimiter::new(device, &options, &state, cm.strain_limit)?;
+        let rule = crate::reference::strain_limit::VelocityRule::of(method);
+        let strain = StrainLimiter::new(device, &options, &state, cm.strain_limit, rule)?;
         let wind = Wind::new(device, &options, &state, &cm)?;
         let sim = GpuEngine {
             device: device.clone(),
@@ -531,9 +531,11 @@ impl Engine for GpuEngine {
     /// the state is kept.
     fn set_method(&mut self, method: Method) -> Result<()> {
         check_gpu_settings(method, &self.settings)?;
-        crate::reference::strain_limit::check_method(method, self.model.strain_limit)?;
         let integrator = Integrator::new(&self.device, &self.options, &self.state, &self.model, method, &self.settings)?;
         self.integrator = integrator;
+        if let Some(s) = self.strain.as_mut() {
+            s.set_rule(&self.state.counters, &self.queue, crate::reference::strain_limit::VelocityRule::of(method));
+        }
         self.method = method;
         Ok(())
     }

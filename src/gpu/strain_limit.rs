@@ -4,13 +4,14 @@
 //! ping-pong with, and the pass's uniform. Nothing is added to the shared `Params`.
 
 use super::alloc::{Allocator, STORAGE_RW};
-use super::cost::{CountedPass, Phase};
+use super::cost::{CountedPass, GpuCounters, Phase};
 use super::layout::{groups, StrainLimitInfo};
 use super::options::GpuOptions;
 use super::pipelines::{bind, build, storage, uniform};
 use super::state::GpuState;
 use crate::error::Result;
 use crate::model::StrainLimit;
+use crate::reference::strain_limit::VelocityRule;
 
 /// The strain-limiting kernels, buffers and bind groups of one model.
 pub struct StrainLimiter {
@@ -22,6 +23,10 @@ pub struct StrainLimiter {
     groups: [[wgpu::BindGroup; 2]; 2],
     /// Jacobi passes per step.
     passes: u32,
+    /// The uniform `StrainLimitInfo`, rewritten when the method (and so the velocity rule) changes.
+    info: wgpu::Buffer,
+    /// The constants in `info`.
+    consts: StrainLimitInfo,
     /// Bytes of the buffers.
     pub bytes: u64,
 }
@@ -29,8 +34,14 @@ pub struct StrainLimiter {
 impl StrainLimiter {
     /// Compiles the kernels, allocates the scratch state (checked against the device's limits) and the
     /// uniform, and builds the bind groups; `None` without strain limiting (then nothing is compiled or
-    /// recorded and the steps are exactly those of a model without it).
-    pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState, sl: Option<StrainLimit>) -> Result<Option<Self>> {
+    /// recorded and the steps are exactly those of a model without it). `rule`: the method's velocity rule.
+    pub fn new(
+        device: &wgpu::Device,
+        options: &GpuOptions,
+        st: &GpuState,
+        sl: Option<StrainLimit>,
+        rule: VelocityRule,
+    ) -> Result<Option<Self>> {
         let Some(sl) = sl else { return Ok(None) };
         sl.validate()?;
         let entries = [uniform(0), storage(1, true), storage(2, true), storage(3, true), storage(4, false), uniform(5)];
@@ -38,8 +49,9 @@ impl StrainLimiter {
         let layout = k.layout(0)?;
         let mut alloc = Allocator::new(device);
         let scratch = alloc.buffer("springsim.strain_scratch", st.state_bytes(), STORAGE_RW)?;
-        let info = StrainLimitInfo { limit: sl.limit as f32, relaxation: sl.relaxation as f32, _pad: [0; 2] };
-        let info = alloc.buffer_init("springsim.strain_info", bytemuck::bytes_of(&info), wgpu::BufferUsages::UNIFORM)?;
+        let consts = StrainLimitInfo { limit: sl.limit as f32, relaxation: sl.relaxation as f32, rod: rule.rod_flag(), _pad: 0 };
+        let usage = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
+        let info = alloc.buffer_init("springsim.strain_info", bytemuck::bytes_of(&consts), usage)?;
         let group = |src: &wgpu::Buffer, dst: &wgpu::Buffer| {
             bind(device, &layout, "springsim.strain_limit", &[&st.params, &st.csr, &st.nbr, src, dst, &info])
         };
@@ -49,8 +61,18 @@ impl StrainLimiter {
             copy: k.pipeline("strain_limit_copy")?,
             groups,
             passes: sl.passes,
+            info,
+            consts,
             bytes: alloc.bytes(),
         }))
+    }
+
+    /// Sets the velocity rule (when the method changes), by a queue write before the next submit.
+    pub fn set_rule(&mut self, counters: &GpuCounters, queue: &wgpu::Queue, rule: VelocityRule) {
+        if self.consts.rod != rule.rod_flag() {
+            self.consts.rod = rule.rod_flag();
+            counters.write_buffer(queue, &self.info, 0, bytemuck::bytes_of(&self.consts));
+        }
     }
 
     /// Jacobi passes per step.

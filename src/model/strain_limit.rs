@@ -10,7 +10,7 @@ pub const DEFAULT_STRAIN_LIMIT: f64 = 0.1;
 /// The default Jacobi passes per step. Measured (`tests/strain_limit.rs`, the curtain at half its
 /// stiffness, τ = 0.1, the worst stretch after any step): 21×21, 10 frames, ω = 1.8: symplectic Euler
 /// 0.09999 (32 passes); implicit Euler 0.132 (32), 0.112 (128), 0.1007 (512); with ω = 1.95 and 128
-/// passes every method but explicit Euler and LEU (which diverge with it on) within 0.10025.
+/// passes every method within 0.10025.
 pub const DEFAULT_STRAIN_PASSES: u32 = 128;
 /// The default relaxation ω of a pass (the average correction over-relaxed). Implicit Euler at 128
 /// passes (21×21 soft curtain): ω = 1 0.122, 1.5 0.115, 1.8 0.112, 1.9 0.108, 1.95 0.10025, 1.97 0.10014.
@@ -20,8 +20,10 @@ pub const DEFAULT_STRAIN_RELAXATION: f64 = 1.95;
 /// twin [`crate::reference::strain_limit`]). Each of `passes` Jacobi passes moves every free particle i
 /// by ω times the average, over its cᵢ springs s = (i, j) with length l > (1 + τ)L, of the correction
 /// that brings s back to (1 + τ)L shared by inverse mass: Δxᵢ = −(ω/cᵢ) Σ wᵢ/(wᵢ + wⱼ) (l − (1 + τ)L) d̂,
-/// d̂ = (xᵢ − xⱼ)/l; a pinned endpoint (w = 0) does not move. The velocity changes with the position,
-/// Δvᵢ = Δxᵢ/h (Provot 1995 §5, "the velocities are adjusted accordingly").
+/// d̂ = (xᵢ − xⱼ)/l; a pinned endpoint (w = 0) does not move. The velocities follow by the method's
+/// rule (`reference::strain_limit::VelocityRule`): Δvᵢ = Δxᵢ/h (Provot 1995 §5, "the velocities are
+/// adjusted accordingly"), or, for explicit Euler and LEU, the relative velocity along each spring at
+/// its limit removed.
 ///
 /// A model without one (`Model::strain_limit: None`, the default) steps exactly as before. In a scene
 /// file (serde): `strain_limiting: (limit: 0.1, passes: 128)`; `passes` and `relaxation` may be left out.

@@ -11,34 +11,56 @@
 //! same old positions: for particle i with inverse mass wᵢ, over its incident springs s = (i, j) with
 //! d = xᵢ − xⱼ, l = |d| > (1 + τ)L,
 //!
-//! Δxᵢ = −(ω/cᵢ) Σₛ wᵢ/(wᵢ + wⱼ) · (l − (1 + τ)L) · d/l,   Δvᵢ = Δxᵢ/h,
+//! Δxᵢ = −(ω/cᵢ) Σₛ wᵢ/(wᵢ + wⱼ) · (l − (1 + τ)L) · d/l,
 //!
 //! cᵢ the number of i's springs over the limit: the inverse-mass share generalises Provot's halves
 //! (equal masses) and his pinned case (wⱼ = 0: the whole correction on i). The plain sum (no 1/cᵢ)
 //! diverged on the curtain (a particle has up to 12 springs); the average with an over-relaxation ω
 //! (default 1.95) converges, but a Jacobi pass only carries a correction one spring further, so a
 //! hanging cloth needs many passes (`StrainLimit::passes`). A pinned particle (w = 0) never moves.
+//!
+//! The velocities follow the positions by one of two rules ([`VelocityRule`], chosen by the method):
+//! - [`VelocityRule::Displacement`], Δvᵢ = Δxᵢ/h: the velocity stays the step's displacement over h,
+//!   right for the methods whose last position update uses the new velocity (symplectic Euler, the
+//!   Runge–Kutta family, implicit Euler, local/global).
+//! - [`VelocityRule::Rod`], Δvᵢ = −(ω/cᵢ) Σₛ wᵢ/(wᵢ + wⱼ) ((vᵢ − vⱼ)·d̂) d̂ over the same springs: the
+//!   relative velocity along a spring at its limit is removed, as for an inextensible rod (the
+//!   velocity form of strain limiting, Bridson, Fedkiw and Anderson 2002 §6). Explicit Euler and LEU
+//!   use it. Their next position update uses this step's velocity, and with Shinya's stable step their
+//!   Rayleigh damping is stable only together with the spring term (hαk₀ = h²k₀ ≈ 2.4 > 2 at the
+//!   planned step): once the projection has taken the spring's elastic term away, the damping on the
+//!   spring's relative velocity alone amplifies it, by 1 − hαk ≈ −1.4 a step, and by −2.4 with the
+//!   Δx/h rule. Removing that relative velocity leaves the damping nothing to amplify. Measured on the
+//!   21×21 soft curtain: both rules Δx/h and "no velocity change" overflow within two frames of the
+//!   limit first acting; the rod rule runs 20 frames with speeds of 5–10 m/s, as symplectic Euler's.
 
 use super::model::{CpuModel, V3};
-use crate::error::{Error, Result};
 use crate::method::Method;
 use crate::model::StrainLimit;
 
-/// Strain limiting with `method`: explicit Euler and LEU are refused. With either, the soft curtain
-/// diverged within its first frames with strain limiting on, with or without the velocity correction
-/// (`tests/strain_limit.rs` shows the refusal; the cause is not known), so both engines say so at
-/// construction and when the method changes instead of running into NaN.
-pub fn check_method(method: Method, sl: Option<StrainLimit>) -> Result<()> {
-    match sl {
-        Some(sl) if matches!(method, Method::ExplicitEuler | Method::Leu) => Err(Error::param(
-            "strain_limiting",
-            sl.limit,
-            format!(
-                "{} diverges with strain limiting on; use symplectic-euler, midpoint, rk4, implicit-euler or local-global",
-                method.name()
-            ),
-        )),
-        _ => Ok(()),
+/// How a pass changes the velocities with the positions (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum VelocityRule {
+    /// Δvᵢ = Δxᵢ/h.
+    #[default]
+    Displacement,
+    /// The relative velocity along every spring at its limit removed (an inextensible rod).
+    Rod,
+}
+
+impl VelocityRule {
+    /// The rule of `method`: [`VelocityRule::Rod`] for explicit Euler and LEU, whose next position
+    /// update uses the velocity of this step; [`VelocityRule::Displacement`] for the others.
+    pub fn of(method: Method) -> Self {
+        match method {
+            Method::ExplicitEuler | Method::Leu => VelocityRule::Rod,
+            _ => VelocityRule::Displacement,
+        }
+    }
+
+    /// The rule as the WGSL uniform's `rod` flag.
+    pub fn rod_flag(self) -> u32 {
+        u32::from(self == VelocityRule::Rod)
     }
 }
 
@@ -46,14 +68,16 @@ pub fn check_method(method: Method, sl: Option<StrainLimit>) -> Result<()> {
 pub const EPS_LEN: f64 = 1e-9;
 
 /// `strain_limit_pass`: one Jacobi pass for particle i, reading the state (x, v) and returning its new
-/// (xᵢ, vᵢ) (see the module docs); `h` is the step the velocity correction divides by.
-pub fn strain_limit_pass(i: usize, m: &CpuModel, h: f64, sl: &StrainLimit, x: &[V3], v: &[V3]) -> (V3, V3) {
+/// (xᵢ, vᵢ) (see the module docs); `h` is the step the displacement rule divides by, `rule` the
+/// velocity rule.
+pub fn strain_limit_pass(i: usize, m: &CpuModel, h: f64, sl: &StrainLimit, rule: VelocityRule, x: &[V3], v: &[V3]) -> (V3, V3) {
     let wi = m.inv_mass[i];
     if wi == 0.0 {
         return (x[i], v[i]);
     }
     let xi = x[i];
     let mut dx = V3::zeros();
+    let mut dv = V3::zeros();
     let mut count = 0u32;
     for &e in m.incidence.of(i) {
         let s = (e >> 1) as usize;
@@ -63,15 +87,22 @@ pub fn strain_limit_pass(i: usize, m: &CpuModel, h: f64, sl: &StrainLimit, x: &[
         let target = (1.0 + sl.limit) * m.rest[s];
         if l > target && l > EPS_LEN {
             let wj = m.inv_mass[j];
-            dx -= d * (wi / (wi + wj) * (l - target) / l);
+            let share = wi / (wi + wj);
+            dx -= d * (share * (l - target) / l);
+            let n = d / l;
+            dv -= n * (share * (v[i] - v[j]).dot(&n));
             count += 1;
         }
     }
     if count == 0 {
         return (xi, v[i]);
     }
-    dx *= sl.relaxation / count as f64;
-    (xi + dx, v[i] + dx / h)
+    let scale = sl.relaxation / count as f64;
+    dx *= scale;
+    match rule {
+        VelocityRule::Displacement => (xi + dx, v[i] + dx / h),
+        VelocityRule::Rod => (xi + dx, v[i] + dv * scale),
+    }
 }
 
 /// `strain_limit_copy`: particle i's state copied (the GPU's last step of an odd number of passes,
@@ -82,9 +113,9 @@ pub fn strain_limit_copy(i: usize, x: &[V3], v: &[V3]) -> (V3, V3) {
 
 /// Every pass of `sl` over the whole state in place, sequentially (the CPU engine runs the same kernel
 /// in parallel: [`crate::cpu::strain_limit`]).
-pub fn strain_limit_all(m: &CpuModel, h: f64, sl: &StrainLimit, x: &mut [V3], v: &mut [V3]) {
+pub fn strain_limit_all(m: &CpuModel, h: f64, sl: &StrainLimit, rule: VelocityRule, x: &mut [V3], v: &mut [V3]) {
     for _ in 0..sl.passes {
-        let next: Vec<(V3, V3)> = (0..m.n).map(|i| strain_limit_pass(i, m, h, sl, x, v)).collect();
+        let next: Vec<(V3, V3)> = (0..m.n).map(|i| strain_limit_pass(i, m, h, sl, rule, x, v)).collect();
         for (i, (xi, vi)) in next.into_iter().enumerate() {
             x[i] = xi;
             v[i] = vi;
