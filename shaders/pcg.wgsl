@@ -47,9 +47,12 @@ const SEG_X: u32 = 5u;
 const SEG_D: u32 = 6u;
 
 var<workgroup> wg_status: u32;
+// pcg_dir(j) = v_a[j] + pcg_beta v_b[j] with the segments a, b set by the kernel: (z, p_old) in
+// pcg_matvec, (x, x) and β = 0 in pcg_begin's warm start. Segments instead of a branch: lavapipe runs
+// the loads of both sides of a branch.
 var<private> pcg_beta: f32;
-// pcg_begin: the operator's pcg_dir(j) reads x (the warm start) instead of the search direction
-var<private> pcg_dir_is_x: bool;
+var<private> pcg_dir_a: u32;
+var<private> pcg_dir_b: u32;
 
 fn seg(s: u32, i: u32) -> u32 {
     return s * C.n + i;
@@ -68,10 +71,7 @@ fn pcg_solution(i: u32) -> vec3<f32> {
 
 // For the operator, inside pcg_matvec: the search direction p_j = z_j + β p_old_j of particle j.
 fn pcg_dir(j: u32) -> vec3<f32> {
-    if (pcg_dir_is_x) {
-        return cg_vectors[seg(SEG_X, j)].xyz;
-    }
-    return cg_vectors[seg(SEG_Z, j)].xyz + pcg_beta * cg_vectors[seg(SEG_P + C.parity, j)].xyz;
+    return cg_vectors[seg(pcg_dir_a, j)].xyz + pcg_beta * cg_vectors[seg(pcg_dir_b, j)].xyz;
 }
 
 // The sum of the G partials at [base, base + G), computed by every workgroup alike.
@@ -79,6 +79,16 @@ fn partial_sum(lid: u32, base: u32) -> vec4<f32> {
     var s = vec4<f32>(0.0);
     for (var g = lid; g < C.groups; g += WG) {
         s += partials[base + g];
+    }
+    return wg_reduce(lid, s);
+}
+
+// Two sums in one reduction: (Σ a.x, Σ a.y, Σ a.z, Σ b.x) over the G partials at base_a and base_b
+// (every workgroup alike; one reduction's barriers instead of two).
+fn partial_sums(lid: u32, base_a: u32, base_b: u32) -> vec4<f32> {
+    var s = vec4<f32>(0.0);
+    for (var g = lid; g < C.groups; g += WG) {
+        s += vec4<f32>(partials[base_a + g].xyz, partials[base_b + g].x);
     }
     return wg_reduce(lid, s);
 }
@@ -107,9 +117,10 @@ fn pcg_begin(
         let b = cg_vectors[seg(SEG_R, i)].xyz;
         var r = b;
         if (C.warm != 0u) {
-            pcg_dir_is_x = true;
+            pcg_dir_a = SEG_X;
+            pcg_dir_b = SEG_X;
+            pcg_beta = 0.0;
             r = b - operator_apply(i, cg_vectors[seg(SEG_X, i)].xyz);
-            pcg_dir_is_x = false;
         } else {
             cg_vectors[seg(SEG_X, i)] = vec4<f32>(0.0);
         }
@@ -142,8 +153,8 @@ fn pcg_matvec(
 ) {
     if (load_status(lid) != 0u) { return; }
     let q = C.parity;
-    let cur = partial_sum(lid, q * C.groups);
-    let old = partial_sum(lid, (1u - q) * C.groups);
+    // (r·z, r·r, b·b) of the current residual and the previous r·z
+    let cur = partial_sums(lid, q * C.groups, (1u - q) * C.groups);
     if (cur.y <= C.tol2 * cur.z) {
         if (wid.x == 0u && lid == 0u) {
             atomicStore(&cg_state[0], 1u);
@@ -156,9 +167,11 @@ fn pcg_matvec(
         return;
     }
     pcg_beta = 0.0;
-    if (old.x > 0.0) {
-        pcg_beta = cur.x / old.x;
+    if (cur.w > 0.0) {
+        pcg_beta = cur.x / cur.w;
     }
+    pcg_dir_a = SEG_Z;
+    pcg_dir_b = SEG_P + q;
     let i = gid.x;
     var c = vec4<f32>(0.0);
     if (i < C.n) {
@@ -184,8 +197,9 @@ fn pcg_update(
 ) {
     if (load_status(lid) != 0u) { return; }
     let q = C.parity;
-    let cur = partial_sum(lid, q * C.groups);
-    let pap = partial_sum(lid, 2u * C.groups).x;
+    // (r·z, r·r, b·b) and p·Ap
+    let cur = partial_sums(lid, q * C.groups, 2u * C.groups);
+    let pap = cur.w;
     if (!(pap > 0.0 && pap < 3.0e38)) {
         if (wid.x == 0u && lid == 0u) {
             atomicStore(&cg_state[0], 2u);
