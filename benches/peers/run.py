@@ -14,7 +14,8 @@ the steps per frame (the GPU runs `steps_per_frame` steps in one submit per fram
 no energy guard; the state must stay finite), as the peer does.
 The first round's springsim run exports its model (`--export-model`) and the Taichi peer
 (taichi_cloth.py) steps exactly that model. Per row: the median over the rounds of each side, and
-ratio = springsim / Taichi (below 1: springsim faster).
+ratio = springsim / Taichi (below 1: springsim faster). With `--baseline PATH` another springsim build
+(e.g. the one before a change) runs too, interleaved in the same rounds, with its own ratio.
 """
 import argparse
 import json
@@ -75,6 +76,7 @@ def load():
 def main():
     ap = argparse.ArgumentParser(description="springsim vs Taichi (Vulkan) side by side")
     ap.add_argument("--springsim", default=os.environ.get("SPRINGSIM_BIN"), help="the springsim binary (default: target/release, else target/debug)")
+    ap.add_argument("--baseline", help="another springsim binary to run interleaved (e.g. before a change)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per row")
     ap.add_argument("--rows", default=",".join(r[0] for r in ROWS), help="comma-separated: " + ", ".join(r[0] for r in ROWS))
     ap.add_argument("--out", default=os.path.join(ROOT, "target", "peers"), help="where the exported models and the records go")
@@ -99,7 +101,9 @@ def main():
 
     print(f"# springsim: {exe}", flush=True)
     print(f"# load at start: {load()}  ({time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())})", flush=True)
-    results = {r[0]: {"springsim": [], "taichi": [], "spring_rec": None, "peer_rec": None} for r in rows}
+    if args.baseline:
+        print(f"# baseline: {args.baseline}", flush=True)
+    results = {r[0]: {"springsim": [], "baseline": [], "taichi": [], "spring_rec": None, "peer_rec": None} for r in rows}
     for rnd in range(args.rounds):
         for key, label, opts, workload, (frames, warmup), (reps, prounds, pwarm) in rows:
             model = os.path.join(args.out, f"{key}.json")
@@ -112,6 +116,13 @@ def main():
             ms = s["ms_per_frame"] / s["steps_per_frame"]
             results[key]["springsim"].append(ms)
             results[key]["spring_rec"] = s
+            base = ""
+            if args.baseline:
+                bcmd = [args.baseline, "bench", *opts, "--frames", str(frames), "--warmup", str(warmup), "--format", "json"]
+                br = run(bcmd, f"baseline springsim ({key})")
+                bms = br["ms_per_frame"] / br["steps_per_frame"]
+                results[key]["baseline"].append(bms)
+                base = f"baseline {bms:.3f} ms, "
             pcmd = [args.python, peer, model, "--workload", workload, "--reps", str(reps), "--rounds", str(prounds), "--warmup", str(pwarm)]
             t = run(pcmd, f"taichi ({key})")
             if not t["finite"]:
@@ -119,7 +130,7 @@ def main():
             results[key]["taichi"].append(t["ms_median"])
             results[key]["peer_rec"] = t
             print(
-                f"round {rnd + 1}/{args.rounds} {key}: springsim {ms:.3f} ms ({s['dispatches_per_frame'] / s['steps_per_frame']:.0f} dispatches/step),"
+                f"round {rnd + 1}/{args.rounds} {key}: {base}springsim {ms:.3f} ms ({s['dispatches_per_frame'] / s['steps_per_frame']:.0f} dispatches/step),"
                 f" taichi {t['ms_median']:.3f} ms  [load {load()}]",
                 flush=True,
             )
@@ -129,15 +140,26 @@ def main():
     print(f"adapter: {first['adapter']}; driver: {first['driver']}; cpu: {first['cpu']}, {first['threads']} threads")
     print(f"taichi {next(iter(results.values()))['peer_rec']['taichi']} (arch=vulkan); rounds: {args.rounds}; load at end: {load()}")
     print()
-    print("| row | springsim ms (median; range) | Taichi ms (median; range) | ratio springsim/Taichi |")
-    print("|---|---|---|---|")
+    if args.baseline:
+        print("| row | baseline ms (median; range) | baseline/Taichi | springsim ms (median; range) | Taichi ms (median; range) | ratio springsim/Taichi |")
+        print("|---|---|---|---|---|---|")
+    else:
+        print("| row | springsim ms (median; range) | Taichi ms (median; range) | ratio springsim/Taichi |")
+        print("|---|---|---|---|")
     summary = []
     for key, label, *_ in rows:
         s, t = results[key]["springsim"], results[key]["taichi"]
         ms, mt = statistics.median(s), statistics.median(t)
         ratio = ms / mt
-        summary.append({"row": key, "springsim_ms": ms, "taichi_ms": mt, "ratio": ratio, "springsim_all": s, "taichi_all": t})
-        print(f"| {label} | {ms:.3f} ({min(s):.3f}-{max(s):.3f}) | {mt:.3f} ({min(t):.3f}-{max(t):.3f}) | **{ratio:.2f}** |")
+        rec = {"row": key, "springsim_ms": ms, "taichi_ms": mt, "ratio": ratio, "springsim_all": s, "taichi_all": t}
+        base = ""
+        if args.baseline:
+            b = results[key]["baseline"]
+            mb = statistics.median(b)
+            rec.update({"baseline_ms": mb, "baseline_ratio": mb / mt, "baseline_all": b})
+            base = f" {mb:.3f} ({min(b):.3f}-{max(b):.3f}) | {mb / mt:.2f} |"
+        summary.append(rec)
+        print(f"| {label} |{base} {ms:.3f} ({min(s):.3f}-{max(s):.3f}) | {mt:.3f} ({min(t):.3f}-{max(t):.3f}) | **{ratio:.2f}** |")
     with open(os.path.join(args.out, "ratios.json"), "w") as f:
         json.dump(summary, f, indent=1)
 

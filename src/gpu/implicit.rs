@@ -35,7 +35,10 @@ impl ImplicitKernels {
         let pcg = PcgKernels::layout_entries();
         let mut names = vec!["implicit_prepare", "implicit_integrate", "implicit_strain"];
         names.extend_from_slice(&PcgKernels::ENTRY_POINTS);
-        let k = build_specialized(device, options, "implicit.wgsl", &[&operator, &pcg], &names, &features.constants())?;
+        // no external preconditioner: the PCG may keep Ap between iterations (pcg.wgsl's PCG_AP_RECURRENCE)
+        let mut constants = features.constants().to_vec();
+        constants.push(("PCG_AP_RECURRENCE", 1.0));
+        let k = build_specialized(device, options, "implicit.wgsl", &[&operator, &pcg], &names, &constants)?;
         Ok(ImplicitKernels {
             layout: k.layout(0)?,
             prepare: k.pipeline("implicit_prepare")?,
