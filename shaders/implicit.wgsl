@@ -5,7 +5,7 @@
 //
 // Per incidence entry e of particle i (spring to j) `blocks` holds the six values of the spring's block
 // B_s = h k_d n̂n̂ᵀ + h² K_s of −h J_v − h² J_x (Kauppila §4.1): blocks[2e] = (xx, yy, zz, xy),
-// blocks[2e + 1] = (xz, yz, 0, 0), K_s = k[n̂n̂ᵀ + c(I − n̂n̂ᵀ)], c = 1 − L/l clamped at 0 unless
+// blocks[2e + 1] = (xz, yz, j, 0) with the neighbour j's bits in z (so that A·p reads no neighbour table), K_s = k[n̂n̂ᵀ + c(I − n̂n̂ᵀ)], c = 1 − L/l clamped at 0 unless
 // I.exact != 0 (Kauppila §2.2; Choi & Ko). Each endpoint keeps its own copy, so building the blocks is a
 // per-particle pass with no scatter and A·p is a per-particle gather over the CSR lists:
 //   (A p)_i = m_i (1 + h d₀ + h² s) p_i + Σ_e B_e (p_i − p_j),
@@ -67,7 +67,7 @@ fn implicit_prepare(@builtin(global_invocation_id) gid: vec3<u32>) {
         let d = xi - src[s.j].xyz;
         let l = length(d);
         var b0 = vec4<f32>(0.0);
-        var b1 = vec4<f32>(0.0);
+        var b1 = vec4<f32>(0.0, 0.0, bitcast<f32>(s.j), 0.0);
         if (l > EPS_LEN) {
             let u = d / l;
             var c = 1.0 - s.rest / l;
@@ -82,7 +82,7 @@ fn implicit_prepare(@builtin(global_invocation_id) gid: vec3<u32>) {
             let bd = h * h * k0 + h * s.kd * o0;
             let bo = h * h * k1 + h * s.kd * o1;
             b0 = vec4<f32>(bd, bo.x);
-            b1 = vec4<f32>(bo.y, bo.z, 0.0, 0.0);
+            b1 = vec4<f32>(bo.y, bo.z, bitcast<f32>(s.j), 0.0);
             diag += bd;
         }
         blocks[2u * e] = b0;
@@ -101,8 +101,8 @@ fn operator_apply(i: u32, p_i: vec3<f32>) -> vec3<f32> {
     var y = p_i * mass_diag(w);
     let e_end = csr[i + 1u];
     for (var e = csr[i]; e < e_end; e++) {
-        let j = nbr[e].j;
-        y += sym6_apply(blocks[2u * e], blocks[2u * e + 1u], p_i - pcg_dir(j));
+        let b1 = blocks[2u * e + 1u];
+        y += sym6_apply(blocks[2u * e], b1, p_i - pcg_dir(bitcast<u32>(b1.z)));
     }
     return y;
 }

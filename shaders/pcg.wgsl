@@ -15,8 +15,11 @@
 // sums those partials again in every workgroup (the same order everywhere, so every workgroup gets the
 // same scalars and the same decisions) - no single-workgroup pass, no float atomics. Once the relative
 // residual is under the tolerance (or CG breaks down) a status word turns the rest into no-ops.
-// The search direction ping-pongs between p0 and p1: pcg_matvec forms p = z + βp_old on the fly for
-// itself and for its neighbours, so the direction update costs no dispatch of its own.
+// The search direction ping-pongs between p0 and p1, and the direction update costs no dispatch of its
+// own: pcg_matvec forms p = z + βp_old on the fly for itself and for its neighbours; or, with
+// PCG_AP_RECURRENCE, p for itself and A p = A z + β A p_old (the operator's gather reads z only; A p_old
+// is the last iteration's Ap, kept): in exact arithmetic the same iterates as the twin's A (z + βp_old),
+// in f32 rounded differently.
 
 // Rust twin: gpu::layout::CgPass.
 struct CgPass {
@@ -47,9 +50,17 @@ const SEG_X: u32 = 5u;
 const SEG_D: u32 = 6u;
 
 var<workgroup> wg_status: u32;
+// Pipeline-overridable: true where no external preconditioner uses Ap as scratch between iterations
+// (implicit Euler sets it; the multigrid V-cycle and Chebyshev's iteration use Ap, so local/global
+// keeps the default).
+override PCG_AP_RECURRENCE: bool = false;
+
+// pcg_dir(j) = v_a[j] + pcg_beta v_b[j] (v_a[j] alone with PCG_AP_RECURRENCE), the segments set by the
+// kernel: (z, p_old) in pcg_matvec, (x, x) with β = 0 in pcg_begin's warm start. Segments instead of a
+// branch: lavapipe runs the loads of both sides of a branch.
 var<private> pcg_beta: f32;
-// pcg_begin: the operator's pcg_dir(j) reads x (the warm start) instead of the search direction
-var<private> pcg_dir_is_x: bool;
+var<private> pcg_dir_a: u32;
+var<private> pcg_dir_b: u32;
 
 fn seg(s: u32, i: u32) -> u32 {
     return s * C.n + i;
@@ -66,12 +77,14 @@ fn pcg_solution(i: u32) -> vec3<f32> {
     return cg_vectors[seg(SEG_X, i)].xyz;
 }
 
-// For the operator, inside pcg_matvec: the search direction p_j = z_j + β p_old_j of particle j.
+// For the operator: the vector it multiplies at particle j: in pcg_matvec the search direction
+// p_j = z_j + β p_old_j (z_j with PCG_AP_RECURRENCE, A p then being A z + β A p_old); in pcg_begin's
+// warm start x_j.
 fn pcg_dir(j: u32) -> vec3<f32> {
-    if (pcg_dir_is_x) {
-        return cg_vectors[seg(SEG_X, j)].xyz;
+    if (PCG_AP_RECURRENCE) {
+        return cg_vectors[seg(pcg_dir_a, j)].xyz;
     }
-    return cg_vectors[seg(SEG_Z, j)].xyz + pcg_beta * cg_vectors[seg(SEG_P + C.parity, j)].xyz;
+    return cg_vectors[seg(pcg_dir_a, j)].xyz + pcg_beta * cg_vectors[seg(pcg_dir_b, j)].xyz;
 }
 
 // The sum of the G partials at [base, base + G), computed by every workgroup alike.
@@ -79,6 +92,16 @@ fn partial_sum(lid: u32, base: u32) -> vec4<f32> {
     var s = vec4<f32>(0.0);
     for (var g = lid; g < C.groups; g += WG) {
         s += partials[base + g];
+    }
+    return wg_reduce(lid, s);
+}
+
+// Two sums in one reduction: (Σ a.x, Σ a.y, Σ a.z, Σ b.x) over the G partials at base_a and base_b
+// (every workgroup alike; one reduction's barriers instead of two).
+fn partial_sums(lid: u32, base_a: u32, base_b: u32) -> vec4<f32> {
+    var s = vec4<f32>(0.0);
+    for (var g = lid; g < C.groups; g += WG) {
+        s += vec4<f32>(partials[base_a + g].xyz, partials[base_b + g].x);
     }
     return wg_reduce(lid, s);
 }
@@ -107,9 +130,10 @@ fn pcg_begin(
         let b = cg_vectors[seg(SEG_R, i)].xyz;
         var r = b;
         if (C.warm != 0u) {
-            pcg_dir_is_x = true;
+            pcg_dir_a = SEG_X;
+            pcg_dir_b = SEG_X;
+            pcg_beta = 0.0;
             r = b - operator_apply(i, cg_vectors[seg(SEG_X, i)].xyz);
-            pcg_dir_is_x = false;
         } else {
             cg_vectors[seg(SEG_X, i)] = vec4<f32>(0.0);
         }
@@ -118,6 +142,7 @@ fn pcg_begin(
         cg_vectors[seg(SEG_Z, i)] = vec4<f32>(z, 0.0);
         cg_vectors[seg(SEG_P, i)] = vec4<f32>(0.0);
         cg_vectors[seg(SEG_P + 1u, i)] = vec4<f32>(0.0);
+        cg_vectors[seg(SEG_AP, i)] = vec4<f32>(0.0);
         c = vec4<f32>(dot(r, z), dot(r, r), dot(b, b), 0.0);
     }
     let t = wg_reduce(lid, c);
@@ -133,7 +158,7 @@ fn pcg_begin(
 }
 
 // Iteration k, first half: stop if ‖r‖ <= ε‖b‖; else β = (r·z)/(r·z)_prev, p = z + βp_old (into
-// p[1 − q]), Ap = A p by the operator's gather, and the partials of p·Ap.
+// p[1 − q]), Ap = A p by the operator's gather (A z + β Ap_old with PCG_AP_RECURRENCE), and the partials of p·Ap.
 @compute @workgroup_size(WG)
 fn pcg_matvec(
     @builtin(global_invocation_id) gid: vec3<u32>,
@@ -142,8 +167,8 @@ fn pcg_matvec(
 ) {
     if (load_status(lid) != 0u) { return; }
     let q = C.parity;
-    let cur = partial_sum(lid, q * C.groups);
-    let old = partial_sum(lid, (1u - q) * C.groups);
+    // (r·z, r·r, b·b) of the current residual and the previous r·z
+    let cur = partial_sums(lid, q * C.groups, (1u - q) * C.groups);
     if (cur.y <= C.tol2 * cur.z) {
         if (wid.x == 0u && lid == 0u) {
             atomicStore(&cg_state[0], 1u);
@@ -156,14 +181,25 @@ fn pcg_matvec(
         return;
     }
     pcg_beta = 0.0;
-    if (old.x > 0.0) {
-        pcg_beta = cur.x / old.x;
+    if (cur.w > 0.0) {
+        pcg_beta = cur.x / cur.w;
     }
+    pcg_dir_a = SEG_Z;
+    pcg_dir_b = SEG_P + q;
     let i = gid.x;
     var c = vec4<f32>(0.0);
     if (i < C.n) {
-        let p = pcg_dir(i);
-        let ap = operator_apply(i, p);
+        var p: vec3<f32>;
+        var ap: vec3<f32>;
+        if (PCG_AP_RECURRENCE) {
+            // the gather reads one vector of the neighbours (z) instead of forming their p from two
+            let z = cg_vectors[seg(SEG_Z, i)].xyz;
+            p = z + pcg_beta * cg_vectors[seg(SEG_P + q, i)].xyz;
+            ap = operator_apply(i, z) + pcg_beta * cg_vectors[seg(SEG_AP, i)].xyz;
+        } else {
+            p = pcg_dir(i);
+            ap = operator_apply(i, p);
+        }
         cg_vectors[seg(SEG_P + 1u - q, i)] = vec4<f32>(p, 0.0);
         cg_vectors[seg(SEG_AP, i)] = vec4<f32>(ap, 0.0);
         c = vec4<f32>(dot(p, ap), 0.0, 0.0, 0.0);
@@ -184,8 +220,9 @@ fn pcg_update(
 ) {
     if (load_status(lid) != 0u) { return; }
     let q = C.parity;
-    let cur = partial_sum(lid, q * C.groups);
-    let pap = partial_sum(lid, 2u * C.groups).x;
+    // (r·z, r·r, b·b) and p·Ap
+    let cur = partial_sums(lid, q * C.groups, 2u * C.groups);
+    let pap = cur.w;
     if (!(pap > 0.0 && pap < 3.0e38)) {
         if (wid.x == 0u && lid == 0u) {
             atomicStore(&cg_state[0], 2u);

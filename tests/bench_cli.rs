@@ -448,3 +448,30 @@ fn warnings_show_by_default_and_rust_log_filters_them() {
     assert!(text(&out.stderr).starts_with("springsim: ") && text(&out.stderr).contains("nope"), "{}", text(&out.stderr));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--export-model` (the Taichi peer's input, benches/peers/) writes the run's model and plan: as many
+/// particles and springs as the record counts, its h and substeps, the pins; several runs are refused.
+#[test]
+fn export_model_writes_the_runs_model_and_plan() {
+    let path = std::env::temp_dir().join(format!("springsim-export-{}.json", std::process::id()));
+    let p = path.to_str().expect("utf-8 temp path");
+    let r = records(&["bench", "--scene", "curtain", "--size", "9", "--backend", "cpu", "--frames", "1", "--export-model", p]);
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("the export")).expect("JSON");
+    let _ = std::fs::remove_file(&path);
+    let n = f(&r[0], "particles") as usize;
+    assert_eq!(m["particles"].as_u64(), Some(n as u64));
+    assert_eq!(m["positions"].as_array().map(|a| a.len()), Some(3 * n));
+    assert_eq!(m["masses"].as_array().map(|a| a.len()), Some(n));
+    let springs = f(&r[0], "springs") as usize;
+    for key in ["spring_a", "spring_b", "spring_rest", "spring_k", "spring_kd"] {
+        assert_eq!(m[key].as_array().map(|a| a.len()), Some(springs), "{key}");
+    }
+    assert_eq!(f(&m, "h"), f(&r[0], "h"));
+    assert_eq!(f(&m, "substeps"), f(&r[0], "substeps"));
+    // the curtain hangs from its two top corners
+    assert_eq!(m["pinned"].as_array().map(|a| a.len()), Some(2));
+    assert_eq!(m["unsupported"].as_array().map(|a| a.len()), Some(0));
+    let out = springsim(&["bench", "--scene", "curtain,rope", "--backend", "cpu", "--frames", "1", "--export-model", p]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("--export-model writes one run's model"), "{}", text(&out.stderr));
+}

@@ -3,6 +3,14 @@
 // entry, in CSR order) and src (a state: positions at [0, n) with w = 1/m, 0 when pinned; velocities
 // at [n, 2n)).
 
+// Pipeline-overridable constants, set per pipeline from the model and the method (gpu::specialize):
+// SPRING_DAMPING false when no spring damps and the method has no Rayleigh term, EXTERNAL_FIELDS false
+// when the model has no central and no point field. lavapipe runs the code of a branch that no
+// invocation takes (masked SIMD), so a kernel compiled without the branch runs several times faster
+// (BENCHMARKS, twelfth session). The defaults keep every branch.
+override SPRING_DAMPING: bool = true;
+override EXTERNAL_FIELDS: bool = true;
+
 // K_c·u of a spring: k[c·u + (1 − c)(n̂·u) n̂] (twin: cpu::forces::kc_apply).
 fn kc_apply(k: f32, c: f32, n: vec3<f32>, u: vec3<f32>) -> vec3<f32> {
     let un = dot(n, u);
@@ -53,11 +61,13 @@ fn field_accel(x: vec3<f32>) -> vec3<f32> {
 // External acceleration of a free particle: g − d0 (v − wind) − s (x − c), plus the point fields.
 fn external_accel(x: vec3<f32>, v: vec3<f32>) -> vec3<f32> {
     var a = P.gravity.xyz - (v - P.wind.xyz) * P.gravity.w;
-    if (P.wind.w != 0.0) {
-        a -= (x - P.center.xyz) * P.wind.w;
-    }
-    if (P.n_fields != 0u) {
-        a += field_accel(x);
+    if (EXTERNAL_FIELDS) {
+        if (P.wind.w != 0.0) {
+            a -= (x - P.center.xyz) * P.wind.w;
+        }
+        if (P.n_fields != 0u) {
+            a += field_accel(x);
+        }
     }
     return a;
 }
@@ -85,13 +95,15 @@ fn accel(i: u32) -> vec3<f32> {
             let dir = d / l;
             var fs = s.k * (l - s.rest);
             // The neighbour's velocity is read only when something damps (it is a second gather).
-            if (s.kd != 0.0 || P.alpha != 0.0) {
-                let u = vi - src[n + j].xyz;
-                let un = dot(dir, u);
-                fs += s.kd * un;
-                if (P.alpha != 0.0) {
-                    let c = max(0.0, 1.0 - s.rest / l);
-                    f -= kc_apply(s.k, c, dir, u) * P.alpha;
+            if (SPRING_DAMPING) {
+                if (s.kd != 0.0 || P.alpha != 0.0) {
+                    let u = vi - src[n + j].xyz;
+                    let un = dot(dir, u);
+                    fs += s.kd * un;
+                    if (P.alpha != 0.0) {
+                        let c = max(0.0, 1.0 - s.rest / l);
+                        f -= kc_apply(s.k, c, dir, u) * P.alpha;
+                    }
                 }
             }
             f -= dir * fs;

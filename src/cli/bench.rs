@@ -82,6 +82,8 @@ pub struct BenchConfig {
     pub lg_split_frames: usize,
     /// GPU timestamps per phase where the adapter has them (`--timestamps`).
     pub timestamps: bool,
+    /// Write the model and its step plan here as JSON (`--export-model`, for a peer implementation).
+    pub export_model: Option<std::path::PathBuf>,
 }
 
 /// The record `springsim bench` prints.
@@ -469,6 +471,9 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     let (diverged, recoveries) = if policy == DivergencePolicy::Report { (log.into_iter().next(), Vec::new()) } else { (None, log) };
     let guard_ms_per_frame = if times.is_empty() { 0.0 } else { s.guard_seconds() * 1e3 / times.len() as f64 };
     let plan = s.plan();
+    if let Some(path) = &cfg.export_model {
+        crate::export::write(path, &cfg.scene, method, &model, &plan, cfg.settings.frame_dt)?;
+    }
     let spread = Spread::of(&times);
     let mut lg_split = None;
     let mut lg_transfers = None;

@@ -181,6 +181,11 @@ pub struct BenchCli {
     /// Strain limiting's Jacobi passes per step (default 128; alone, it turns strain limiting on at τ = 0.1).
     #[arg(long, allow_negative_numbers = true)]
     strain_limiting_passes: Option<i64>,
+    /// Write the run's model (particles, masses, pins, springs, forces) and step plan (h, substeps, α)
+    /// to this file as JSON, for a peer implementation to step the same model (benches/peers/); one
+    /// run only.
+    #[arg(long)]
+    export_model: Option<PathBuf>,
 }
 
 /// The strain limiting that `--strain-limiting τ` and `--strain-limiting-passes n` ask for (`None` when
@@ -361,6 +366,7 @@ fn plan_runs(b: &BenchCli, given: &dyn Fn(&str) -> bool) -> Result<Vec<BenchConf
                         strain_limit: strain,
                         lg_split_frames: lg_split,
                         timestamps: b.timestamps,
+                        export_model: b.export_model.clone(),
                     });
                 }
             }
@@ -373,6 +379,9 @@ fn plan_runs(b: &BenchCli, given: &dyn Fn(&str) -> bool) -> Result<Vec<BenchConf
 pub fn run(b: BenchCli, matches: Option<&ArgMatches>) -> Result<()> {
     let given = |id: &str| given_in(matches, id);
     let runs = plan_runs(&b, &given)?;
+    if b.export_model.is_some() && runs.len() != 1 {
+        anyhow::bail!("--export-model writes one run's model, but the options ask for {} runs", runs.len());
+    }
     let gpu = if runs.iter().any(|r| r.backend == Backend::Gpu) {
         let ctx = if b.timestamps { GpuContext::headless_with_timestamps() } else { GpuContext::headless() };
         Some(ctx.context("the gpu backend needs an adapter (try --backend cpu)")?)

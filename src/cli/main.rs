@@ -27,6 +27,7 @@ mod bench;
 mod bench_cli;
 mod bench_cost;
 mod converge;
+mod export;
 mod logging;
 mod presets;
 mod report;

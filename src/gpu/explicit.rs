@@ -7,7 +7,8 @@ use super::alloc::Allocator;
 use super::cost::{CountedPass, Phase};
 use super::layout::groups;
 use super::options::GpuOptions;
-use super::pipelines::{bind, build, storage, uniform};
+use super::pipelines::{bind, build_specialized, storage, uniform};
+use super::specialize::ForceFeatures;
 use super::state::GpuState;
 use crate::error::{Error, Result};
 use crate::method::Method;
@@ -52,8 +53,8 @@ pub struct ExplicitKernels {
 }
 
 impl ExplicitKernels {
-    /// Compiles the entry points of `method`'s stages.
-    pub fn new(device: &wgpu::Device, options: &GpuOptions, method: Method) -> Result<Self> {
+    /// Compiles the entry points of `method`'s stages with the force terms of `features`.
+    pub fn new(device: &wgpu::Device, options: &GpuOptions, method: Method, features: ForceFeatures) -> Result<Self> {
         let entries = [
             uniform(0),
             storage(1, true),
@@ -65,7 +66,7 @@ impl ExplicitKernels {
             storage(7, false),
         ];
         let names: Vec<&'static str> = stages(method)?.iter().map(|(name, _)| *name).collect();
-        let kernels = build(device, options, "explicit.wgsl", &[&entries], &names)?;
+        let kernels = build_specialized(device, options, "explicit.wgsl", &[&entries], &names, &features.constants())?;
         let stages = names.iter().map(|name| kernels.pipeline(name)).collect::<Result<_>>()?;
         Ok(ExplicitKernels { layout: kernels.layout(0)?, stages })
     }
@@ -110,9 +111,10 @@ pub struct ExplicitIntegrator {
 }
 
 impl ExplicitIntegrator {
-    /// Compiles `method`'s kernels, allocates its buffers and builds its bind groups.
-    pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState, method: Method) -> Result<Self> {
-        let kernels = ExplicitKernels::new(device, options, method)?;
+    /// Compiles `method`'s kernels (with the force terms of `features`), allocates its buffers and builds
+    /// its bind groups.
+    pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState, method: Method, features: ForceFeatures) -> Result<Self> {
+        let kernels = ExplicitKernels::new(device, options, method, features)?;
         let buffers = ExplicitBuffers::new(device, st, method)?;
         let b = &buffers;
         let stage_groups = stages(method)?

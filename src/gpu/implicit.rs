@@ -8,7 +8,8 @@ use super::cost::{CountedPass, GpuCounters, Phase};
 use super::layout::{groups, ImplicitParams, CG_STATE_WORDS};
 use super::options::GpuOptions;
 use super::pcg::{GpuCgState, PcgBuffers, PcgKernels, SOLUTION_VECTOR};
-use super::pipelines::{bind, build, storage, uniform};
+use super::pipelines::{bind, build_specialized, storage, uniform};
+use super::specialize::ForceFeatures;
 use super::state::{read_vec4s, read_words, xyz, GpuState};
 use crate::error::Result;
 use crate::method::StepSettings;
@@ -28,13 +29,16 @@ pub struct ImplicitKernels {
 }
 
 impl ImplicitKernels {
-    /// Compiles the kernels.
-    pub fn new(device: &wgpu::Device, options: &GpuOptions) -> Result<Self> {
+    /// Compiles the kernels with the force terms of `features`.
+    pub fn new(device: &wgpu::Device, options: &GpuOptions, features: ForceFeatures) -> Result<Self> {
         let operator = [uniform(0), storage(1, true), storage(2, true), storage(3, true), storage(4, false), storage(5, false), uniform(6)];
         let pcg = PcgKernels::layout_entries();
         let mut names = vec!["implicit_prepare", "implicit_integrate", "implicit_strain"];
         names.extend_from_slice(&PcgKernels::ENTRY_POINTS);
-        let k = build(device, options, "implicit.wgsl", &[&operator, &pcg], &names)?;
+        // no external preconditioner: the PCG may keep Ap between iterations (pcg.wgsl's PCG_AP_RECURRENCE)
+        let mut constants = features.constants().to_vec();
+        constants.push(("PCG_AP_RECURRENCE", 1.0));
+        let k = build_specialized(device, options, "implicit.wgsl", &[&operator, &pcg], &names, &constants)?;
         Ok(ImplicitKernels {
             layout: k.layout(0)?,
             prepare: k.pipeline("implicit_prepare")?,
@@ -82,10 +86,11 @@ pub struct ImplicitIntegrator {
 }
 
 impl ImplicitIntegrator {
-    /// Compiles the kernels, allocates the buffers for `entries` incidence entries, builds the groups.
-    pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState, entries: usize) -> Result<Self> {
+    /// Compiles the kernels (with the force terms of `features`), allocates the buffers for `entries`
+    /// incidence entries, builds the groups.
+    pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState, entries: usize, features: ForceFeatures) -> Result<Self> {
         let buffers = ImplicitBuffers::new(device, st, entries)?;
-        let kernels = ImplicitKernels::new(device, options)?;
+        let kernels = ImplicitKernels::new(device, options, features)?;
         let b = &buffers;
         let operator_groups = [0, 1].map(|p| {
             bind(

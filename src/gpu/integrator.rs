@@ -10,6 +10,7 @@ use super::implicit::ImplicitIntegrator;
 use super::leu::LeuIntegrator;
 use super::local_global_integrator::LocalGlobalIntegrator;
 use super::options::GpuOptions;
+use super::specialize::ForceFeatures;
 use super::state::GpuState;
 use crate::error::{Error, Result};
 use crate::method::{Method, StepPlan, StepSettings};
@@ -38,12 +39,13 @@ impl Integrator {
         settings: &StepSettings,
     ) -> Result<Self> {
         let entries = m.incidence.entries.len();
+        let features = ForceFeatures::of(m, method);
         Ok(match method {
             Method::ExplicitEuler | Method::SymplecticEuler | Method::Midpoint | Method::Rk4 => {
-                Integrator::Explicit(ExplicitIntegrator::new(device, options, st, method)?)
+                Integrator::Explicit(ExplicitIntegrator::new(device, options, st, method, features)?)
             }
             Method::Leu => Integrator::Leu(LeuIntegrator::new(device, options, st, entries)?),
-            Method::ImplicitEuler => Integrator::Implicit(ImplicitIntegrator::new(device, options, st, entries)?),
+            Method::ImplicitEuler => Integrator::Implicit(ImplicitIntegrator::new(device, options, st, entries, features)?),
             Method::LocalGlobal => Integrator::LocalGlobal(Box::new(LocalGlobalIntegrator::new(device, options, st, m, settings)?)),
             Method::Newton => return Err(Error::param("method", method.name(), "runs on the CPU only (use --backend cpu)")),
         })

@@ -22,6 +22,7 @@ pub mod pipelines;
 pub mod power;
 pub mod self_collision;
 pub mod simulator;
+pub mod specialize;
 pub mod state;
 pub mod step_end;
 pub mod strain_limit;

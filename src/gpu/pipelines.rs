@@ -77,6 +77,19 @@ pub fn build(
     groups: &[&[wgpu::BindGroupLayoutEntry]],
     entry_points: &[&'static str],
 ) -> Result<Kernels> {
+    build_specialized(device, options, file, groups, entry_points, &[])
+}
+
+/// [`build`] with values for the module's pipeline-overridable constants (`override` in the WGSL, by
+/// name; those not given keep their defaults), e.g. [`super::specialize::ForceFeatures::constants`].
+pub fn build_specialized(
+    device: &wgpu::Device,
+    options: &GpuOptions,
+    file: &'static str,
+    groups: &[&[wgpu::BindGroupLayoutEntry]],
+    entry_points: &[&'static str],
+    constants: &[(&str, f64)],
+) -> Result<Kernels> {
     let label = format!("springsim.{}", file.trim_end_matches(".wgsl"));
     let desc = wgpu::ShaderModuleDescriptor { label: Some(&label), source: wgpu::ShaderSource::Wgsl(compose(kernel_wgsl(file)?).into()) };
     let module = options.create_shader_module(device, desc);
@@ -98,7 +111,7 @@ pub fn build(
                 layout: Some(&pl),
                 module: &module,
                 entry_point: Some(ep),
-                compilation_options: Default::default(),
+                compilation_options: wgpu::PipelineCompilationOptions { constants, ..Default::default() },
                 cache: None,
             });
             (ep, pipeline)
