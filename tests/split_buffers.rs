@@ -117,3 +117,28 @@ fn a_table_past_its_bindings_is_refused_by_name() {
     assert!(matches!(err, Error::BufferTooLarge { .. }), "{msg}");
     assert!(msg.contains("springsim.nbr") && msg.contains(&format!("{bytes} B")) && msg.contains(&format!("{} B", 2 * cap)), "{msg}");
 }
+
+/// `springsim bench --scene cloth --size 3000 --backend gpu` is refused from the cloth's counts before
+/// the model is built: with the host memory capped at 100 MB (`SPRINGSIM_HOST_MEMORY`), building the
+/// 3000² model first would be refused for host memory instead; the one line names the GPU buffer, and
+/// the exit status is 1 (no signal). On a device whose binding limit holds the 288 MB state the check
+/// passes and the host-memory refusal is the expected line instead.
+#[test]
+fn the_3000_cloth_is_refused_before_its_model_is_built() {
+    let Some(ctx) = common::gpu() else { return };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_springsim"))
+        .args(["bench", "--scene", "cloth", "--size", "3000", "--backend", "gpu"])
+        .env("SPRINGSIM_HOST_MEMORY", "100000000")
+        .output()
+        .expect("run springsim");
+    let err = String::from_utf8_lossy(&out.stderr);
+    println!("exit {:?}: {err}", out.status.code());
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    let limit = ctx.device.limits().max_storage_buffer_binding_size;
+    if limit < 288_000_000 {
+        assert!(err.contains("GPU buffer springsim.state needs 288000000 B") && err.contains(&format!("of {limit} B")), "{err}");
+    } else {
+        assert!(err.contains("not enough host memory"), "{err}");
+    }
+}

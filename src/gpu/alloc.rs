@@ -34,6 +34,16 @@ fn split_limit_name(slots: usize) -> &'static str {
     }
 }
 
+/// Refuses a buffer `label` of `bytes` split at `split` bytes over `slots` bindings when it needs more
+/// ([`Error::BufferTooLarge`] naming it, its bytes and `slots` × `split`).
+pub fn check_split_bytes(label: &str, bytes: u64, split: u64, slots: usize) -> Result<()> {
+    let limit = split * slots as u64;
+    if bytes > limit {
+        return Err(Error::BufferTooLarge { buffer: label.to_string(), bytes, limit_name: split_limit_name(slots), limit });
+    }
+    Ok(())
+}
+
 /// A storage buffer split into up to `slots` bindings of at most the split size each: `parts[0]` holds
 /// elements [0, chunk), `parts[1]` [chunk, 2·chunk), …; the slots beyond the parts needed are bound to a
 /// 64-byte placeholder. A buffer that fits one binding is one part, as it would be unsplit. The kernels
@@ -157,11 +167,7 @@ impl<'a> Allocator<'a> {
     /// Checks a buffer of `bytes` to be split at `split` bytes over at most `slots` bindings: one that
     /// needs more is an [`Error::BufferTooLarge`] naming it, its bytes and `slots` × `split`.
     pub fn check_split(&self, label: &str, bytes: u64, split: u64, slots: usize) -> Result<()> {
-        let limit = split * slots as u64;
-        if bytes > limit {
-            return Err(Error::BufferTooLarge { buffer: label.to_string(), bytes, limit_name: split_limit_name(slots), limit });
-        }
-        Ok(())
+        check_split_bytes(label, bytes, split, slots)
     }
 
     /// A storage buffer of `bytes` with `usage`, split into parts of at most `split` bytes over `slots`

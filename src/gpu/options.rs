@@ -47,6 +47,11 @@ impl GpuOptions {
         self
     }
 
+    /// The cap of [`GpuOptions::with_max_binding_bytes`], if any.
+    pub fn max_binding_bytes(&self) -> Option<u64> {
+        self.max_binding
+    }
+
     /// The bytes at which the engine splits a storage buffer into bindings on `device`: the device's
     /// `max_storage_buffer_binding_size`, or the smaller cap of [`GpuOptions::with_max_binding_bytes`],
     /// rounded down to a multiple of 256 and kept within [256 B, 1 GiB]
