@@ -119,7 +119,8 @@ pub enum MgUse {
 
 impl MultigridData {
     /// Uploads `mg` for the PCG vectors `pcg_buffers` of n particles (level 0 is the particles; see [`MgUse`]),
-    /// through `alloc` (checked against the device's limits).
+    /// through `alloc` (checked against the device's limits), the matrices split at `split` bytes.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         device: &wgpu::Device,
         alloc: &mut Allocator,
