@@ -12,6 +12,8 @@
 // flags[3]: set when a speed exceeds the limit P.center.w (or is not finite); read after the frame,
 // it makes the simulator recompute k0 (Shinya §5.3). flags[0..3] belong to the LEU kernels.
 @group(0) @binding(7) var<storage, read_write> flags: array<atomic<u32>, 4>;
+// The incidence records from SPLIT_VEC4 on (a placeholder when `nbr` holds them all): nbr_at.
+@group(0) @binding(8) var<storage, read> nbr_1: array<Nbr>;
 
 fn write_state(i: u32, x: vec3<f32>, v: vec3<f32>) {
     dst[i] = vec4<f32>(x, base[i].w);

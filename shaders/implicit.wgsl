@@ -26,6 +26,27 @@ struct ImplicitParams {
 @group(0) @binding(4) var<storage, read_write> dst: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read_write> blocks: array<vec4<f32>>;
 @group(0) @binding(6) var<uniform> I: ImplicitParams;
+// The incidence records from SPLIT_VEC4 on (a placeholder when `nbr` holds them all): nbr_at.
+@group(0) @binding(7) var<storage, read> nbr_1: array<Nbr>;
+// The blocks from SPLIT_VEC4, 2·SPLIT_VEC4 and 3·SPLIT_VEC4 on (placeholders where `blocks` holds them
+// all): blocks_at, blocks_set. SPLIT_VEC4 is even, so the two vec4 of an entry share a chunk.
+@group(0) @binding(8) var<storage, read_write> blocks_1: array<vec4<f32>>;
+@group(0) @binding(9) var<storage, read_write> blocks_2: array<vec4<f32>>;
+@group(0) @binding(10) var<storage, read_write> blocks_3: array<vec4<f32>>;
+
+fn blocks_at(k: u32) -> vec4<f32> {
+    if (k < SPLIT_VEC4) { return blocks[k]; }
+    if (k < 2u * SPLIT_VEC4) { return blocks_1[k - SPLIT_VEC4]; }
+    if (k < 3u * SPLIT_VEC4) { return blocks_2[k - 2u * SPLIT_VEC4]; }
+    return blocks_3[k - 3u * SPLIT_VEC4];
+}
+
+fn blocks_set(k: u32, v: vec4<f32>) {
+    if (k < SPLIT_VEC4) { blocks[k] = v; }
+    else if (k < 2u * SPLIT_VEC4) { blocks_1[k - SPLIT_VEC4] = v; }
+    else if (k < 3u * SPLIT_VEC4) { blocks_2[k - 2u * SPLIT_VEC4] = v; }
+    else { blocks_3[k - 3u * SPLIT_VEC4] = v; }
+}
 
 fn sym6_apply(b0: vec4<f32>, b1: vec4<f32>, u: vec3<f32>) -> vec3<f32> {
     // b0 = (xx, yy, zz, xy), b1 = (xz, yz, _, _)
@@ -63,7 +84,7 @@ fn implicit_prepare(@builtin(global_invocation_id) gid: vec3<u32>) {
     var diag = vec3<f32>(md);
     let e_end = csr[i + 1u];
     for (var e = csr[i]; e < e_end; e++) {
-        let s = nbr[e];
+        let s = nbr_at(e);
         let d = xi - src[s.j].xyz;
         let l = length(d);
         var b0 = vec4<f32>(0.0);
@@ -85,8 +106,8 @@ fn implicit_prepare(@builtin(global_invocation_id) gid: vec3<u32>) {
             b1 = vec4<f32>(bo.y, bo.z, bitcast<f32>(s.j), 0.0);
             diag += bd;
         }
-        blocks[2u * e] = b0;
-        blocks[2u * e + 1u] = b1;
+        blocks_set(2u * e, b0);
+        blocks_set(2u * e + 1u, b1);
     }
     let f0 = accel(i) * mi;
     pcg_set_rhs(i, (f0 + jxv * h) * h, vec3<f32>(1.0) / diag);
@@ -101,8 +122,8 @@ fn operator_apply(i: u32, p_i: vec3<f32>) -> vec3<f32> {
     var y = p_i * mass_diag(w);
     let e_end = csr[i + 1u];
     for (var e = csr[i]; e < e_end; e++) {
-        let b1 = blocks[2u * e + 1u];
-        y += sym6_apply(blocks[2u * e], b1, p_i - pcg_dir(bitcast<u32>(b1.z)));
+        let b1 = blocks_at(2u * e + 1u);
+        y += sym6_apply(blocks_at(2u * e), b1, p_i - pcg_dir(bitcast<u32>(b1.z)));
     }
     return y;
 }
@@ -135,7 +156,7 @@ fn implicit_strain(@builtin(global_invocation_id) gid: vec3<u32>) {
     let xi0 = src[i].xyz;
     let e_end = csr[i + 1u];
     for (var e = csr[i]; e < e_end; e++) {
-        let s = nbr[e];
+        let s = nbr_at(e);
         if (s.rest > 0.0) {
             let after = length(xi - dst[s.j].xyz);
             let before = length(xi0 - src[s.j].xyz);

@@ -20,6 +20,8 @@ struct LeuPass {
 @group(0) @binding(6) var<storage, read_write> blocks: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read_write> flags: array<atomic<u32>, 4>;
 @group(0) @binding(8) var<uniform> L: LeuPass;
+// The incidence records from SPLIT_VEC4 on (a placeholder when `nbr` holds them all): nbr_at.
+@group(0) @binding(9) var<storage, read> nbr_1: array<Nbr>;
 
 fn sym_apply(b0: vec3<f32>, b1: vec3<f32>, u: vec3<f32>) -> vec3<f32> {
     // b0 = (xx, yy, zz), b1 = (xy, xz, yz)
@@ -42,7 +44,7 @@ fn linearize(i: u32) -> vec3<f32> {
     let xi = src[i].xyz;
     let e_end = csr[i + 1u];
     for (var e = csr[i]; e < e_end; e++) {
-        let s = nbr[e];
+        let s = nbr_at(e);
         let d = xi - src[s.j].xyz;
         let l = length(d);
         var kd0 = vec3<f32>(0.0);
@@ -79,7 +81,7 @@ fn leu_accel(i: u32) -> vec3<f32> {
     var f = vec3<f32>(0.0);
     let e_end = csr[i + 1u];
     for (var e = csr[i]; e < e_end; e++) {
-        let j = nbr[e].j;
+        let j = nbr_at(e).j;
         let ddx = dxi - (src[j].xyz - lin[j].xyz);
         let ddv = dvi - (src[n + j].xyz - lin[n + j].xyz);
         let b0 = blocks[3u * e];

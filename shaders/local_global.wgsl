@@ -15,8 +15,8 @@
 // 0 when pinned) with y at [n, 2n) during the step and the new velocities there after lg_velocity.
 // `csr` holds the CSR offsets (n + 1) and then Liu's tables: the incidence entries 2·spring + side
 // (the CPU's `Incidence::entries`) and the springs (a, b, rest bits, k bits), at the bases in `L`.
-// `lg_work` holds the Chebyshev iterates (3 slots of n), d (one per spring), the partial sums of ‖r‖² (two
-// slots of G workgroups) and the report (‖r₀‖, ‖r_final‖, ratio, 0).
+// `lg_work` holds the Chebyshev iterates (3 slots of n), the partial sums of ‖r‖² (two slots of G
+// workgroups) and the report (‖r₀‖, ‖r_final‖, ratio, 0); `lg_dirs` holds d (one per spring).
 
 // Rust twin: gpu::layout::LgConsts.
 struct LgConsts {
@@ -30,7 +30,7 @@ struct LgConsts {
     groups: u32,         // workgroups of a per-particle dispatch
     entries_base: u32,   // index in csr of the incidence entries
     springs_base: u32,   // index in csr of the spring table (4 words per spring)
-    d_base: u32,         // index in lg_work of d
+    d_base: u32,         // index in lg_dirs of d (0)
     partials_base: u32,  // index in lg_work of the ‖r‖² partials (2 slots of `groups`)
     stats_base: u32,     // index in lg_work of the report
 }
@@ -50,11 +50,26 @@ struct LgPass {
 @group(0) @binding(4) var<storage, read> src: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read_write> dst: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> lg_work: array<vec4<f32>>;
+// The incidence records from SPLIT_VEC4 on and the tables from word 4·SPLIT_VEC4 on (placeholders where
+// the first binding holds them all; the split size is src/gpu/alloc.rs split_bytes): nbr_at, tab.
+@group(0) @binding(7) var<storage, read> nbr_1: array<Nbr>;
+@group(0) @binding(8) var<storage, read> csr_1: array<u32>;
+// The local step's directions d, one per spring (at L.d_base): a buffer of their own, so that lg_work
+// keeps to 3n + 2·groups + 1 vec4 and each stays under the binding limit to 8.4 M springs.
+@group(0) @binding(9) var<storage, read_write> lg_dirs: array<vec4<f32>>;
 @group(2) @binding(0) var<uniform> K: LgPass;
+
+// Word k of the tables (`csr` then `csr_1`).
+fn tab(k: u32) -> u32 {
+    if (k < 4u * SPLIT_VEC4) {
+        return csr[k];
+    }
+    return csr_1[k - 4u * SPLIT_VEC4];
+}
 
 // The spring of incidence entry e and the sign of its term in J d (twin: cpu::local_global::entry_spring).
 fn lg_entry(e: u32) -> vec2<u32> {
-    let code = csr[L.entries_base + e];
+    let code = tab(L.entries_base + e);
     return vec2<u32>(code >> 1u, code & 1u);
 }
 
@@ -83,20 +98,21 @@ fn lg_inertia(@builtin(global_invocation_id) gid: vec3<u32>) {
 // The local step, one thread per spring (Liu eq. 10 and the lemma of §4): d_s = r_s (x_a − x_b)/‖x_a − x_b‖,
 // r_s·(1, 0, 0) when the endpoints coincide.
 @compute @workgroup_size(WG)
+// Dispatched as rows of 65535 workgroups (gpu::layout::grid) when the springs need more than one.
 fn lg_local(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let s = gid.x;
+    let s = gid.x + gid.y * (65535u * WG);
     if (s >= L.n_springs) { return; }
     let base = L.springs_base + 4u * s;
-    let a = csr[base];
-    let b = csr[base + 1u];
-    let rest = bitcast<f32>(csr[base + 2u]);
+    let a = tab(base);
+    let b = tab(base + 1u);
+    let rest = bitcast<f32>(tab(base + 2u));
     let p = dst[a].xyz - dst[b].xyz;
     let l = length(p);
     var d = vec3<f32>(rest, 0.0, 0.0);
     if (l > EPS_LEN) {
         d = p * (rest / l);
     }
-    lg_work[L.d_base + s] = vec4<f32>(d, 0.0);
+    lg_dirs[L.d_base + s] = vec4<f32>(d, 0.0);
 }
 
 // The global step's residual at x (Liu eq. 14, ∂g/∂x = 0), per particle: for a free i
@@ -126,11 +142,11 @@ fn lg_residual(
             let xi = xi4.xyz;
             var acc = vec3<f32>(0.0);
             var ksum = 0.0;
-            let e_end = csr[i + 1u];
-            for (var e = csr[i]; e < e_end; e++) {
-                let nb = nbr[e];
+            let e_end = tab(i + 1u);
+            for (var e = tab(i); e < e_end; e++) {
+                let nb = nbr_at(e);
                 let se = lg_entry(e);
-                var d = lg_work[L.d_base + se.x].xyz;
+                var d = lg_dirs[L.d_base + se.x].xyz;
                 if (se.y != 0u) {
                     d = -d;
                 }
@@ -162,9 +178,9 @@ fn lg_apply(i: u32, u_i: vec3<f32>, slot: u32) -> vec3<f32> {
         return vec3<f32>(0.0);
     }
     var acc = vec3<f32>(0.0);
-    let e_end = csr[i + 1u];
-    for (var e = csr[i]; e < e_end; e++) {
-        let nb = nbr[e];
+    let e_end = tab(i + 1u);
+    for (var e = tab(i); e < e_end; e++) {
+        let nb = nbr_at(e);
         var u_j: vec3<f32>;
         if (slot == 3u) {
             u_j = pcg_dir(nb.j);

@@ -47,6 +47,17 @@ struct MgPass {
 @group(0) @binding(3) var<storage, read_write> partials: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> cg_state: array<atomic<u32>, 8>;
 @group(1) @binding(0) var<uniform> M: MgPass;
+// The matrix words from 4·SPLIT_VEC4 on (a placeholder when `mat` holds them all; the split size is
+// src/gpu/alloc.rs split_bytes): mat_at.
+@group(0) @binding(5) var<storage, read> mat_1: array<u32>;
+
+// Word k of the matrices (`mat` then `mat_1`).
+fn mat_at(k: u32) -> u32 {
+    if (k < 4u * SPLIT_VEC4) {
+        return mat[k];
+    }
+    return mat_1[k - 4u * SPLIT_VEC4];
+}
 
 var<workgroup> wg_status: u32;
 
@@ -66,15 +77,15 @@ fn vstore(k: u32, v: vec3<f32>) {
 }
 
 fn matf(k: u32) -> f32 {
-    return bitcast<f32>(mat[k]);
+    return bitcast<f32>(mat_at(k));
 }
 
 // Σ_j m_ij u_{base + j} over row i of the dispatch's matrix.
 fn row_dot(i: u32, base: u32) -> vec3<f32> {
     var s = vec3<f32>(0.0);
-    let e1 = mat[M.m_ptr + i + 1u];
-    for (var e = mat[M.m_ptr + i]; e < e1; e++) {
-        s += vload(base + mat[M.m_col + e]) * matf(M.m_val + e);
+    let e1 = mat_at(M.m_ptr + i + 1u);
+    for (var e = mat_at(M.m_ptr + i); e < e1; e++) {
+        s += vload(base + mat_at(M.m_col + e)) * matf(M.m_val + e);
     }
     return s;
 }
@@ -98,9 +109,9 @@ fn mg_down(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocat
     if (i >= M.rows) { return; }
     let b = vload(M.b + i);
     var s = b;
-    let e1 = mat[M.m_ptr + i + 1u];
-    for (var e = mat[M.m_ptr + i]; e < e1; e++) {
-        let j = mat[M.m_col + e];
+    let e1 = mat_at(M.m_ptr + i + 1u);
+    for (var e = mat_at(M.m_ptr + i); e < e1; e++) {
+        let j = mat_at(M.m_col + e);
         s -= vload(M.b + j) * (matf(M.m_val + e) * matf(M.wdinv + j));
     }
     vstore(M.x + i, b * matf(M.wdinv + i));

@@ -12,6 +12,8 @@
 @group(0) @binding(5) var<storage, read_write> y_out: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> partials: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read_write> scalars: array<vec4<f32>>;
+// The incidence records from SPLIT_VEC4 on (a placeholder when `nbr` holds them all): nbr_at.
+@group(0) @binding(8) var<storage, read> nbr_1: array<Nbr>;
 
 fn x_of(j: u32, inv_norm: f32) -> vec3<f32> {
     return y_in[j].xyz * inv_norm;
@@ -36,7 +38,7 @@ fn power_matvec(
             let pi = src[i].xyz;
             let e_end = csr[i + 1u];
             for (var e = csr[i]; e < e_end; e++) {
-                let s = nbr[e];
+                let s = nbr_at(e);
                 let j = s.j;
                 let d = pi - src[j].xyz;
                 let l = length(d);

@@ -28,6 +28,16 @@ struct SelfInfo {
 @group(0) @binding(6) var<storage, read_write> hash: array<u32>;
 // the repulsion's output: positions at [0, n), velocities at [n, 2n)
 @group(0) @binding(7) var<storage, read_write> out: array<vec4<f32>>;
+// The incidence records from SPLIT_VEC4 on (a placeholder when `links` holds them all): links_at.
+@group(0) @binding(8) var<storage, read> links_1: array<Nbr>;
+
+// The other end j of incidence record e (the table split at SPLIT_VEC4 records, src/gpu/alloc.rs).
+fn links_at(e: u32) -> u32 {
+    if (e < SPLIT_VEC4) {
+        return links[e].j;
+    }
+    return links_1[e - SPLIT_VEC4].j;
+}
 
 const PRIME_X: u32 = 73856093u;
 const PRIME_Y: u32 = 19349663u;
@@ -151,7 +161,7 @@ fn sc_sort(@builtin(global_invocation_id) gid: vec3<u32>) {
 // Whether a spring joins i and j (twin: joined).
 fn joined(i: u32, j: u32) -> bool {
     for (var e = csr[i]; e < csr[i + 1u]; e++) {
-        if (links[e].j == j) {
+        if (links_at(e) == j) {
             return true;
         }
     }

@@ -21,6 +21,8 @@ struct StrainLimitInfo {
 @group(0) @binding(3) var<storage, read> src: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> dst: array<vec4<f32>>;
 @group(0) @binding(5) var<uniform> S: StrainLimitInfo;
+// The incidence records from SPLIT_VEC4 on (a placeholder when `nbr` holds them all): nbr_at.
+@group(0) @binding(6) var<storage, read> nbr_1: array<Nbr>;
 
 @compute @workgroup_size(WG)
 fn strain_limit_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -41,7 +43,7 @@ fn strain_limit_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
     var count = 0u;
     let e_end = csr[i + 1u];
     for (var e = csr[i]; e < e_end; e++) {
-        let s = nbr[e];
+        let s = nbr_at(e);
         let xj = src[s.j];
         let d = xi - xj.xyz;
         let l = length(d);

@@ -1,6 +1,6 @@
 // The per-particle force gather over the CSR incidence lists: the twin of cpu::forces.
-// Needs, in the including kernel: P (Params), csr (the n + 1 CSR offsets), nbr (one Nbr per incidence
-// entry, in CSR order) and src (a state: positions at [0, n) with w = 1/m, 0 when pinned; velocities
+// Needs, in the including kernel: P (Params), csr (the n + 1 CSR offsets), nbr and nbr_1 (one Nbr per
+// incidence entry, in CSR order, split at SPLIT_VEC4: nbr_at) and src (a state: positions at [0, n) with w = 1/m, 0 when pinned; velocities
 // at [n, 2n)).
 
 // Pipeline-overridable constants, set per pipeline from the model and the method (gpu::specialize):
@@ -10,6 +10,16 @@
 // (BENCHMARKS, twelfth session). The defaults keep every branch.
 override SPRING_DAMPING: bool = true;
 override EXTERNAL_FIELDS: bool = true;
+
+// Incidence record e. The table is split over two bindings at SPLIT_VEC4 records (the one split size,
+// src/gpu/alloc.rs split_bytes): `nbr` holds [0, SPLIT_VEC4), `nbr_1` the rest (a placeholder when the
+// table fits one binding).
+fn nbr_at(e: u32) -> Nbr {
+    if (e < SPLIT_VEC4) {
+        return nbr[e];
+    }
+    return nbr_1[e - SPLIT_VEC4];
+}
 
 // K_c·u of a spring: k[c·u + (1 − c)(n̂·u) n̂] (twin: cpu::forces::kc_apply).
 fn kc_apply(k: f32, c: f32, n: vec3<f32>, u: vec3<f32>) -> vec3<f32> {
@@ -87,7 +97,7 @@ fn accel(i: u32) -> vec3<f32> {
     var f = vec3<f32>(0.0);
     let e_end = csr[i + 1u];
     for (var e = csr[i]; e < e_end; e++) {
-        let s = nbr[e];
+        let s = nbr_at(e);
         let j = s.j;
         let d = xi - src[j].xyz;
         let l = length(d);

@@ -335,6 +335,14 @@ enum Sim {
 }
 
 impl Sim {
+    /// The engine's laid-out model (for the quality figures: the bench keeps no copy of its own).
+    fn model(&self) -> &CpuModel {
+        match self {
+            Sim::Cpu(s) => s.engine().model(),
+            Sim::Gpu(s) => s.engine().model(),
+        }
+    }
+
     fn as_dyn(&mut self) -> &mut dyn Simulator {
         match self {
             Sim::Cpu(s) => s.as_mut(),
@@ -364,6 +372,12 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     let date = report::utc_now();
     // the run's own host memory: its peak resident memory above what the process held before it
     let rss_before = (springsim::memory::reset_peak_resident()).then(springsim::memory::resident).flatten();
+    // a model whose GPU buffers would pass the device's limits is refused from its counts, before it
+    // is built (the 3000² cloth's model alone is 8.7 GB of host memory)
+    if let (Backend::Gpu, Some(ctx), Some((np, ns))) = (cfg.backend, gpu, cfg.source.counts(&cfg.options)) {
+        let needs = springsim::gpu::budget::buffers(cfg.method, np, ns);
+        springsim::gpu::budget::check(&ctx.device.limits(), &springsim::gpu::GpuOptions::default(), &needs)?;
+    }
     let t = Instant::now();
     let mut model = cfg.source.build(&cfg.options)?;
     if let Some(d) = cfg.drag {
@@ -373,7 +387,6 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         model.strain_limit = cfg.strain_limit;
     }
     let model_ms = ms(t);
-    let cm = CpuModel::new(&model)?;
     let (method, settings) = (cfg.method, cfg.settings.clone());
     let t = Instant::now();
     enum Built {
@@ -425,15 +438,15 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     let mut counted = springsim::gpu::GpuCost::default();
 
     let (x0, v0) = sim.as_dyn().read_state()?;
-    let start = state_stats(&cm, &x0, &v0);
+    let start = state_stats(sim.model(), &x0, &v0);
     let mut times = Vec::with_capacity(cfg.frames);
     let mut failed_frame = None;
     let mut report: springsim::stepping::FrameReport = Default::default();
     let mut iterations = 0usize;
     let mut peak = start.max_strain;
-    let tau = cm.strain_limit.map(|sl| sl.limit);
-    let stretch_of = |x: &[[f64; 3]]| springsim::reference::stats::strain_stats(&cm, x, tau).max_stretch;
-    let mut stretch_peak = tau.map(|_| stretch_of(&x0));
+    let tau = sim.model().strain_limit.map(|sl| sl.limit);
+    let stretch_of = |m: &CpuModel, x: &[[f64; 3]]| springsim::reference::stats::strain_stats(m, x, tau).max_stretch;
+    let mut stretch_peak = tau.map(|_| stretch_of(sim.model(), &x0));
     for f in 0..cfg.warmup + cfg.frames {
         if f == cfg.warmup {
             if let Sim::Gpu(g) = &mut sim {
@@ -453,19 +466,19 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
             iterations += report.iterations;
         }
         let (x, v) = sim.as_dyn().read_state()?;
-        let st = state_stats(&cm, &x, &v);
+        let st = state_stats(sim.model(), &x, &v);
         tick();
         if !st.finite {
             failed_frame = Some(f);
             break;
         }
         peak = peak.max(st.max_strain);
-        stretch_peak = stretch_peak.map(|p| p.max(stretch_of(&x)));
+        stretch_peak = stretch_peak.map(|p| p.max(stretch_of(sim.model(), &x)));
     }
+    let (x, v) = sim.as_dyn().read_state()?;
+    let stats = state_stats(sim.model(), &x, &v);
+    let strains = springsim::reference::stats::strain_stats(sim.model(), &x, tau);
     let s = sim.as_dyn();
-    let (x, v) = s.read_state()?;
-    let stats = state_stats(&cm, &x, &v);
-    let strains = springsim::reference::stats::strain_stats(&cm, &x, tau);
     let policy = cfg.settings.guard.policy;
     let log: Vec<DivergedRecord> = s.divergences().iter().map(DivergedRecord::of).collect();
     let (diverged, recoveries) = if policy == DivergencePolicy::Report { (log.into_iter().next(), Vec::new()) } else { (None, log) };
@@ -493,6 +506,8 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         }
     }
     let gpu_info = gpu.filter(|_| cfg.backend == Backend::Gpu).map(|g| g.adapter.get_info());
+    // the engine's own laid-out model (the bench builds no copy of its own)
+    let cm = sim.model();
     Ok(BenchResult {
         scene: cfg.scene.clone(),
         preset: cfg.preset.clone(),
@@ -541,10 +556,10 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         failed_frame,
         max_strain: stats.max_strain,
         max_strain_peak: if stats.finite { peak.max(stats.max_strain) } else { peak },
-        penetration: cm.colliders.iter().any(|c| c.thickness() > 0.0).then(|| springsim::reference::stats::penetration(&cm, &x)),
+        penetration: cm.colliders.iter().any(|c| c.thickness() > 0.0).then(|| springsim::reference::stats::penetration(cm, &x)),
         self_gap: cm.self_collision.map(|sc| {
             let xv: Vec<springsim::cpu::V3> = x.iter().map(|p| springsim::cpu::V3::from(*p)).collect();
-            springsim::reference::self_collision::self_gap(&cm, &sc, &xv)
+            springsim::reference::self_collision::self_gap(cm, &sc, &xv)
         }),
         strain_mean: strains.mean,
         strain_p99: strains.p99,

@@ -4,7 +4,101 @@
 //! is the sum of what the state and the current integrator hold.
 
 use crate::error::{Error, Result};
-use wgpu::util::DeviceExt;
+
+/// The largest split size [`split_bytes`] gives: chunk indices stay well inside `u32` for every element
+/// size (4 B words to 32 B records).
+pub const MAX_SPLIT_BYTES: u64 = 1 << 30;
+
+/// The split size the kernels are composed with when no device is known (`tests/shaders.rs`): WebGPU's
+/// default `max_storage_buffer_binding_size`, also lavapipe's.
+pub const DEFAULT_SPLIT_BYTES: u64 = 128 << 20;
+
+/// The bytes at which a storage buffer is split into bindings: the device's binding limit `device_max`,
+/// or `cap` when that is smaller, rounded down to a multiple of 256 (so that every element size, 4 to 32
+/// B, divides it and a pair of `vec4` never straddles two chunks), within [256 B, [`MAX_SPLIT_BYTES`]].
+/// The one source of truth of the split: the kernels get it as `const SPLIT_VEC4` (`vec4`s per chunk,
+/// [`super::layout::compose_split`]) and the allocator splits at it ([`Allocator::split_storage`]).
+pub fn split_bytes(device_max: u64, cap: Option<u64>) -> u64 {
+    let b = cap.map_or(device_max, |c| c.min(device_max));
+    (b / 256 * 256).clamp(256, MAX_SPLIT_BYTES)
+}
+
+/// The name of the limit a buffer split over `slots` bindings is held to, for [`Error::BufferTooLarge`].
+fn split_limit_name(slots: usize) -> &'static str {
+    match slots {
+        1 => "max_storage_buffer_binding_size",
+        2 => "max_storage_buffer_binding_size (split size) × 2 bindings",
+        3 => "max_storage_buffer_binding_size (split size) × 3 bindings",
+        4 => "max_storage_buffer_binding_size (split size) × 4 bindings",
+        _ => "max_storage_buffer_binding_size (split size) × its bindings",
+    }
+}
+
+/// Refuses a buffer `label` of `bytes` split at `split` bytes over `slots` bindings when it needs more
+/// ([`Error::BufferTooLarge`] naming it, its bytes and `slots` × `split`).
+pub fn check_split_bytes(label: &str, bytes: u64, split: u64, slots: usize) -> Result<()> {
+    let limit = split * slots as u64;
+    if bytes > limit {
+        return Err(Error::BufferTooLarge { buffer: label.to_string(), bytes, limit_name: split_limit_name(slots), limit });
+    }
+    Ok(())
+}
+
+/// A storage buffer split into up to `slots` bindings of at most the split size each: `parts[0]` holds
+/// elements [0, chunk), `parts[1]` [chunk, 2·chunk), …; the slots beyond the parts needed are bound to a
+/// 64-byte placeholder. A buffer that fits one binding is one part, as it would be unsplit. The kernels
+/// select the part by index (`if e < SPLIT_VEC4 { a[e] } else { a_1[e − SPLIT_VEC4] }`).
+pub struct SplitBuffer {
+    /// The parts (at least one), then the placeholder when fewer parts than slots.
+    buffers: Vec<wgpu::Buffer>,
+    /// Parts holding data.
+    parts: usize,
+    /// Bindings the kernels declare for it.
+    slots: usize,
+    /// Bytes per part (the split size).
+    split: u64,
+}
+
+impl SplitBuffer {
+    /// The buffers to bind, one per slot in order (the placeholder for the slots beyond the parts).
+    pub fn bindings(&self) -> Vec<&wgpu::Buffer> {
+        (0..self.slots).map(|k| &self.buffers[k.min(self.buffers.len() - 1)]).collect()
+    }
+
+    /// The first part (the whole buffer when it is not split).
+    pub fn first(&self) -> &wgpu::Buffer {
+        &self.buffers[0]
+    }
+
+    /// The parts holding data (1 when not split).
+    pub fn parts(&self) -> usize {
+        self.parts
+    }
+
+    /// The buffers holding data.
+    pub fn part_buffers(&self) -> &[wgpu::Buffer] {
+        &self.buffers[..self.parts]
+    }
+
+    /// The part holding byte `offset` of the whole, and the offset within it.
+    pub fn locate(&self, offset: u64) -> (&wgpu::Buffer, u64) {
+        let k = ((offset / self.split) as usize).min(self.parts - 1);
+        (&self.buffers[k], offset - k as u64 * self.split)
+    }
+
+    /// The byte ranges of the whole `[offset, offset + bytes)` as (part, offset within it, bytes), in order.
+    pub fn pieces(&self, offset: u64, bytes: u64) -> Vec<(&wgpu::Buffer, u64, u64)> {
+        let mut out = Vec::new();
+        let (mut at, end) = (offset, offset + bytes);
+        while at < end {
+            let (buffer, local) = self.locate(at);
+            let take = (self.split - local).min(end - at);
+            out.push((buffer, local, take));
+            at += take;
+        }
+        out
+    }
+}
 
 /// Buffers are at least this many bytes (a zero-sized model still binds valid buffers).
 const MIN_BUFFER_BYTES: u64 = 64;
@@ -58,10 +152,59 @@ impl<'a> Allocator<'a> {
     pub fn buffer_init(&mut self, label: &str, data: &[u8], usage: wgpu::BufferUsages) -> Result<wgpu::Buffer> {
         let size = (data.len() as u64).max(MIN_BUFFER_BYTES).next_multiple_of(4);
         self.check(label, size, usage)?;
-        let mut contents = data.to_vec();
-        contents.resize(size as usize, 0);
         self.bytes += size;
-        Ok(self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents: &contents, usage }))
+        // written in place through the mapping (no padded host copy of the data); a fresh mapping is
+        // zeroed, so the padding is zero
+        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: true });
+        if !data.is_empty() {
+            let mut view = buffer.get_mapped_range_mut(..).map_err(|e| Error::Gpu(format!("{label}: {e}")))?;
+            view.slice(..data.len()).copy_from_slice(data);
+        }
+        buffer.unmap();
+        Ok(buffer)
+    }
+
+    /// Checks a buffer of `bytes` to be split at `split` bytes over at most `slots` bindings: one that
+    /// needs more is an [`Error::BufferTooLarge`] naming it, its bytes and `slots` × `split`.
+    pub fn check_split(&self, label: &str, bytes: u64, split: u64, slots: usize) -> Result<()> {
+        check_split_bytes(label, bytes, split, slots)
+    }
+
+    /// A storage buffer of `bytes` with `usage`, split into parts of at most `split` bytes over `slots`
+    /// bindings (parts `label`, `label.1`, …; the placeholder `label.none`), uninitialised.
+    pub fn split_storage(&mut self, label: &str, bytes: u64, split: u64, slots: usize, usage: wgpu::BufferUsages) -> Result<SplitBuffer> {
+        self.split_with(label, bytes, split, slots, usage, None)
+    }
+
+    /// [`Allocator::split_storage`] holding `data` (zero-padded), uploaded part by part.
+    pub fn split_init(&mut self, label: &str, data: &[u8], split: u64, slots: usize, usage: wgpu::BufferUsages) -> Result<SplitBuffer> {
+        self.split_with(label, data.len() as u64, split, slots, usage, Some(data))
+    }
+
+    fn split_with(
+        &mut self,
+        label: &str,
+        bytes: u64,
+        split: u64,
+        slots: usize,
+        usage: wgpu::BufferUsages,
+        data: Option<&[u8]>,
+    ) -> Result<SplitBuffer> {
+        self.check_split(label, bytes, split, slots)?;
+        let parts = bytes.div_ceil(split).max(1) as usize;
+        let mut buffers = Vec::with_capacity(parts + 1);
+        for k in 0..parts {
+            let name = if k == 0 { label.to_string() } else { format!("{label}.{k}") };
+            let (lo, hi) = (k as u64 * split, ((k as u64 + 1) * split).min(bytes));
+            buffers.push(match data {
+                Some(d) => self.buffer_init(&name, &d[lo as usize..hi as usize], usage)?,
+                None => self.buffer(&name, hi - lo, usage)?,
+            });
+        }
+        if parts < slots {
+            buffers.push(self.buffer(&format!("{label}.none"), MIN_BUFFER_BYTES, usage)?);
+        }
+        Ok(SplitBuffer { buffers, parts, slots, split })
     }
 
     /// A read-write storage buffer (`STORAGE | COPY_DST | COPY_SRC`, plus `extra`).

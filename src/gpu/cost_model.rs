@@ -148,7 +148,9 @@ impl CostModel {
 /// The model of one planned frame of `s` (an empty model for a method that does not run on the GPU).
 pub fn frame_model(s: &FrameShape) -> CostModel {
     let (n, e, ns) = (s.n, s.entries, s.springs);
-    let (g, gs) = (groups(n as usize) as u64, groups(ns as usize) as u64);
+    // the per-spring dispatch is a grid past 65535 workgroups (super::layout::grid): x·y of them
+    let (gx, gy) = super::layout::grid(groups(ns as usize));
+    let (g, gs) = (groups(n as usize) as u64, gx as u64 * gy as u64);
     let gather = n * (ST + CSR) + e * (NB + ST);
     let table = e * NB + 4 * (n + 1);
     let steps = s.steps;

@@ -46,7 +46,7 @@ fn stages(method: Method) -> Result<&'static [(&'static str, Route)]> {
 
 /// The kernels of one explicit method and their layout.
 pub struct ExplicitKernels {
-    /// (P, nbr, csr, src, base, dst, acc, flags).
+    /// (P, nbr, csr, src, base, dst, acc, flags, nbr_1).
     pub layout: wgpu::BindGroupLayout,
     /// The method's stages, in order.
     pub stages: Vec<wgpu::ComputePipeline>,
@@ -64,6 +64,7 @@ impl ExplicitKernels {
             storage(5, false),
             storage(6, false),
             storage(7, false),
+            storage(8, true),
         ];
         let names: Vec<&'static str> = stages(method)?.iter().map(|(name, _)| *name).collect();
         let kernels = build_specialized(device, options, "explicit.wgsl", &[&entries], &names, &features.constants())?;
@@ -129,7 +130,12 @@ impl ExplicitIntegrator {
                         Route::Tmp1ToTmp0 => (&b.tmp[1], &b.tmp[0]),
                         Route::Tmp0ToOut => (&b.tmp[0], out),
                     };
-                    bind(device, &kernels.layout, "springsim.explicit", &[&st.params, &st.nbr, &st.csr, src, state, dst, &b.acc, &b.flags])
+                    bind(
+                        device,
+                        &kernels.layout,
+                        "springsim.explicit",
+                        &[&st.params, &st.nbr, &st.csr, src, state, dst, &b.acc, &b.flags, &st.nbr_1],
+                    )
                 })
             })
             .collect();

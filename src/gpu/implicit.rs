@@ -3,7 +3,7 @@
 //! [`ImplicitBuffers`] (the spring blocks, `ImplicitParams`, the PCG's), bind groups built once in
 //! [`ImplicitIntegrator`].
 
-use super::alloc::{Allocator, STORAGE_RW};
+use super::alloc::{Allocator, SplitBuffer, STORAGE_RW};
 use super::cost::{CountedPass, GpuCounters, Phase};
 use super::layout::{groups, ImplicitParams, CG_STATE_WORDS};
 use super::options::GpuOptions;
@@ -14,9 +14,13 @@ use super::state::{read_vec4s, read_words, xyz, GpuState};
 use crate::error::Result;
 use crate::method::StepSettings;
 
+/// Bindings of the implicit blocks (`blocks`, `blocks_1` … `blocks_3`): 4 × 128 MiB holds 16.7 M
+/// incidence entries.
+pub const BLOCK_SLOTS: usize = 4;
+
 /// The implicit kernels, the PCG compiled with them, and their layouts.
 pub struct ImplicitKernels {
-    /// Group 0: (P, nbr, csr, src, dst, blocks, ImplicitParams).
+    /// Group 0: (P, nbr, csr, src, dst, blocks, ImplicitParams, nbr_1, blocks_1, blocks_2, blocks_3).
     pub layout: wgpu::BindGroupLayout,
     /// `implicit_prepare`.
     pub prepare: wgpu::ComputePipeline,
@@ -31,7 +35,19 @@ pub struct ImplicitKernels {
 impl ImplicitKernels {
     /// Compiles the kernels with the force terms of `features`.
     pub fn new(device: &wgpu::Device, options: &GpuOptions, features: ForceFeatures) -> Result<Self> {
-        let operator = [uniform(0), storage(1, true), storage(2, true), storage(3, true), storage(4, false), storage(5, false), uniform(6)];
+        let operator = [
+            uniform(0),
+            storage(1, true),
+            storage(2, true),
+            storage(3, true),
+            storage(4, false),
+            storage(5, false),
+            uniform(6),
+            storage(7, true),
+            storage(8, false),
+            storage(9, false),
+            storage(10, false),
+        ];
         let pcg = PcgKernels::layout_entries();
         let mut names = vec!["implicit_prepare", "implicit_integrate", "implicit_strain"];
         names.extend_from_slice(&PcgKernels::ENTRY_POINTS);
@@ -52,8 +68,8 @@ impl ImplicitKernels {
 /// Implicit Euler's own buffers.
 pub struct ImplicitBuffers {
     /// Two `vec4` per incidence entry: the six values of the spring's block of −h J_v − h² J_x (each
-    /// endpoint its own copy).
-    pub blocks: wgpu::Buffer,
+    /// endpoint its own copy), split over [`BLOCK_SLOTS`] bindings at the state's split size.
+    pub blocks: SplitBuffer,
     /// `ImplicitParams` (uniform).
     pub params: wgpu::Buffer,
     /// The PCG's vectors, partials, status and uniforms.
@@ -67,9 +83,9 @@ impl ImplicitBuffers {
     pub fn new(device: &wgpu::Device, st: &GpuState, entries: usize) -> Result<Self> {
         let mut alloc = Allocator::new(device);
         let block_bytes = (2 * entries * 16) as u64;
-        alloc.check("springsim.implicit_blocks", block_bytes, STORAGE_RW)?;
+        alloc.check_split("springsim.implicit_blocks", block_bytes, st.split, BLOCK_SLOTS)?;
         let pcg = PcgBuffers::new(&mut alloc, st.n)?;
-        let blocks = alloc.storage("springsim.implicit_blocks", block_bytes, wgpu::BufferUsages::empty())?;
+        let blocks = alloc.split_storage("springsim.implicit_blocks", block_bytes, st.split, BLOCK_SLOTS, STORAGE_RW)?;
         let params = alloc.uniform("springsim.implicit_params", std::mem::size_of::<ImplicitParams>() as u64)?;
         Ok(ImplicitBuffers { blocks, params, pcg, bytes: alloc.bytes() })
     }
@@ -92,13 +108,11 @@ impl ImplicitIntegrator {
         let buffers = ImplicitBuffers::new(device, st, entries)?;
         let kernels = ImplicitKernels::new(device, options, features)?;
         let b = &buffers;
+        let blocks = b.blocks.bindings();
         let operator_groups = [0, 1].map(|p| {
-            bind(
-                device,
-                &kernels.layout,
-                "springsim.implicit",
-                &[&st.params, &st.nbr, &st.csr, &st.state[p], &st.state[1 - p], &b.blocks, &b.params],
-            )
+            let mut buffers = vec![&st.params, &st.nbr, &st.csr, &st.state[p], &st.state[1 - p], blocks[0], &b.params, &st.nbr_1];
+            buffers.extend_from_slice(&blocks[1..]);
+            bind(device, &kernels.layout, "springsim.implicit", &buffers)
         });
         let pcg_groups = kernels.pcg.bind_groups(device, &b.pcg);
         Ok(ImplicitIntegrator { kernels, buffers, operator_groups, pcg_groups })

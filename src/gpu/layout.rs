@@ -326,7 +326,14 @@ pub fn kernel_wgsl(name: &str) -> crate::error::Result<&'static str> {
 /// kernel binds the incidence records (`nbr`); a kernel without them (`collide.wgsl`) gets no gather;
 /// then the workgroup reduction (`shared/reduce.wgsl`) when the kernel calls `wg_reduce`.
 pub fn compose(kernel: &str) -> String {
-    let mut s = format!("const WG: u32 = {WORKGROUP_SIZE}u;\n");
+    compose_split(kernel, super::alloc::DEFAULT_SPLIT_BYTES)
+}
+
+/// [`compose`] for a device whose storage buffers are split at `split_bytes`
+/// ([`super::alloc::split_bytes`]): the module starts with `const SPLIT_VEC4` = `split_bytes` / 16, the
+/// `vec4`s (or 16-byte records) per chunk of a split buffer (`4 * SPLIT_VEC4` for a `u32` array).
+pub fn compose_split(kernel: &str, split_bytes: u64) -> String {
+    let mut s = format!("const WG: u32 = {WORKGROUP_SIZE}u;\nconst SPLIT_VEC4: u32 = {}u;\n", split_bytes / 16);
     s.push_str(SHARED_WGSL[0].1);
     s.push('\n');
     s.push_str(kernel);
@@ -344,4 +351,19 @@ pub fn compose(kernel: &str) -> String {
 /// Workgroups to cover `n` threads.
 pub fn groups(n: usize) -> u32 {
     (n as u32).div_ceil(WORKGROUP_SIZE)
+}
+
+/// The most workgroups of one dispatch dimension the engine uses (WebGPU's default
+/// `max_compute_workgroups_per_dimension`, also lavapipe's).
+pub const MAX_GROUPS_PER_DIM: u32 = 65535;
+
+/// `count` workgroups as an (x, y) grid: (count, 1) when it fits one row of [`MAX_GROUPS_PER_DIM`],
+/// else y = ⌈count / 65535⌉ full rows of 65535 (the kernel indexes `gid.x + gid.y·65535·WG` and
+/// returns past its count).
+pub fn grid(count: u32) -> (u32, u32) {
+    if count <= MAX_GROUPS_PER_DIM {
+        (count, 1)
+    } else {
+        (MAX_GROUPS_PER_DIM, count.div_ceil(MAX_GROUPS_PER_DIM))
+    }
 }

@@ -13,7 +13,7 @@ use crate::error::Result;
 
 /// The LEU kernels and their layout.
 pub struct LeuKernels {
-    /// (P, nbr, csr, src, dst, lin, blocks, flags, pass).
+    /// (P, nbr, csr, src, dst, lin, blocks, flags, pass, nbr_1).
     pub layout: wgpu::BindGroupLayout,
     /// `leu_linearize`.
     pub linearize: wgpu::ComputePipeline,
@@ -36,6 +36,7 @@ impl LeuKernels {
             storage(6, false),
             storage(7, false),
             uniform(8),
+            storage(9, true),
         ];
         let k = build(device, options, "leu.wgsl", &[&entries], &["leu_linearize", "leu_step", "leu_fixup"])?;
         Ok(LeuKernels {
@@ -100,7 +101,7 @@ impl LeuIntegrator {
                 device,
                 &kernels.layout,
                 "springsim.leu",
-                &[&st.params, &st.nbr, &st.csr, &st.state[p], &st.state[1 - p], &b.lin, &b.blocks, &b.flags, &b.parity[p]],
+                &[&st.params, &st.nbr, &st.csr, &st.state[p], &st.state[1 - p], &b.lin, &b.blocks, &b.flags, &b.parity[p], &st.nbr_1],
             )
         });
         Ok(LeuIntegrator { kernels, buffers, bind_groups, steps_since_linearize: usize::MAX })

@@ -9,7 +9,7 @@
 
 use super::alloc::Allocator;
 use super::cost::{CountedPass, Phase};
-use super::layout::{groups, LgPass};
+use super::layout::{grid, groups, LgPass};
 use super::multigrid::{MultigridData, MultigridKernels};
 use super::options::GpuOptions;
 use super::pcg::PcgKernels;
@@ -19,7 +19,8 @@ use crate::linalg::chebyshev::{chebyshev_omega, chebyshev_rho_used};
 
 /// The local/global kernels, the PCG compiled with them, and their layouts.
 pub struct LocalGlobalKernels {
-    /// Group 0: (P, LgConsts, nbr, csr + tables, src, dst, lg_work).
+    /// Group 0: (P, LgConsts, nbr, csr + tables, src, dst, lg_work, nbr_1, tables past the split,
+    /// lg_work past the split).
     pub layout: wgpu::BindGroupLayout,
     /// Group 2: `LgPass` with a dynamic offset.
     pub pass_layout: wgpu::BindGroupLayout,
@@ -149,7 +150,18 @@ impl LgPhase {
 impl LocalGlobalKernels {
     /// Compiles the kernels (the multigrid V-cycle's only when `multigrid`).
     pub fn new(device: &wgpu::Device, options: &GpuOptions, multigrid: bool) -> Result<Self> {
-        let operator = [uniform(0), uniform(1), storage(2, true), storage(3, true), storage(4, true), storage(5, false), storage(6, false)];
+        let operator = [
+            uniform(0),
+            uniform(1),
+            storage(2, true),
+            storage(3, true),
+            storage(4, true),
+            storage(5, false),
+            storage(6, false),
+            storage(7, true),
+            storage(8, true),
+            storage(9, false),
+        ];
         let pcg = PcgKernels::layout_entries();
         let pass = [dynamic_uniform(0, std::mem::size_of::<LgPass>())];
         let mut names = vec![
@@ -223,7 +235,13 @@ impl LocalGlobalKernels {
         };
         match phase {
             LgPhase::Inertia => run(pass, &self.inertia, table.advance(), g),
-            LgPhase::Local => run(pass, &self.local, table.advance(), groups(n_springs)),
+            LgPhase::Local => {
+                // one thread per spring: more than one row of workgroups past 65535 · 64 springs
+                let (x, y) = grid(groups(n_springs));
+                pass.set_bind_group(2, &table.group, &[table.advance()]);
+                pass.set_pipeline(&self.local);
+                pass.dispatch_workgroups(x, y, 1);
+            }
             LgPhase::Residual(k) => run(pass, &self.residual, table.residual(k), g),
             LgPhase::Cg(budget) => match mg {
                 Some((mg, mg_kernels)) => {

@@ -10,7 +10,7 @@
 //! host: [`LocalGlobalIntegrator::host_frame`] submits once per iteration, reads r back and uploads δ
 //! (n `vec4` each), timed apart in [`LgSplit`].
 
-use super::alloc::Allocator;
+use super::alloc::{Allocator, SplitBuffer};
 use super::collide::Colliders;
 use super::cost::{CountedPass, GpuCounters};
 use super::layout::{groups, LgConsts, CG_STATE_WORDS};
@@ -33,11 +33,14 @@ use crate::reference::model::{CpuModel, V3};
 /// Local/global's own buffers.
 pub struct LocalGlobalBuffers {
     /// The CSR offsets (n + 1), then the incidence entries `2·spring + side` and the spring table (a, b,
-    /// rest bits, k bits): `csr` of `shaders/local_global.wgsl` (bases in [`LgConsts`]).
-    pub tables: wgpu::Buffer,
-    /// The Chebyshev iterates (3n), d (one per spring), the ‖r‖² partials (2 slots of `groups`) and the
-    /// report (one `vec4`): `lg_work` of `shaders/local_global.wgsl`.
+    /// rest bits, k bits): `csr` and `csr_1` of `shaders/local_global.wgsl` (bases in [`LgConsts`]), split
+    /// at the state's split size.
+    pub tables: SplitBuffer,
+    /// The Chebyshev iterates (3n), the ‖r‖² partials (2 slots of `groups`) and the report (one
+    /// `vec4`): `lg_work` of `shaders/local_global.wgsl`.
     pub work: wgpu::Buffer,
+    /// The local step's directions d (one `vec4` per spring): `lg_dirs` of `shaders/local_global.wgsl`.
+    pub dirs: wgpu::Buffer,
     /// `LgConsts` (uniform).
     pub consts: wgpu::Buffer,
     /// The PCG's vectors (its r is the residual, its x the correction δ), partials and status.
@@ -46,29 +49,39 @@ pub struct LocalGlobalBuffers {
     pub bytes: u64,
 }
 
-/// `vec4`s of the work buffer: 3n Chebyshev iterates, n_springs directions, 2G partials and the report.
-pub fn work_len(n: usize, n_springs: usize) -> usize {
-    3 * n + n_springs + 2 * groups(n) as usize + 1
+/// Bindings of local/global's tables (split in two at most: 2 × 128 MiB).
+pub const LG_SLOTS: usize = 2;
+
+/// `vec4`s of the work buffer: 3n Chebyshev iterates, 2G partials and the report (the directions have a
+/// buffer of their own, n_springs `vec4`).
+pub fn work_len(n: usize) -> usize {
+    3 * n + 2 * groups(n) as usize + 1
 }
 
 impl LocalGlobalBuffers {
     /// Allocates and uploads them (checked against the device's limits).
-    pub fn new(device: &wgpu::Device, m: &CpuModel) -> Result<Self> {
+    pub fn new(device: &wgpu::Device, st: &GpuState, m: &CpuModel) -> Result<Self> {
         let mut alloc = Allocator::new(device);
         let (n, springs) = (m.n, m.end_a.len());
-        let mut tables: Vec<u32> = m.incidence.offsets.clone();
-        tables.extend_from_slice(&m.incidence.entries);
-        for s in 0..springs {
-            tables.extend_from_slice(&[m.end_a[s], m.end_b[s], (m.rest[s] as f32).to_bits(), (m.k[s] as f32).to_bits()]);
-        }
-        let work_bytes = (work_len(n, springs) * 16) as u64;
+        let (work_bytes, dir_bytes) = ((work_len(n) * 16) as u64, (springs * 16) as u64);
+        let table_bytes = ((n + 1 + m.incidence.entries.len() + 4 * springs) * 4) as u64;
         alloc.check("springsim.lg_work", work_bytes, super::alloc::STORAGE_RW)?;
+        alloc.check("springsim.lg_dirs", dir_bytes, super::alloc::STORAGE_RW)?;
+        alloc.check_split("springsim.lg_tables", table_bytes, st.split, LG_SLOTS)?;
+        let mut tables_host: Vec<u32> = Vec::with_capacity(n + 1 + m.incidence.entries.len() + 4 * springs);
+        tables_host.extend_from_slice(&m.incidence.offsets);
+        tables_host.extend_from_slice(&m.incidence.entries);
+        for s in 0..springs {
+            tables_host.extend_from_slice(&[m.end_a[s], m.end_b[s], (m.rest[s] as f32).to_bits(), (m.k[s] as f32).to_bits()]);
+        }
         let read_only = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-        let tables = alloc.buffer_init("springsim.lg_tables", bytemuck::cast_slice(&tables), read_only)?;
+        let tables = alloc.split_init("springsim.lg_tables", bytemuck::cast_slice(&tables_host), st.split, LG_SLOTS, read_only)?;
+        drop(tables_host);
         let work = alloc.storage("springsim.lg_work", work_bytes, wgpu::BufferUsages::empty())?;
+        let dirs = alloc.storage("springsim.lg_dirs", dir_bytes, wgpu::BufferUsages::empty())?;
         let consts = alloc.uniform("springsim.lg_consts", std::mem::size_of::<LgConsts>() as u64)?;
         let pcg = PcgBuffers::new(&mut alloc, n)?;
-        Ok(LocalGlobalBuffers { tables, work, consts, pcg, bytes: alloc.bytes() })
+        Ok(LocalGlobalBuffers { tables, work, dirs, consts, pcg, bytes: alloc.bytes() })
     }
 }
 
@@ -156,15 +169,16 @@ impl LocalGlobalIntegrator {
     /// Allocates the buffers, compiles the kernels (the V-cycle's with the multigrid preconditioner) and
     /// builds the groups; the global solver is prepared by [`LocalGlobalIntegrator::prepare`].
     pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState, m: &CpuModel, settings: &StepSettings) -> Result<Self> {
-        let buffers = LocalGlobalBuffers::new(device, m)?;
+        let buffers = LocalGlobalBuffers::new(device, st, m)?;
         let kernels = LocalGlobalKernels::new(device, options, settings.preconditioner == Preconditioner::Multigrid)?;
         let b = &buffers;
+        let tables = b.tables.bindings();
         let operator_groups = [0, 1].map(|p| {
             bind(
                 device,
                 &kernels.layout,
                 "springsim.local_global",
-                &[&st.params, &b.consts, &st.nbr, &b.tables, &st.state[p], &st.state[1 - p], &b.work],
+                &[&st.params, &b.consts, &st.nbr, tables[0], &st.state[p], &st.state[1 - p], &b.work, &st.nbr_1, tables[1], &b.dirs],
             )
         });
         let pcg_groups = kernels.pcg.bind_groups(device, &b.pcg);
@@ -193,9 +207,9 @@ impl LocalGlobalIntegrator {
             groups: groups(n),
             entries_base: (n + 1) as u32,
             springs_base: (n + 1 + m.incidence.entries.len()) as u32,
-            d_base: (3 * n) as u32,
-            partials_base: (3 * n + springs) as u32,
-            stats_base: (3 * n + springs + 2 * groups(n) as usize) as u32,
+            d_base: 0,
+            partials_base: (3 * n) as u32,
+            stats_base: (3 * n + 2 * groups(n) as usize) as u32,
         };
         counters.write_buffer(queue, &self.buffers.consts, 0, bytemuck::bytes_of(&consts));
         // the global step solves for corrections from δ = 0 (the warm start is the iterate xₖ itself)
@@ -206,7 +220,12 @@ impl LocalGlobalIntegrator {
     /// rows over its levels); `None` without one.
     pub fn multigrid_shape(&self) -> Option<(u64, u64, u64, u64)> {
         let mg = self.runtime.as_ref()?.multigrid.as_ref()?;
-        Some((mg.dispatches() as u64, mg.workgroups(), mg.mat.size(), mg.sizes.iter().sum::<usize>() as u64))
+        Some((
+            mg.dispatches() as u64,
+            mg.workgroups(),
+            mg.mat.part_buffers().iter().map(|b| b.size()).sum::<u64>(),
+            mg.sizes.iter().sum::<usize>() as u64,
+        ))
     }
 
     /// The pinned set changed: the factor and ρ are rebuilt before the next frame.
@@ -286,7 +305,8 @@ impl LocalGlobalIntegrator {
                     MgUse::Pcg
                 };
                 let mg_kernels = self.kernels.ensure_multigrid(device, options)?;
-                let data = MultigridData::new(device, &mut alloc, mg_kernels, &self.buffers.pcg, m.n, &cpu, use_)?;
+                let data =
+                    MultigridData::new(device, &mut alloc, mg_kernels, &self.buffers.pcg, m.n, &cpu, use_, options.split_bytes(device))?;
                 Some(data)
             }
             Preconditioner::Jacobi | Preconditioner::Auto => None,
@@ -513,7 +533,7 @@ impl LocalGlobalIntegrator {
     /// (‖∇g(y)‖, ‖∇g(x)‖, their ratio) of the last step (eq. 7; `lg_report`), and the PCG's status words:
     /// one read-back of both.
     pub fn read_report(&self, device: &wgpu::Device, queue: &wgpu::Queue, st: &GpuState) -> Result<([f64; 3], GpuCgState)> {
-        let stats = (3 * st.n + st.n_springs + 2 * groups(st.n) as usize) as u64 * 16;
+        let stats = (3 * st.n + 2 * groups(st.n) as usize) as u64 * 16;
         let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.lg_report") });
         enc.copy_buffer_to_buffer(&self.buffers.work, stats, &st.readback, 0, 16);
         enc.copy_buffer_to_buffer(&self.buffers.pcg.status, 0, &st.readback, 16, (CG_STATE_WORDS * 4) as u64);
@@ -547,7 +567,7 @@ impl LocalGlobalIntegrator {
         self.record_phase(&mut enc, rt, LgPhase::Local, 0, st);
         self.record_phase(&mut enc, rt, LgPhase::Residual(0), 0, st);
         st.counters.submit(queue, enc.finish());
-        let d = xyz(&read_vec4s(device, queue, &st.counters, &self.buffers.work, 3 * n, m.end_a.len())?);
+        let d = xyz(&read_vec4s(device, queue, &st.counters, &self.buffers.dirs, 0, m.end_a.len())?);
         let r = xyz(&read_vec4s(device, queue, &st.counters, &self.buffers.pcg.vectors, 0, n)?);
         let inv_diag = xyz(&read_vec4s(device, queue, &st.counters, &self.buffers.pcg.vectors, INVERSE_DIAGONAL_VECTOR * n, n)?);
         Ok(LgEval { y, d, r, inv_diag })

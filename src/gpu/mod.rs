@@ -4,6 +4,7 @@
 //! the engine `GpuEngine` (the stepping policy drives it: `springsim::GpuSimulator`).
 
 pub mod alloc;
+pub mod budget;
 pub mod collide;
 pub mod context;
 pub mod cost;

@@ -8,7 +8,7 @@
 //! `pcg_update`, or between `lg_cheb_residual` and `lg_cheb_combine` of each Chebyshev iteration
 //! ([`MultigridData::encode`]); nothing is read back.
 
-use super::alloc::Allocator;
+use super::alloc::{Allocator, SplitBuffer};
 use super::cost::CountedPass;
 use super::layout::{groups, MgPass, CG_VECTORS};
 use super::options::GpuOptions;
@@ -16,6 +16,9 @@ use super::pcg::PcgBuffers;
 use super::pipelines::{bind, bind_dynamic, build, dynamic_uniform, storage};
 use crate::error::Result;
 use crate::linalg::multigrid::{Csr, Multigrid};
+
+/// Bindings of the multigrid matrices (`mat`, `mat_1`): 2 × 128 MiB.
+pub const MAT_SLOTS: usize = 2;
 
 /// The multigrid kernels and their layouts.
 pub struct MultigridKernels {
@@ -53,7 +56,7 @@ impl Kernel {
 impl MultigridKernels {
     /// Compiles the kernels.
     pub fn new(device: &wgpu::Device, options: &GpuOptions) -> Result<Self> {
-        let data = [storage(0, true), storage(1, false), storage(2, false), storage(3, false), storage(4, false)];
+        let data = [storage(0, true), storage(1, false), storage(2, false), storage(3, false), storage(4, false), storage(5, true)];
         let pass = [dynamic_uniform(0, std::mem::size_of::<MgPass>())];
         let names = ["mg_down", "mg_restrict", "mg_coarse", "mg_up", "mg_post"];
         let k = build(device, options, "multigrid.wgsl", &[&data, &pass], &names)?;
@@ -71,8 +74,9 @@ impl MultigridKernels {
 /// One hierarchy on the GPU: its matrices (f32), the coarse levels' vectors, and the per-dispatch
 /// uniforms with the V-cycle's dispatch list for each partials slot.
 pub struct MultigridData {
-    /// The matrices and ω/a_ii, as words.
-    pub mat: wgpu::Buffer,
+    /// The matrices and ω/a_ii, as words: `mat` and `mat_1` of `shaders/multigrid.wgsl`, split at the
+    /// split size.
+    pub mat: SplitBuffer,
     /// The vectors (b, x, t) of levels 1 and coarser.
     pub mgv: wgpu::Buffer,
     /// The `MgPass` entries.
@@ -115,7 +119,8 @@ pub enum MgUse {
 
 impl MultigridData {
     /// Uploads `mg` for the PCG vectors `pcg_buffers` of n particles (level 0 is the particles; see [`MgUse`]),
-    /// through `alloc` (checked against the device's limits).
+    /// through `alloc` (checked against the device's limits), the matrices split at `split` bytes.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         device: &wgpu::Device,
         alloc: &mut Allocator,
@@ -124,6 +129,7 @@ impl MultigridData {
         n: usize,
         mg: &Multigrid,
         use_: MgUse,
+        split: u64,
     ) -> Result<Self> {
         let pcg_groups = groups(n);
         let n = n as u32;
@@ -207,18 +213,17 @@ impl MultigridData {
             bytes[o..o + std::mem::size_of::<MgPass>()].copy_from_slice(bytemuck::bytes_of(e));
         }
         let before = alloc.bytes();
-        let mat = alloc.buffer_init(
-            "springsim.mg_mat",
-            bytemuck::cast_slice(&words),
-            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-        )?;
+        let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let mat = alloc.split_init("springsim.mg_mat", bytemuck::cast_slice(&words), split, MAT_SLOTS, usage)?;
+        drop(words);
+        let mat_bindings = mat.bindings();
         let mgv = alloc.storage("springsim.mgv", mgv_len as u64 * 16, wgpu::BufferUsages::empty())?;
         let passes = alloc.buffer_init("springsim.mg_pass", &bytes, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST)?;
         let group = bind(
             device,
             &pipes.layout,
             "springsim.multigrid",
-            &[&mat, &pcg_buffers.vectors, &mgv, &pcg_buffers.partials, &pcg_buffers.status],
+            &[mat_bindings[0], &pcg_buffers.vectors, &mgv, &pcg_buffers.partials, &pcg_buffers.status, mat_bindings[1]],
         );
         let pass_group = bind_dynamic(device, &pipes.pass_layout, "springsim.mg_pass", &passes, std::mem::size_of::<MgPass>());
         Ok(MultigridData { mat, mgv, passes, group, pass_group, plan, sizes: mg.sizes(), bytes: alloc.bytes() - before })

@@ -7,6 +7,9 @@
 pub struct GpuOptions {
     /// true: the kernels run without wgpu's runtime checks (set only by the unsafe opt-out).
     unchecked_shaders: bool,
+    /// Storage buffers are split into bindings of at most this many bytes when it is below the device's
+    /// `max_storage_buffer_binding_size` ([`GpuOptions::with_max_binding_bytes`]); `None`: the device's.
+    max_binding: Option<u64>,
 }
 
 impl GpuOptions {
@@ -32,6 +35,29 @@ impl GpuOptions {
     /// Whether the kernels keep wgpu's runtime checks (true unless the host opted out).
     pub fn shader_checks(&self) -> bool {
         !self.unchecked_shaders
+    }
+
+    /// Splits the large storage buffers (the neighbour table, implicit Euler's blocks, local/global's
+    /// tables and work vectors, the multigrid matrices) into bindings of at most `bytes` (rounded down to
+    /// a multiple of 256, at least 256) when that is below the device's `max_storage_buffer_binding_size`:
+    /// the split path at a size where the device would not need it (tests), or a host that keeps its
+    /// bindings smaller than the device allows.
+    pub fn with_max_binding_bytes(mut self, bytes: u64) -> Self {
+        self.max_binding = Some(bytes);
+        self
+    }
+
+    /// The cap of [`GpuOptions::with_max_binding_bytes`], if any.
+    pub fn max_binding_bytes(&self) -> Option<u64> {
+        self.max_binding
+    }
+
+    /// The bytes at which the engine splits a storage buffer into bindings on `device`: the device's
+    /// `max_storage_buffer_binding_size`, or the smaller cap of [`GpuOptions::with_max_binding_bytes`],
+    /// rounded down to a multiple of 256 and kept within [256 B, 1 GiB]
+    /// ([`super::alloc::split_bytes`]).
+    pub fn split_bytes(&self, device: &wgpu::Device) -> u64 {
+        super::alloc::split_bytes(device.limits().max_storage_buffer_binding_size, self.max_binding)
     }
 
     /// Creates a shader module with or without the runtime checks, as these options say.

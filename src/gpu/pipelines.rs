@@ -1,7 +1,7 @@
 //! Helpers shared by the kernel structs (one per WGSL file): compiling a file's entry points by name,
 //! bind group layout entries, bind groups.
 
-use super::layout::{compose, kernel_wgsl};
+use super::layout::{compose_split, kernel_wgsl};
 use super::options::GpuOptions;
 use crate::error::{Error, Result};
 
@@ -91,7 +91,10 @@ pub fn build_specialized(
     constants: &[(&str, f64)],
 ) -> Result<Kernels> {
     let label = format!("springsim.{}", file.trim_end_matches(".wgsl"));
-    let desc = wgpu::ShaderModuleDescriptor { label: Some(&label), source: wgpu::ShaderSource::Wgsl(compose(kernel_wgsl(file)?).into()) };
+    let desc = wgpu::ShaderModuleDescriptor {
+        label: Some(&label),
+        source: wgpu::ShaderSource::Wgsl(compose_split(kernel_wgsl(file)?, options.split_bytes(device)).into()),
+    };
     let module = options.create_shader_module(device, desc);
     let layouts: Vec<wgpu::BindGroupLayout> = groups
         .iter()

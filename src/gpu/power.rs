@@ -14,7 +14,7 @@ use crate::reference::power::power_start;
 
 /// The power-iteration kernels and their layout.
 pub struct PowerKernels {
-    /// (P, nbr, csr, src, y_in, y_out, partials, scalars).
+    /// (P, nbr, csr, src, y_in, y_out, partials, scalars, nbr_1).
     pub layout: wgpu::BindGroupLayout,
     /// `power_matvec`.
     pub matvec: wgpu::ComputePipeline,
@@ -34,6 +34,7 @@ impl PowerKernels {
             storage(5, false),
             storage(6, false),
             storage(7, false),
+            storage(8, true),
         ];
         let k = build(device, options, "power.wgsl", &[&entries], &["power_matvec", "power_reduce"])?;
         Ok(PowerKernels { layout: k.layout(0)?, matvec: k.pipeline("power_matvec")?, reduce: k.pipeline("power_reduce")? })
@@ -53,7 +54,7 @@ impl PowerKernels {
                 device,
                 &self.layout,
                 "springsim.power",
-                &[&st.params, &st.nbr, &st.csr, &st.state[0], &y[q], &y[1 - q], &partials, &scalars],
+                &[&st.params, &st.nbr, &st.csr, &st.state[0], &y[q], &y[1 - q], &partials, &scalars, &st.nbr_1],
             )
         });
         let mut y0 = Vec::with_capacity(m.n);

@@ -70,12 +70,18 @@ impl SelfCollider {
             storage(5, false),
             storage(6, false),
             storage(7, false),
+            storage(8, true),
         ];
         let k = build(device, options, "self_collision.wgsl", &[&entries], &SELF_COLLISION_KERNELS)?;
         let layout = k.layout(0)?;
         let pipelines = SELF_COLLISION_KERNELS.iter().map(|name| k.pipeline(name)).collect::<Result<Vec<_>>>()?;
         let groups = [0, 1].map(|q| {
-            bind(device, &layout, "springsim.self_collision", &[&st.params, &st.state[q], &st.nbr, &st.csr, &info, &counts, &hash, &out])
+            bind(
+                device,
+                &layout,
+                "springsim.self_collision",
+                &[&st.params, &st.state[q], &st.nbr, &st.csr, &info, &counts, &hash, &out, &st.nbr_1],
+            )
         });
         Ok(Some(SelfCollider { pipelines, hash, groups, table, passes: sc.passes, n, bytes: alloc.bytes() }))
     }

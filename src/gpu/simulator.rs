@@ -120,7 +120,7 @@ impl GpuEngine {
             crate::memory::cpu_model_bytes(np, ns) + 64 * np + 32 * ns,
         )?;
         let mut cm = CpuModel::new(model)?;
-        let state = GpuState::new(device, &cm, &model.positions, &model.velocities)?;
+        let state = GpuState::new(device, &options, &cm, &model.positions, &model.velocities)?;
         let integrator = Integrator::new(device, &options, &state, &cm, method, &settings)?;
         let mut colliders = Colliders::new(device, &options, &state, &cm, 1)?;
         if let Some(c) = colliders.as_mut() {

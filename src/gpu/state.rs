@@ -6,8 +6,12 @@
 use super::alloc::Allocator;
 use super::cost::GpuCounters;
 use super::layout::{GpuNbr, GpuParams};
+use super::options::GpuOptions;
 use crate::error::{Error, Result};
 use crate::reference::model::CpuModel;
+
+/// Bindings of the neighbour table (`nbr`, `nbr_1`): 2 × 128 MiB holds 16.7 M incidence entries.
+pub const NBR_SLOTS: usize = 2;
 
 /// Bytes of the small staging buffer [`GpuState::readback`] (status words, flags, reports).
 pub const READBACK_BYTES: u64 = 256;
@@ -20,8 +24,15 @@ pub struct GpuState {
     pub n_springs: usize,
     /// `Params` (uniform).
     pub params: wgpu::Buffer,
-    /// One `Nbr` per CSR incidence entry, in CSR order.
+    /// One `Nbr` per CSR incidence entry, in CSR order: the first [`GpuState::split`] bytes (all of
+    /// them when they fit one binding).
     pub nbr: wgpu::Buffer,
+    /// The `Nbr` records past the split (a 64-byte placeholder when `nbr` holds them all): the kernels'
+    /// `nbr_1`, read through `nbr_at` (`shaders/shared/forces.wgsl`).
+    pub nbr_1: wgpu::Buffer,
+    /// The bytes at which storage buffers are split into bindings ([`super::alloc::split_bytes`]; the
+    /// kernels' `SPLIT_VEC4` = split / 16).
+    pub split: u64,
     /// The n + 1 CSR offsets into `nbr`.
     pub csr: wgpu::Buffer,
     /// The ping-pong states: positions (`vec4<f32>`, w = 1/m) at [0, n), velocities at [n, 2n)
@@ -51,29 +62,35 @@ pub fn pack_state(m: &CpuModel, x: &[[f64; 3]], v: &[[f64; 3]]) -> Vec<[f32; 4]>
 
 impl GpuState {
     /// Checks every size against the device's limits, then allocates and uploads.
-    pub fn new(device: &wgpu::Device, m: &CpuModel, x: &[[f64; 3]], v: &[[f64; 3]]) -> Result<Self> {
+    pub fn new(device: &wgpu::Device, options: &GpuOptions, m: &CpuModel, x: &[[f64; 3]], v: &[[f64; 3]]) -> Result<Self> {
         let mut alloc = Allocator::new(device);
-        let nbr: Vec<GpuNbr> = m
-            .incidence
-            .entries
-            .iter()
-            .map(|&e| {
-                let spring = (e >> 1) as usize;
-                let j = if e & 1 == 0 { m.end_b[spring] } else { m.end_a[spring] };
-                GpuNbr { j, rest: m.rest[spring] as f32, k: m.k[spring] as f32, kd: m.kd[spring] as f32 }
-            })
-            .collect();
+        let split = options.split_bytes(device);
+        let nbr_bytes = (m.incidence.entries.len() * std::mem::size_of::<GpuNbr>()) as u64;
         let read_only = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         let state_usage = super::alloc::STORAGE_RW | wgpu::BufferUsages::VERTEX;
         let state_bytes = (2 * m.n * 16) as u64;
-        // check both state buffers before uploading the first
+        // check both state buffers and the neighbour table before building or uploading anything
         alloc.check("springsim.state", state_bytes, state_usage)?;
-        let packed = pack_state(m, x, v);
+        alloc.check_split("springsim.nbr", nbr_bytes, split, NBR_SLOTS)?;
+        // each host array is dropped as soon as it is uploaded
+        let nbr = {
+            let records: Vec<GpuNbr> = m
+                .incidence
+                .entries
+                .iter()
+                .map(|&e| {
+                    let spring = (e >> 1) as usize;
+                    let j = if e & 1 == 0 { m.end_b[spring] } else { m.end_a[spring] };
+                    GpuNbr { j, rest: m.rest[spring] as f32, k: m.k[spring] as f32, kd: m.kd[spring] as f32 }
+                })
+                .collect();
+            alloc.split_init("springsim.nbr", bytemuck::cast_slice(&records), split, NBR_SLOTS, read_only)?
+        };
+        let (nbr, nbr_1) = (nbr.bindings()[0].clone(), nbr.bindings()[1].clone());
         let state = [
-            alloc.buffer_init("springsim.state0", bytemuck::cast_slice(&packed), state_usage)?,
+            alloc.buffer_init("springsim.state0", bytemuck::cast_slice(&pack_state(m, x, v)), state_usage)?,
             alloc.buffer("springsim.state1", state_bytes, state_usage)?,
         ];
-        let nbr = alloc.buffer_init("springsim.nbr", bytemuck::cast_slice(&nbr), read_only)?;
         let csr = alloc.buffer_init("springsim.csr", bytemuck::cast_slice(&m.incidence.offsets), read_only)?;
         let params = alloc.uniform("springsim.params", std::mem::size_of::<GpuParams>() as u64)?;
         let readback = alloc.buffer("springsim.readback", READBACK_BYTES, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST)?;
@@ -82,6 +99,8 @@ impl GpuState {
             n_springs: m.end_a.len(),
             params,
             nbr,
+            nbr_1,
+            split,
             csr,
             state,
             readback,

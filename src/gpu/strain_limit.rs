@@ -44,7 +44,7 @@ impl StrainLimiter {
     ) -> Result<Option<Self>> {
         let Some(sl) = sl else { return Ok(None) };
         sl.validate()?;
-        let entries = [uniform(0), storage(1, true), storage(2, true), storage(3, true), storage(4, false), uniform(5)];
+        let entries = [uniform(0), storage(1, true), storage(2, true), storage(3, true), storage(4, false), uniform(5), storage(6, true)];
         let k = build(device, options, "strain_limit.wgsl", &[&entries], &["strain_limit_pass", "strain_limit_copy"])?;
         let layout = k.layout(0)?;
         let mut alloc = Allocator::new(device);
@@ -53,7 +53,7 @@ impl StrainLimiter {
         let usage = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
         let info = alloc.buffer_init("springsim.strain_info", bytemuck::bytes_of(&consts), usage)?;
         let group = |src: &wgpu::Buffer, dst: &wgpu::Buffer| {
-            bind(device, &layout, "springsim.strain_limit", &[&st.params, &st.csr, &st.nbr, src, dst, &info])
+            bind(device, &layout, "springsim.strain_limit", &[&st.params, &st.csr, &st.nbr, src, dst, &info, &st.nbr_1])
         };
         let groups = [0, 1].map(|q| [group(&st.state[q], &scratch), group(&scratch, &st.state[q])]);
         Ok(Some(StrainLimiter {

@@ -217,6 +217,23 @@ impl Scene {
         Ok(())
     }
 
+    /// The particles and springs of the model [`Scene::build`] would give, from the builder's size alone,
+    /// for the builders whose counts are known without building (`cloth`: n² particles and 6n² − 10n + 2
+    /// springs; `curtain`: 5n² − 8n + 1 springs); `None` for the others. For checks before building (the
+    /// GPU's buffer limits: `springsim::gpu::budget`).
+    pub fn counts(&self, opts: &SceneOptions) -> Option<(u64, u64)> {
+        let spec = &self.file.model;
+        let n = opts.size.or(spec.size).unwrap_or_else(|| scene::default_size(&spec.builder)) as u64;
+        if n < 3 {
+            return None;
+        }
+        match spec.builder.as_str() {
+            "cloth" => Some((n * n, 6 * n * n - 10 * n + 2)),
+            "curtain" => Some((n * n, 5 * n * n - 8 * n + 1)),
+            _ => None,
+        }
+    }
+
     /// The model with the builder's parameters from `opts` where it gives them (size, stiffness, OBJ;
     /// the OBJ only for the `mesh` builder), else from the file; then the file's material, forces, pins
     /// and colliders; validated. A built-in scene's OBJ is not used (the registry's `mesh` needs
