@@ -56,6 +56,12 @@ impl Method {
         matches!(self, Method::ImplicitEuler | Method::LocalGlobal | Method::Newton)
     }
 
+    /// Whether Shinya's Rayleigh damping applies to the method (its α, `stepping::plan::rayleigh_alpha`,
+    /// is positive for small steps): explicit Euler, midpoint, LEU and RK4.
+    pub fn has_rayleigh(self) -> bool {
+        matches!(self, Method::ExplicitEuler | Method::Midpoint | Method::Leu | Method::Rk4)
+    }
+
     /// Whether the GPU runs the method (Newton is a CPU reference).
     pub fn on_gpu(self) -> bool {
         self != Method::Newton

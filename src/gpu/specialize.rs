@@ -7,7 +7,6 @@
 
 use crate::method::Method;
 use crate::reference::model::CpuModel;
-use crate::stepping::plan::rayleigh_alpha;
 
 /// Which optional force terms a force-gathering kernel keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,7 +26,7 @@ impl ForceFeatures {
     /// the damping branch.
     pub fn of(m: &CpuModel, method: Method) -> Self {
         ForceFeatures {
-            spring_damping: m.kd.iter().any(|&kd| kd != 0.0) || rayleigh_alpha(method, 1.0, 0.0) > 0.0,
+            spring_damping: m.kd.iter().any(|&kd| kd != 0.0) || method.has_rayleigh(),
             external_fields: m.central_strength != 0.0 || !m.fields.is_empty(),
         }
     }

@@ -47,3 +47,17 @@ pub fn plan(method: Method, k0: f64, d0: f64, s: &StepSettings) -> StepPlan {
     let relinearize_every = ((s.leu_interval / h).round() as usize).max(1);
     StepPlan { k0, h_max: hm, h, substeps, alpha, relinearize_every }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `Method::has_rayleigh` (what the GPU's kernel specialization reads) names exactly the methods
+    /// whose α is positive.
+    #[test]
+    fn has_rayleigh_is_a_positive_alpha() {
+        for m in Method::ALL {
+            assert_eq!(m.has_rayleigh(), rayleigh_alpha(m, 1e-3, 0.0) > 0.0, "{m}");
+        }
+    }
+}
