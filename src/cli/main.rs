@@ -35,9 +35,12 @@ mod run;
 mod scenes;
 
 use springsim::gpu::context::{adapter_name, instance_from_env};
+#[cfg(feature = "viewer")]
 use springsim::method::DivergencePolicy;
 use springsim::scene::{self, SceneOptions};
-use springsim::{Method, StepSettings};
+use springsim::StepSettings;
+#[cfg(feature = "viewer")]
+use springsim::Method;
 use std::path::PathBuf;
 
 #[derive(Parser)]
