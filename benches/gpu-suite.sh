@@ -16,6 +16,8 @@
 #   SUITE_OUT      the table's file (default benches/gpu-suite.md; also printed)
 #   SUITE_PROFILE  cargo profile of the binary: release (default) or dev (opt-level 1, quicker to build;
 #                  for checking the script, not for figures)
+#   SUITE_BIN      a springsim binary built elsewhere (no cargo on the machine that runs the suite);
+#                  the script then builds nothing
 #   WGPU_BACKEND, WGPU_ADAPTER_NAME   pick the adapter (see README); CARGO_BUILD_JOBS limits the build
 set -u
 cd "$(dirname "$0")/.."
@@ -40,9 +42,13 @@ method_args() {
 }
 
 PROFILE=${SUITE_PROFILE:-release}
-echo "building the $PROFILE binary..." >&2
-cargo build --profile "$PROFILE" --bin springsim >&2 || { echo "gpu-suite: the build failed" >&2; exit 1; }
-if [ "$PROFILE" = dev ]; then BIN=target/debug/springsim; else BIN=target/$PROFILE/springsim; fi
+if [ -n "${SUITE_BIN:-}" ]; then
+    BIN=$SUITE_BIN
+else
+    echo "building the $PROFILE binary..." >&2
+    cargo build --profile "$PROFILE" --bin springsim >&2 || { echo "gpu-suite: the build failed" >&2; exit 1; }
+    if [ "$PROFILE" = dev ]; then BIN=target/debug/springsim; else BIN=target/$PROFILE/springsim; fi
+fi
 
 # the table's header (a CPU run of a tiny scene: it needs no adapter)
 HEADER=$("$BIN" bench --scene rope --size 4 --backend cpu --frames 1 --format markdown | head -n 2)
