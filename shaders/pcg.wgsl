@@ -12,9 +12,13 @@
 //
 // Per solve: pcg_begin, then a fixed budget of (pcg_matvec, pcg_update) pairs, then pcg_finish.
 // Dot products: each kernel reduces its contributions in the workgroup into `partials`; the next kernel
-// sums those partials again in every workgroup (the same order everywhere, so every workgroup gets the
-// same scalars and the same decisions) - no single-workgroup pass, no float atomics. Once the relative
-// residual is under the tolerance (or CG breaks down) a status word turns the rest into no-ops.
+// needs their sums in every workgroup. For a small solve (C.reduced = 0) every workgroup sums the G
+// partials again itself (the same order everywhere, so every workgroup gets the same scalars and the
+// same decisions; G² loads a dispatch, cheaper than a dispatch of its own below G = 1024). For a large one
+// (C.reduced = 1) `pcg_reduce`, one workgroup recorded just before pcg_matvec and pcg_update, sums the
+// three slots into [3G, 3G + 3) with the same loop and tree, and every workgroup reads those: the same
+// numbers bit for bit, G loads instead of G². No float atomics. Once the relative residual is under the
+// tolerance (or CG breaks down) a status word turns the rest into no-ops.
 // The search direction ping-pongs between p0 and p1, and the direction update costs no dispatch of its
 // own: pcg_matvec forms p = z + βp_old on the fly for itself and for its neighbours; or, with
 // PCG_AP_RECURRENCE, p for itself and A p = A z + β A p_old (the operator's gather reads z only; A p_old
@@ -28,7 +32,7 @@ struct CgPass {
     parity: u32,   // iteration parity q: (rz, rr, bb) of the current residual in slot q; p_old = p[q]
     tol2: f32,     // ε²: converged when r·r <= ε² b·b
     warm: u32,     // 1: start from the x left by the last solve (r = b − Ax); 0: from x = 0
-    _pad0: u32,
+    reduced: u32,  // 1: the slots' sums are at [3G, 3G + 3), written by pcg_reduce
     _pad1: u32,
     _pad2: u32,
 }
@@ -36,7 +40,8 @@ struct CgPass {
 @group(1) @binding(0) var<uniform> C: CgPass;
 // vectors, n vec4 each: r, z, p0, p1, Ap, x (the solution), inverse diagonal
 @group(1) @binding(1) var<storage, read_write> cg_vectors: array<vec4<f32>>;
-// partials: slot 0 at [0, G), slot 1 at [G, 2G): (r·z, r·r, b·b, 0); p·Ap at [2G, 3G)
+// partials: slot 0 at [0, G), slot 1 at [G, 2G): (r·z, r·r, b·b, 0); p·Ap at [2G, 3G); the three slots'
+// sums at [3G, 3G + 3) when C.reduced
 @group(1) @binding(2) var<storage, read_write> partials: array<vec4<f32>>;
 // [0] status (0 running, 1 converged, 2 breakdown), [1] iterations of this solve, [2] final relative
 // residual (f32 bits), [3] iterations summed since the host last cleared it, [4] breakdowns seen
@@ -87,7 +92,8 @@ fn pcg_dir(j: u32) -> vec3<f32> {
     return cg_vectors[seg(pcg_dir_a, j)].xyz + pcg_beta * cg_vectors[seg(pcg_dir_b, j)].xyz;
 }
 
-// The sum of the G partials at [base, base + G), computed by every workgroup alike.
+// The sum of the G partials at [base, base + G) by this workgroup: the loop and tree that every
+// workgroup runs alike when the solve is not reduced, and that pcg_reduce runs once when it is.
 fn partial_sum(lid: u32, base: u32) -> vec4<f32> {
     var s = vec4<f32>(0.0);
     for (var g = lid; g < C.groups; g += WG) {
@@ -96,14 +102,32 @@ fn partial_sum(lid: u32, base: u32) -> vec4<f32> {
     return wg_reduce(lid, s);
 }
 
-// Two sums in one reduction: (Σ a.x, Σ a.y, Σ a.z, Σ b.x) over the G partials at base_a and base_b
-// (every workgroup alike; one reduction's barriers instead of two).
+// Two sums: (Σ a.x, Σ a.y, Σ a.z, Σ b.x) over the G partials at base_a and base_b (slots, base = slot·G):
+// pcg_reduce's sums when C.reduced (uniform: so is the branch), else one reduction in this workgroup
+// (one reduction's barriers instead of two; per component the same additions as partial_sum's).
 fn partial_sums(lid: u32, base_a: u32, base_b: u32) -> vec4<f32> {
+    if (C.reduced != 0u) {
+        let top = 3u * C.groups;
+        return vec4<f32>(partials[top + base_a / C.groups].xyz, partials[top + base_b / C.groups].x);
+    }
     var s = vec4<f32>(0.0);
     for (var g = lid; g < C.groups; g += WG) {
         s += vec4<f32>(partials[base_a + g].xyz, partials[base_b + g].x);
     }
     return wg_reduce(lid, s);
+}
+
+// One workgroup, recorded before pcg_matvec and pcg_update when C.reduced: the sums of the three
+// partial slots into [3G, 3G + 3), for every workgroup of the next kernel to read.
+@compute @workgroup_size(WG)
+fn pcg_reduce(@builtin(local_invocation_index) lid: u32) {
+    if (load_status(lid) != 0u) { return; }
+    for (var slot = 0u; slot < 3u; slot++) {
+        let t = partial_sum(lid, slot * C.groups);
+        if (lid == 0u) {
+            partials[3u * C.groups + slot] = t;
+        }
+    }
 }
 
 // The solve's status, uniform in the workgroup.

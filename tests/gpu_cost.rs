@@ -9,7 +9,7 @@
 
 mod common;
 
-use springsim::gpu::{GpuContext, Phase, TimestampSupport};
+use springsim::gpu::{GpuContext, GpuOptions, Phase, TimestampSupport};
 use springsim::method::DivergencePolicy;
 use springsim::stepping::GpuSimulator;
 use springsim::{GlobalSolve, Method, Preconditioner, Simulator, StepSettings};
@@ -56,7 +56,8 @@ fn configs() -> Vec<(Method, GlobalSolve, Preconditioner)> {
 
 /// (dispatches, workgroups) of one planned frame, from the plan alone: `substeps` steps of `method`,
 /// `c` collide dispatches per step (local/global: per iteration), n particles, ns springs; `mg` the
-/// V-cycle's (dispatches, workgroups).
+/// V-cycle's (dispatches, workgroups); `reduce`: the PCG sums its dot products in a one-workgroup
+/// `pcg_reduce` before each `pcg_matvec` and `pcg_update`.
 #[allow(clippy::too_many_arguments)]
 fn expected(
     method: Method,
@@ -68,7 +69,9 @@ fn expected(
     n: usize,
     ns: usize,
     mg: Option<(u64, u64)>,
+    reduce: bool,
 ) -> (u64, u64) {
+    let r = reduce as u64;
     let g = wg(n);
     let (it, li, b) = (s.cg_max_iterations as u64, s.lg_iterations as u64, s.global_iterations as u64);
     // per step: (per-particle dispatches, per-spring dispatches, one-workgroup dispatches)
@@ -79,7 +82,7 @@ fn expected(
         // step and fix-up per step; the linearisations are added per frame below
         (Method::Leu, _) => (2, 0, 0, (0, 0)),
         // prepare, pcg_begin, it × (matvec, update), pcg_finish (one workgroup), integrate
-        (Method::ImplicitEuler, _) => (3 + 2 * it, 0, 1, (0, 0)),
+        (Method::ImplicitEuler, _) => (3 + 2 * it, 0, 1 + r * 2 * it, (0, 0)),
         (Method::LocalGlobal, GlobalSolve::Chebyshev) => {
             // inertia; li × (local, residual, budget iterations, advance); local, residual, velocity, report
             let (cheb, v) = match mg {
@@ -91,7 +94,7 @@ fn expected(
         (Method::LocalGlobal, _) => {
             // the PCG: begin, budget × (matvec, update), finish (one workgroup), a V-cycle after begin and each update
             let v = mg.map_or((0, 0), |(d, w)| (li * (b + 1) * d, li * (b + 1) * w));
-            (1 + li * (1 + 1 + 2 * b + 1) + 1 + 1, li + 1, 1 + li, v)
+            (1 + li * (1 + 1 + 2 * b + 1) + 1 + 1, li + 1, 1 + li + r * li * 2 * b, v)
         }
         _ => unreachable!(),
     };
@@ -113,10 +116,19 @@ fn counted_dispatches_equal_the_plan_and_the_model() {
     let mut runs: Vec<_> = configs().into_iter().map(|c| ("curtain", c)).collect();
     runs.push(("drape-sphere", (Method::SymplecticEuler, GlobalSolve::Auto, Preconditioner::Jacobi)));
     runs.push(("drape-sphere", (Method::LocalGlobal, GlobalSolve::Cg, Preconditioner::Jacobi)));
-    for (scene, (method, global, precond)) in runs {
+    let mut runs: Vec<_> = runs.into_iter().map(|r| (r, false)).collect();
+    // the PCG's reduced dot products (at 21², far below the default threshold, forced)
+    for c in [
+        (Method::ImplicitEuler, GlobalSolve::Cg, Preconditioner::Jacobi),
+        (Method::LocalGlobal, GlobalSolve::Cg, Preconditioner::Multigrid),
+    ] {
+        runs.push((("curtain", c), true));
+    }
+    for ((scene, (method, global, precond)), reduce) in runs {
         let (model, settings) = setup_scene(scene, global, precond);
-        let label = format!("{scene} {method} {} {}", global.name(), precond.name());
-        let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, method, settings.clone()).unwrap();
+        let label = format!("{scene} {method} {} {}{}", global.name(), precond.name(), if reduce { " reduced" } else { "" });
+        let options = if reduce { GpuOptions::default().with_pcg_reduce_from(1) } else { GpuOptions::default() };
+        let mut sim = GpuSimulator::new_with_options(&ctx.device, &ctx.queue, &model, method, settings.clone(), options).unwrap();
         let plan = sim.plan();
         let before = sim.cost();
         let mut enc = ctx.device.create_command_encoder(&Default::default());
@@ -139,7 +151,9 @@ fn counted_dispatches_equal_the_plan_and_the_model() {
             model.n_particles(),
             model.springs.len(),
             mg,
+            reduce,
         );
+        assert_eq!(shape.pcg_reduce, reduce, "{label}: the shape's pcg_reduce");
         println!("{label}: {} steps, {} dispatches, {} workgroups (expected {d}, {w})", got.steps, got.dispatches, got.workgroups);
         assert_eq!(got.steps, plan.substeps as u64, "{label}: steps");
         assert_eq!((got.dispatches, got.workgroups), (d, w), "{label}: counted (dispatches, workgroups) against the plan");

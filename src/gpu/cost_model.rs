@@ -61,6 +61,9 @@ pub struct FrameShape {
     /// The multigrid V-cycle, when it preconditions the global step: (dispatches, workgroups, bytes of
     /// its matrices, rows summed over the levels).
     pub multigrid: Option<(u64, u64, u64, u64)>,
+    /// The PCG sums its dot products in `pcg_reduce` dispatches (one workgroup before each `pcg_matvec`
+    /// and `pcg_update`) instead of in every workgroup of those ([`crate::gpu::pcg::PcgKernels::reduces`]).
+    pub pcg_reduce: bool,
 }
 
 /// One kernel of the model, per frame.
@@ -185,7 +188,7 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
             let it = s.cg_iterations;
             m.add("implicit_prepare", Phase::Forces, steps, g, gather, e * 2 * V + n * 3 * V);
             let matvec = n * (V + V + CSR) + e * (2 * V + NB + V);
-            pcg(&mut m, steps, it, g, n, matvec, None);
+            pcg(&mut m, steps, it, g, n, matvec, None, s.pcg_reduce);
             m.add("implicit_integrate", Phase::Integrate, steps, g, n * (ST + V), n * ST);
             if s.trial {
                 m.add("implicit_strain", Phase::Integrate, steps, g, n * (2 * ST + CSR) + e * (NB + 2 * ST), 4);
@@ -217,7 +220,7 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
                     }
                     None => m.add("lg_chebyshev", Phase::Global, solves * budget, g, matvec + n * 2 * V, n * V),
                 },
-                _ => pcg(&mut m, solves, budget, g, n, matvec, s.multigrid),
+                _ => pcg(&mut m, solves, budget, g, n, matvec, s.multigrid, s.pcg_reduce),
             }
             if global != GlobalSolve::Cholesky {
                 iterations = solves * budget;
@@ -275,10 +278,18 @@ fn self_collision(m: &mut CostModel, count: u64, n: u64, e: u64) {
 
 /// `solves` PCG solves of `budget` iterations with the operator's mat-vec reading `matvec` bytes, each
 /// preconditioned by a V-cycle `mg` when given (after `pcg_begin` and after every `pcg_update`).
-fn pcg(m: &mut CostModel, solves: u64, budget: u64, g: u64, n: u64, matvec: u64, mg: Option<(u64, u64, u64, u64)>) {
+/// `pcg_matvec` and `pcg_update` each need the sums of two partial slots in every workgroup: without
+/// `reduce` each of the g workgroups sums 2g partials itself (2g² reads a dispatch); with it a
+/// one-workgroup `pcg_reduce` before each sums the three slots (3g reads) and every workgroup reads two.
+#[allow(clippy::too_many_arguments)] // the solve's shape
+fn pcg(m: &mut CostModel, solves: u64, budget: u64, g: u64, n: u64, matvec: u64, mg: Option<(u64, u64, u64, u64)>, reduce: bool) {
+    let sums = if reduce { g * 2 * V } else { g * 2 * g * V };
     m.add("pcg_begin", Phase::Global, solves, g, n * 3 * V, n * 4 * V + g * V);
-    m.add("pcg_matvec", Phase::Global, solves * budget, g, matvec, n * V + g * V);
-    m.add("pcg_update", Phase::Global, solves * budget, g, n * 5 * V + 3 * g * V, n * 4 * V + g * V);
+    if reduce {
+        m.add("pcg_reduce", Phase::Global, 2 * solves * budget, 1, 3 * g * V, 3 * V);
+    }
+    m.add("pcg_matvec", Phase::Global, solves * budget, g, matvec + sums, n * V + g * V);
+    m.add("pcg_update", Phase::Global, solves * budget, g, n * 5 * V + g * V + sums, n * 4 * V + g * V);
     if let Some(mg) = mg {
         vcycles(m, solves * (budget + 1), mg);
     }

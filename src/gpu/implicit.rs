@@ -60,7 +60,7 @@ impl ImplicitKernels {
             prepare: k.pipeline("implicit_prepare")?,
             integrate: k.pipeline("implicit_integrate")?,
             strain: k.pipeline("implicit_strain")?,
-            pcg: PcgKernels::from_kernels(&k)?,
+            pcg: PcgKernels::from_kernels(&k, options)?,
         })
     }
 }
@@ -132,12 +132,18 @@ impl ImplicitIntegrator {
             _pad: 0,
         };
         counters.write_buffer(queue, &self.buffers.params, 0, bytemuck::bytes_of(&ip));
-        self.buffers.pcg.write_pass(queue, counters, n, settings.cg_tolerance, settings.cg_warm_start);
+        self.buffers.pcg.write_pass(queue, counters, n, settings.cg_tolerance, settings.cg_warm_start, self.kernels.pcg.reduces(n));
     }
 
     /// Records the start of a frame: clears the PCG's status words.
     pub fn begin_frame(&self, encoder: &mut wgpu::CommandEncoder) {
         encoder.clear_buffer(&self.buffers.pcg.status, 0, None);
+    }
+
+    /// Whether its PCG sums its dot products in `pcg_reduce` dispatches at n particles
+    /// ([`super::pcg::PcgKernels::reduces`]).
+    pub fn pcg_reduces(&self, n: usize) -> bool {
+        self.kernels.pcg.reduces(n)
     }
 
     /// Records one implicit step from state\[p\] into state[1−p]: the system (blocks, right-hand side,

@@ -98,8 +98,10 @@ pub struct CgPass {
     pub tol2: f32,
     /// 1: warm start from the last solve's x.
     pub warm: u32,
+    /// 1: the dot products' partials are summed by `pcg_reduce` ([`super::options::PCG_REDUCE_FROM`]).
+    pub reduced: u32,
     /// Padding to 32 bytes.
-    pub _pad: [u32; 3],
+    pub _pad: [u32; 2],
 }
 
 /// `ImplicitParams` in `shaders/implicit.wgsl`.

@@ -189,7 +189,7 @@ impl LocalGlobalKernels {
             report: k.pipeline("lg_report")?,
             cheb_residual: k.pipeline("lg_cheb_residual")?,
             cheb_combine: k.pipeline("lg_cheb_combine")?,
-            pcg: PcgKernels::from_kernels(&k)?,
+            pcg: PcgKernels::from_kernels(&k, options)?,
             multigrid: None,
         };
         if multigrid {

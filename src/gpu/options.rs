@@ -10,7 +10,17 @@ pub struct GpuOptions {
     /// Storage buffers are split into bindings of at most this many bytes when it is below the device's
     /// `max_storage_buffer_binding_size` ([`GpuOptions::with_max_binding_bytes`]); `None`: the device's.
     max_binding: Option<u64>,
+    /// The PCG's dot products are reduced by a one-workgroup dispatch from this many workgroups per
+    /// vector on ([`GpuOptions::with_pcg_reduce_from`]); `None`: [`PCG_REDUCE_FROM`].
+    pcg_reduce_from: Option<u32>,
 }
+
+/// From this many workgroups per vector (64 particles each, so from 65,536 particles, the 256² cloth)
+/// the PCG sums its per-workgroup partial dot products in a one-workgroup `pcg_reduce` dispatch before
+/// the kernel that needs them, instead of letting every workgroup of that kernel sum all G partials
+/// again: G² loads a dispatch, 268 M at the 1024² cloth (G = 16,384). Below it the re-sum costs less than a
+/// dispatch. See `shaders/pcg.wgsl` and the measurements in docs/BENCHMARKS.md (thirteenth session).
+pub const PCG_REDUCE_FROM: u32 = 1024;
 
 impl GpuOptions {
     /// The kernels are created without wgpu's runtime checks (`create_shader_module_trusted` with
@@ -45,6 +55,19 @@ impl GpuOptions {
     pub fn with_max_binding_bytes(mut self, bytes: u64) -> Self {
         self.max_binding = Some(bytes);
         self
+    }
+
+    /// The PCG reduces its dot products in a dispatch of their own from `groups` workgroups per vector on
+    /// (default [`PCG_REDUCE_FROM`]); 1: always, `u32::MAX`: never. Both give the same numbers bit for bit
+    /// (the same sums in the same order); tests use it to run either path at a small size.
+    pub fn with_pcg_reduce_from(mut self, groups: u32) -> Self {
+        self.pcg_reduce_from = Some(groups);
+        self
+    }
+
+    /// The threshold of [`GpuOptions::with_pcg_reduce_from`].
+    pub fn pcg_reduce_from(&self) -> u32 {
+        self.pcg_reduce_from.unwrap_or(PCG_REDUCE_FROM)
     }
 
     /// The cap of [`GpuOptions::with_max_binding_bytes`], if any.

@@ -9,6 +9,7 @@
 use super::alloc::Allocator;
 use super::cost::{CountedPass, GpuCounters};
 use super::layout::{groups, CgPass, CG_STATE_WORDS, CG_VECTORS};
+use super::options::GpuOptions;
 use super::pipelines::{bind, storage, uniform, Kernels};
 use crate::error::Result;
 
@@ -27,26 +28,41 @@ pub struct PcgKernels {
     pub update: wgpu::ComputePipeline,
     /// `pcg_finish`.
     pub finish: wgpu::ComputePipeline,
+    /// `pcg_reduce`: the partials' sums in one workgroup, for solves of [`PcgKernels::reduces`].
+    pub reduce: wgpu::ComputePipeline,
+    /// [`GpuOptions::pcg_reduce_from`] of the engine that compiled them.
+    reduce_from: u32,
 }
 
 impl PcgKernels {
     /// The entry points, compiled after the operator's.
-    pub const ENTRY_POINTS: [&'static str; 4] = ["pcg_begin", "pcg_matvec", "pcg_update", "pcg_finish"];
+    pub const ENTRY_POINTS: [&'static str; 5] = ["pcg_begin", "pcg_matvec", "pcg_update", "pcg_finish", "pcg_reduce"];
 
     /// The layout of group 1.
     pub fn layout_entries() -> [wgpu::BindGroupLayoutEntry; 4] {
         [uniform(0), storage(1, false), storage(2, false), storage(3, false)]
     }
 
-    /// Takes the group-1 layout (group 1 of `kernels`) and the pipelines of [`PcgKernels::ENTRY_POINTS`].
-    pub fn from_kernels(kernels: &Kernels) -> Result<Self> {
+    /// Takes the group-1 layout (group 1 of `kernels`) and the pipelines of [`PcgKernels::ENTRY_POINTS`];
+    /// `options` says from what size the dot products are reduced in a dispatch of their own.
+    pub fn from_kernels(kernels: &Kernels, options: &GpuOptions) -> Result<Self> {
         Ok(PcgKernels {
             layout: kernels.layout(1)?,
             begin: kernels.pipeline("pcg_begin")?,
             matvec: kernels.pipeline("pcg_matvec")?,
             update: kernels.pipeline("pcg_update")?,
             finish: kernels.pipeline("pcg_finish")?,
+            reduce: kernels.pipeline("pcg_reduce")?,
+            reduce_from: options.pcg_reduce_from(),
         })
+    }
+
+    /// Whether a solve of n particles sums its dot products in `pcg_reduce` dispatches (one before each
+    /// `pcg_matvec` and each `pcg_update`) rather than in every workgroup of those kernels: from
+    /// [`GpuOptions::pcg_reduce_from`] workgroups per vector on. [`PcgBuffers::write_pass`] must be told
+    /// the same.
+    pub fn reduces(&self, n: usize) -> bool {
+        groups(n) >= self.reduce_from
     }
 
     /// The group-1 bind groups per iteration parity, built once.
@@ -54,8 +70,8 @@ impl PcgKernels {
         [0, 1].map(|q| bind(device, &self.layout, "springsim.pcg", &[&b.pass[q], &b.vectors, &b.partials, &b.status]))
     }
 
-    /// Records one solve into `pass`: `pcg_begin`, `iterations` × (`pcg_matvec`, `pcg_update`), and
-    /// `pcg_finish`, with the operator's group 0 bound. The right-hand side and the inverse diagonal must
+    /// Records one solve into `pass`: `pcg_begin`, `iterations` × (`pcg_matvec`, `pcg_update`), each
+    /// after a one-workgroup `pcg_reduce` when the solve [`PcgKernels::reduces`], and `pcg_finish`, with the operator's group 0 bound. The right-hand side and the inverse diagonal must
     /// already be in `cg_vectors` (the operator's prepare kernel, recorded before). A fixed budget: iterations
     /// after convergence are no-ops on the GPU; nothing is read back.
     ///
@@ -73,6 +89,7 @@ impl PcgKernels {
         precondition: Option<Precondition>,
     ) {
         let g = groups(n);
+        let reduce = self.reduces(n);
         pass.set_bind_group(0, operator_group, &[]);
         pass.set_bind_group(1, &pcg_groups[0], &[]);
         pass.set_pipeline(&self.begin);
@@ -86,10 +103,14 @@ impl PcgKernels {
         external(pass, 0);
         for k in 0..iterations {
             pass.set_bind_group(1, &pcg_groups[k % 2], &[]);
-            pass.set_pipeline(&self.matvec);
-            pass.dispatch_workgroups(g, 1, 1);
-            pass.set_pipeline(&self.update);
-            pass.dispatch_workgroups(g, 1, 1);
+            for pipeline in [&self.matvec, &self.update] {
+                if reduce {
+                    pass.set_pipeline(&self.reduce);
+                    pass.dispatch_workgroups(1, 1, 1);
+                }
+                pass.set_pipeline(pipeline);
+                pass.dispatch_workgroups(g, 1, 1);
+            }
             external(pass, 1 - k % 2);
         }
         pass.set_bind_group(1, &pcg_groups[iterations % 2], &[]);
@@ -102,7 +123,7 @@ impl PcgKernels {
 pub struct PcgBuffers {
     /// The vectors r, z, p0, p1, Ap, x, P⁻¹ (n `vec4` each; `cg_vectors` in `shaders/pcg.wgsl`).
     pub vectors: wgpu::Buffer,
-    /// Per-workgroup partial sums, three slots.
+    /// Per-workgroup partial sums, three slots, and the slots' sums (`pcg_reduce`).
     pub partials: wgpu::Buffer,
     /// Status, iterations, residual, iterations since cleared, breakdowns (`cg_state`).
     pub status: wgpu::Buffer,
@@ -120,18 +141,27 @@ impl PcgBuffers {
     pub fn new(alloc: &mut Allocator, n: usize) -> Result<Self> {
         let none = wgpu::BufferUsages::empty();
         let vectors = alloc.storage("springsim.pcg_vectors", (CG_VECTORS * n * 16) as u64, none)?;
-        let partials = alloc.storage("springsim.pcg_partials", 3 * groups(n) as u64 * 16, none)?;
+        let partials = alloc.storage("springsim.pcg_partials", (3 * groups(n) as u64 + 4) * 16, none)?;
         let status = alloc.storage("springsim.pcg_status", (CG_STATE_WORDS * 4) as u64, none)?;
         let size = std::mem::size_of::<CgPass>() as u64;
         let pass = [alloc.uniform("springsim.cg_pass0", size)?, alloc.uniform("springsim.cg_pass1", size)?];
         Ok(PcgBuffers { vectors, partials, status, pass })
     }
 
-    /// Writes the `CgPass` uniforms: n particles, tolerance `tolerance`, warm start or not.
-    pub fn write_pass(&self, queue: &wgpu::Queue, counters: &GpuCounters, n: usize, tolerance: f64, warm: bool) {
+    /// Writes the `CgPass` uniforms: n particles, tolerance `tolerance`, warm start or not, and whether
+    /// the solve is `reduced` ([`PcgKernels::reduces`]: the kernels that record it must agree).
+    pub fn write_pass(&self, queue: &wgpu::Queue, counters: &GpuCounters, n: usize, tolerance: f64, warm: bool, reduced: bool) {
         let tol = tolerance as f32;
         for (parity, buffer) in self.pass.iter().enumerate() {
-            let cp = CgPass { n: n as u32, groups: groups(n), parity: parity as u32, tol2: tol * tol, warm: warm as u32, _pad: [0; 3] };
+            let cp = CgPass {
+                n: n as u32,
+                groups: groups(n),
+                parity: parity as u32,
+                tol2: tol * tol,
+                warm: warm as u32,
+                reduced: reduced as u32,
+                _pad: [0; 2],
+            };
             counters.write_buffer(queue, buffer, 0, bytemuck::bytes_of(&cp));
         }
     }

@@ -18,6 +18,11 @@ impl GpuEngine {
             Integrator::LocalGlobal(lg) => (lg.global().or(s.global.resolve(Method::LocalGlobal).ok()), lg.multigrid_shape()),
             _ => (None, None),
         };
+        let pcg_reduce = match &self.integrator {
+            Integrator::LocalGlobal(lg) => lg.pcg_reduces(m.n),
+            Integrator::Implicit(im) => im.pcg_reduces(m.n),
+            _ => false,
+        };
         FrameShape {
             method: Some(self.method),
             n: m.n as u64,
@@ -36,6 +41,7 @@ impl GpuEngine {
             global,
             global_iterations: s.global_iterations as u64,
             multigrid,
+            pcg_reduce,
         }
     }
 
