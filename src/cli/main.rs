@@ -38,9 +38,9 @@ use springsim::gpu::context::{adapter_name, instance_from_env};
 #[cfg(feature = "viewer")]
 use springsim::method::DivergencePolicy;
 use springsim::scene::{self, SceneOptions};
-use springsim::StepSettings;
 #[cfg(feature = "viewer")]
 use springsim::Method;
+use springsim::StepSettings;
 use std::path::PathBuf;
 
 #[derive(Parser)]
