@@ -47,6 +47,7 @@ fn configs() -> Vec<(Method, GlobalSolve, Preconditioner)> {
         (Rk4, Auto, Jacobi),
         (Leu, Auto, Jacobi),
         (ImplicitEuler, Cg, Jacobi),
+        (ImplicitEuler, Cg, Multigrid),
         (LocalGlobal, Cg, Jacobi),
         (LocalGlobal, Chebyshev, Jacobi),
         (LocalGlobal, Cg, Multigrid),
@@ -68,6 +69,7 @@ fn expected(
     n: usize,
     ns: usize,
     mg: Option<(u64, u64)>,
+    update: Option<(u64, u64)>,
 ) -> (u64, u64) {
     let g = wg(n);
     let (it, li, b) = (s.cg_max_iterations as u64, s.lg_iterations as u64, s.global_iterations as u64);
@@ -78,8 +80,13 @@ fn expected(
         (Method::Rk4, _) => (4, 0, 0, (0, 0)),
         // step and fix-up per step; the linearisations are added per frame below
         (Method::Leu, _) => (2, 0, 0, (0, 0)),
-        // prepare, pcg_begin, it × (matvec, update), pcg_finish (one workgroup), integrate
-        (Method::ImplicitEuler, _) => (3 + 2 * it, 0, 1, (0, 0)),
+        // prepare, pcg_begin, it × (matvec, update), pcg_finish (one workgroup), integrate; with the
+        // multigrid the step's block sums and a V-cycle after begin and each update
+        (Method::ImplicitEuler, _) => {
+            let v = mg.map_or((0, 0), |(d, w)| ((it + 1) * d, (it + 1) * w));
+            let u = update.unwrap_or((0, 0));
+            (3 + 2 * it, 0, 1, (v.0 + u.0, v.1 + u.1))
+        }
         (Method::LocalGlobal, GlobalSolve::Chebyshev) => {
             // inertia; li × (local, residual, budget iterations, advance); local, residual, velocity, report
             let (cheb, v) = match mg {
@@ -128,7 +135,9 @@ fn counted_dispatches_equal_the_plan_and_the_model() {
         let shape = sim.frame_shape();
         let c = u64::from(!model.colliders.is_empty());
         let mg = shape.multigrid.map(|(d, w, _, _)| (d, w));
+        let update = shape.multigrid_update.map(|(d, w, _, _)| (d, w));
         assert_eq!(mg.is_some(), precond == Preconditioner::Multigrid, "{label}: the V-cycle");
+        assert_eq!(update.is_some(), precond == Preconditioner::Multigrid && method == Method::ImplicitEuler, "{label}: the block sums");
         let (d, w) = expected(
             method,
             global,
@@ -139,6 +148,7 @@ fn counted_dispatches_equal_the_plan_and_the_model() {
             model.n_particles(),
             model.springs.len(),
             mg,
+            update,
         );
         println!("{label}: {} steps, {} dispatches, {} workgroups (expected {d}, {w})", got.steps, got.dispatches, got.workgroups);
         assert_eq!(got.steps, plan.substeps as u64, "{label}: steps");

@@ -154,10 +154,15 @@ impl ImplicitIntegrator {
         self.buffers.bytes + self.mg.as_ref().map_or(0, |g| g.bytes)
     }
 
-    /// The multigrid preconditioner's shape, when it runs: ((dispatches, workgroups) of a step's update,
-    /// (dispatches, workgroups) of one V-cycle, nodes summed over the levels).
-    pub fn multigrid_shape(&self) -> Option<((u64, u64), (u64, u64), u64)> {
-        self.mg.as_ref().map(|g| (g.update_shape(), g.vcycle_shape(), g.sizes.iter().sum::<usize>() as u64))
+    /// The multigrid preconditioner's shape for the cost model, when it runs: one V-cycle's
+    /// (dispatches, workgroups, bytes of the lists and blocks, nodes summed over the levels) and a step's
+    /// update's (dispatches, workgroups, bytes of the lists, bytes of the blocks).
+    pub fn multigrid_shape(&self) -> Option<((u64, u64, u64, u64), (u64, u64, u64, u64))> {
+        self.mg.as_ref().map(|g| {
+            let ((vd, vw), (ud, uw)) = (g.vcycle_shape(), g.update_shape());
+            let (lists, vals) = (g.lists.size(), g.vals.size());
+            ((vd, vw, lists + vals, g.sizes.iter().sum::<usize>() as u64), (ud, uw, lists, vals))
+        })
     }
 
     /// Writes `ImplicitParams` and the PCG's uniforms from the settings (before a frame, never within).
