@@ -35,7 +35,7 @@ pub struct ImplicitKernels {
     /// The PCG with `operator_apply` = the implicit system's A·p.
     pub pcg: PcgKernels,
     /// The multigrid kernels (group 2), when compiled with them.
-    pub mg: Option<ImgKernels>,
+    pub mg: Option<Box<ImgKernels>>,
 }
 
 impl ImplicitKernels {
@@ -75,7 +75,7 @@ impl ImplicitKernels {
             integrate: k.pipeline("implicit_integrate")?,
             strain: k.pipeline("implicit_strain")?,
             pcg: PcgKernels::from_kernels(&k)?,
-            mg: if multigrid { Some(ImgKernels::from_kernels(&k)?) } else { None },
+            mg: if multigrid { Some(Box::new(ImgKernels::from_kernels(&k)?)) } else { None },
         })
     }
 }
@@ -106,6 +106,10 @@ impl ImplicitBuffers {
     }
 }
 
+/// Four counts of a multigrid's dispatches for the cost model (see
+/// [`ImplicitIntegrator::multigrid_shape`]).
+pub type MgShape = (u64, u64, u64, u64);
+
 /// Implicit Euler on the GPU.
 pub struct ImplicitIntegrator {
     kernels: ImplicitKernels,
@@ -115,7 +119,7 @@ pub struct ImplicitIntegrator {
     /// The PCG's groups per iteration parity.
     pcg_groups: [wgpu::BindGroup; 2],
     /// The multigrid preconditioner, when chosen (and the model has a coarse level to solve).
-    mg: Option<ImplicitMg>,
+    mg: Option<Box<ImplicitMg>>,
 }
 
 impl ImplicitIntegrator {
@@ -134,7 +138,7 @@ impl ImplicitIntegrator {
         let hierarchy = if multigrid { ImplicitMg::hierarchy(m)? } else { None };
         let kernels = ImplicitKernels::new(device, options, features, hierarchy.is_some())?;
         let mg = match (&hierarchy, &kernels.mg) {
-            (Some(h), Some(k)) => Some(ImplicitMg::new(device, &mut super::alloc::Allocator::new(device), k, m, h)?),
+            (Some(h), Some(k)) => Some(Box::new(ImplicitMg::new(device, &mut super::alloc::Allocator::new(device), k, m, h)?)),
             _ => None,
         };
         drop(hierarchy);
@@ -157,7 +161,7 @@ impl ImplicitIntegrator {
     /// The multigrid preconditioner's shape for the cost model, when it runs: one V-cycle's
     /// (dispatches, workgroups, bytes of the lists and blocks, nodes summed over the levels) and a step's
     /// update's (dispatches, workgroups, bytes of the lists, bytes of the blocks).
-    pub fn multigrid_shape(&self) -> Option<((u64, u64, u64, u64), (u64, u64, u64, u64))> {
+    pub fn multigrid_shape(&self) -> Option<(MgShape, MgShape)> {
         self.mg.as_ref().map(|g| {
             let ((vd, vw), (ud, uw)) = (g.vcycle_shape(), g.update_shape());
             let (lists, vals) = (g.lists.size(), g.vals.size());
