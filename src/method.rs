@@ -215,8 +215,8 @@ impl FactorPrecision {
 /// implicit Euler's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Preconditioner {
-    /// Jacobi for local/global; multigrid for implicit Euler on the CPU backend (Jacobi on the GPU
-    /// backend, which has no implicit multigrid yet). See [`Preconditioner::resolve`].
+    /// Jacobi for local/global; multigrid for implicit Euler, on both backends. See
+    /// [`Preconditioner::resolve`].
     #[default]
     Auto,
     /// 1/A_ii (Kauppila §4.2): free to build and to apply; slow on large, stiff cloth (the global
@@ -252,9 +252,10 @@ impl Preconditioner {
         }
     }
 
-    /// The preconditioner `auto` stands for with `method` (on the CPU backend): multigrid for implicit
-    /// Euler, whose Jacobi-PCG needs O(h√k₀) iterations (Shinya §5) and leaves fine cloth stretched,
-    /// Jacobi otherwise. Any other choice stands for itself.
+    /// The preconditioner `auto` stands for with `method` (the one rule of both backends): multigrid for
+    /// implicit Euler, whose Jacobi-PCG needs O(h√k₀) iterations (Shinya §5) and leaves fine cloth
+    /// stretched, Jacobi otherwise. Any other choice stands for itself. (The GPU backend's implicit
+    /// multigrid falls back to Jacobi on a model too small to coarsen: `gpu::implicit_mg`.)
     pub fn resolve(self, method: Method) -> Preconditioner {
         match (self, method) {
             (Preconditioner::Auto, Method::ImplicitEuler) => Preconditioner::Multigrid,

@@ -47,6 +47,7 @@ fn configs() -> Vec<(Method, GlobalSolve, Preconditioner)> {
         (Rk4, Auto, Jacobi),
         (Leu, Auto, Jacobi),
         (ImplicitEuler, Cg, Jacobi),
+        (ImplicitEuler, Cg, Multigrid),
         (LocalGlobal, Cg, Jacobi),
         (LocalGlobal, Chebyshev, Jacobi),
         (LocalGlobal, Cg, Multigrid),
@@ -69,6 +70,7 @@ fn expected(
     n: usize,
     ns: usize,
     mg: Option<(u64, u64)>,
+    update: Option<(u64, u64)>,
     reduce: bool,
 ) -> (u64, u64) {
     let r = reduce as u64;
@@ -81,8 +83,13 @@ fn expected(
         (Method::Rk4, _) => (4, 0, 0, (0, 0)),
         // step and fix-up per step; the linearisations are added per frame below
         (Method::Leu, _) => (2, 0, 0, (0, 0)),
-        // prepare, pcg_begin, it × (matvec, update), pcg_finish (one workgroup), integrate
-        (Method::ImplicitEuler, _) => (3 + 2 * it, 0, 1 + r * 2 * it, (0, 0)),
+        // prepare, pcg_begin, it × (matvec, update), pcg_finish (one workgroup), integrate; with the
+        // multigrid the step's block sums and a V-cycle after begin and each update
+        (Method::ImplicitEuler, _) => {
+            let v = mg.map_or((0, 0), |(d, w)| ((it + 1) * d, (it + 1) * w));
+            let u = update.unwrap_or((0, 0));
+            (3 + 2 * it, 0, 1 + r * 2 * it, (v.0 + u.0, v.1 + u.1))
+        }
         (Method::LocalGlobal, GlobalSolve::Chebyshev) => {
             // inertia; li × (local, residual, budget iterations, advance); local, residual, velocity, report
             let (cheb, v) = match mg {
@@ -120,6 +127,7 @@ fn counted_dispatches_equal_the_plan_and_the_model() {
     // the PCG's reduced dot products (at 21², far below the default threshold, forced)
     for c in [
         (Method::ImplicitEuler, GlobalSolve::Cg, Preconditioner::Jacobi),
+        (Method::ImplicitEuler, GlobalSolve::Cg, Preconditioner::Multigrid),
         (Method::LocalGlobal, GlobalSolve::Cg, Preconditioner::Multigrid),
     ] {
         runs.push((("curtain", c), true));
@@ -140,7 +148,9 @@ fn counted_dispatches_equal_the_plan_and_the_model() {
         let shape = sim.frame_shape();
         let c = u64::from(!model.colliders.is_empty());
         let mg = shape.multigrid.map(|(d, w, _, _)| (d, w));
+        let update = shape.multigrid_update.map(|(d, w, _, _)| (d, w));
         assert_eq!(mg.is_some(), precond == Preconditioner::Multigrid, "{label}: the V-cycle");
+        assert_eq!(update.is_some(), precond == Preconditioner::Multigrid && method == Method::ImplicitEuler, "{label}: the block sums");
         let (d, w) = expected(
             method,
             global,
@@ -151,6 +161,7 @@ fn counted_dispatches_equal_the_plan_and_the_model() {
             model.n_particles(),
             model.springs.len(),
             mg,
+            update,
             reduce,
         );
         assert_eq!(shape.pcg_reduce, reduce, "{label}: the shape's pcg_reduce");

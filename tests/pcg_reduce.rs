@@ -1,7 +1,8 @@
 //! The PCG's dot products reduced in a dispatch of their own (`pcg_reduce`, used from
 //! `springsim::gpu::options::PCG_REDUCE_FROM` workgroups per vector on) give the same numbers bit for bit
 //! as the per-workgroup sums of a small solve: the same loop and the same tree over the same partials.
-//! Forced at 24² with `GpuOptions::with_pcg_reduce_from(1)`, for implicit Euler and for local/global's
+//! Forced at 24² with `GpuOptions::with_pcg_reduce_from(1)`, for implicit Euler (Jacobi and multigrid)
+//! and for local/global's
 //! `cg` global step with and without the multigrid V-cycle (which rewrites the r·z partials between
 //! the PCG's kernels). The counts of the extra dispatches are checked in tests/gpu_cost.rs.
 
@@ -57,6 +58,11 @@ fn compare(method: Method, global: GlobalSolve, precond: Preconditioner) {
 #[test]
 fn implicit_euler_reduced_matches_per_workgroup_sums() {
     compare(Method::ImplicitEuler, GlobalSolve::Cg, Preconditioner::Jacobi);
+}
+
+#[test]
+fn implicit_euler_multigrid_reduced_matches_per_workgroup_sums() {
+    compare(Method::ImplicitEuler, GlobalSolve::Cg, Preconditioner::Multigrid);
 }
 
 #[test]

@@ -5,8 +5,8 @@ use naga::proc::Layouter;
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use naga::{Module, ShaderStage, TypeInner};
 use springsim::gpu::layout::{
-    compose, kernel_wgsl, CgPass, CollideInfo, GpuCollider, GpuNbr, GpuParams, ImplicitParams, LeuPass, LgConsts, LgPass, MgPass, SelfInfo,
-    KERNEL_WGSL, SHARED_WGSL, WORKGROUP_SIZE,
+    compose, kernel_wgsl, CgPass, CollideInfo, GpuCollider, GpuNbr, GpuParams, ImgPass, ImplicitParams, LeuPass, LgConsts, LgPass, MgPass,
+    SelfInfo, KERNEL_WGSL, SHARED_WGSL, WORKGROUP_SIZE,
 };
 use std::mem::{offset_of, size_of};
 
@@ -322,4 +322,56 @@ fn wind_kernel_validates_without_the_force_gather() {
     assert!(module.entry_points.iter().any(|e| e.name == "wind_kick"), "wind.wgsl has wind_kick");
     assert!(!compose(src).contains("fn accel("), "wind.wgsl gets no force gather");
     check_params(&module, "wind.wgsl");
+}
+
+/// Implicit Euler's multigrid (`implicit_mg.wgsl`: implicit.wgsl + pcg.wgsl + implicit_mg.wgsl) validates,
+/// has its entry points, and its `ImgPass` is the Rust twin's, field by field.
+#[test]
+fn implicit_mg_wgsl_validates_and_matches_rust() {
+    let (file, src) = ("implicit_mg.wgsl", kernel_wgsl("implicit_mg.wgsl").expect("implicit_mg.wgsl is a kernel file"));
+    assert!(src.contains("fn operator_apply") && src.contains("fn pcg_matvec"), "composed after implicit.wgsl and pcg.wgsl");
+    let module = parse_and_validate(file, &compose(src));
+    let (size, m) = struct_layout(&module, "ImgPass").expect("no struct ImgPass");
+    assert_eq!(size as usize, size_of::<ImgPass>(), "ImgPass size");
+    assert_eq!(size_of::<ImgPass>(), 128);
+    for (name, off) in [
+        ("rows", offset_of!(ImgPass, rows)),
+        ("level", offset_of!(ImgPass, level)),
+        ("nodes", offset_of!(ImgPass, nodes)),
+        ("slot", offset_of!(ImgPass, slot)),
+        ("groups", offset_of!(ImgPass, groups)),
+        ("b", offset_of!(ImgPass, b)),
+        ("x", offset_of!(ImgPass, x)),
+        ("t", offset_of!(ImgPass, t)),
+        ("cb", offset_of!(ImgPass, cb)),
+        ("cx", offset_of!(ImgPass, cx)),
+        ("f_inc_ptr", offset_of!(ImgPass, f_inc_ptr)),
+        ("f_inc", offset_of!(ImgPass, f_inc)),
+        ("f_ground", offset_of!(ImgPass, f_ground)),
+        ("f_edge", offset_of!(ImgPass, f_edge)),
+        ("f_dinv", offset_of!(ImgPass, f_dinv)),
+        ("agg", offset_of!(ImgPass, agg)),
+        ("mem_ptr", offset_of!(ImgPass, mem_ptr)),
+        ("mem", offset_of!(ImgPass, mem)),
+        ("gr_ptr", offset_of!(ImgPass, gr_ptr)),
+        ("gr", offset_of!(ImgPass, gr)),
+        ("ed_ptr", offset_of!(ImgPass, ed_ptr)),
+        ("ed", offset_of!(ImgPass, ed)),
+        ("ent", offset_of!(ImgPass, ent)),
+        ("c_inc_ptr", offset_of!(ImgPass, c_inc_ptr)),
+        ("c_inc", offset_of!(ImgPass, c_inc)),
+        ("c_ground", offset_of!(ImgPass, c_ground)),
+        ("c_edge", offset_of!(ImgPass, c_edge)),
+        ("c_dinv", offset_of!(ImgPass, c_dinv)),
+        ("omega", offset_of!(ImgPass, omega)),
+        ("alpha", offset_of!(ImgPass, alpha)),
+        ("_pad0", offset_of!(ImgPass, _pad)),
+        ("_pad1", offset_of!(ImgPass, _pad) + 4),
+    ] {
+        assert_eq!(offset_of_member(&m, "ImgPass", name) as usize, off, "ImgPass.{name} offset");
+    }
+    assert_eq!(m.len(), 32, "ImgPass has exactly the Rust fields");
+    for ep in springsim::gpu::implicit_mg::ImgKernels::ENTRY_POINTS {
+        assert!(module.entry_points.iter().any(|e| e.name == ep), "{file}: entry point {ep}");
+    }
 }

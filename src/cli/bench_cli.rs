@@ -110,9 +110,9 @@ pub struct BenchCli {
     #[arg(long, allow_negative_numbers = true)]
     global_iterations: Option<i64>,
     /// The preconditioner of the CG solves, auto, jacobi or multigrid: local/global's cg or chebyshev
-    /// global step (a smoothed-aggregation V-cycle, built once per step size) and implicit Euler on
-    /// the CPU (an aggregation V-cycle re-summed each step). auto: multigrid for implicit Euler on
-    /// the CPU, jacobi otherwise.
+    /// global step (a smoothed-aggregation V-cycle, built once per step size) and implicit Euler (an
+    /// aggregation V-cycle re-summed each step, CPU and GPU). auto: multigrid for implicit Euler,
+    /// jacobi otherwise.
     #[arg(long, default_value = "auto")]
     preconditioner: String,
     /// Local/global with cholesky: the precision of the triangular solves, f32 (an f32 copy of the

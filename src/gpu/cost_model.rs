@@ -58,12 +58,16 @@ pub struct FrameShape {
     pub global: Option<GlobalSolve>,
     /// Local/global with cg or chebyshev: the budget of each global step.
     pub global_iterations: u64,
-    /// The multigrid V-cycle, when it preconditions the global step: (dispatches, workgroups, bytes of
-    /// its matrices, rows summed over the levels).
+    /// The multigrid V-cycle, when it preconditions the global step or implicit Euler's PCG:
+    /// (dispatches, workgroups, bytes of its matrices (implicit Euler: its lists and blocks), rows summed
+    /// over the levels).
     pub multigrid: Option<(u64, u64, u64, u64)>,
     /// The PCG sums its dot products in `pcg_reduce` dispatches (one workgroup before each `pcg_matvec`
     /// and `pcg_update`) instead of in every workgroup of those ([`crate::gpu::pcg::PcgKernels::reduces`]).
     pub pcg_reduce: bool,
+    /// Implicit Euler's multigrid: each step's block sums and last-level factor (dispatches, workgroups,
+    /// bytes of the lists, bytes of the blocks written).
+    pub multigrid_update: Option<(u64, u64, u64, u64)>,
 }
 
 /// One kernel of the model, per frame.
@@ -188,7 +192,11 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
             let it = s.cg_iterations;
             m.add("implicit_prepare", Phase::Forces, steps, g, gather, e * 2 * V + n * 3 * V);
             let matvec = n * (V + V + CSR) + e * (2 * V + NB + V);
-            pcg(&mut m, steps, it, g, n, matvec, None, s.pcg_reduce);
+            if let Some((d, w, lists, blocks)) = s.multigrid_update {
+                // every list read once, the fine blocks once, the coarse blocks written and read once more
+                m.add_total("img_update", Phase::Global, [steps * d, steps * w, steps * (lists + e * 2 * V + blocks), steps * blocks]);
+            }
+            pcg(&mut m, steps, it, g, n, matvec, s.multigrid, s.pcg_reduce);
             m.add("implicit_integrate", Phase::Integrate, steps, g, n * (ST + V), n * ST);
             if s.trial {
                 m.add("implicit_strain", Phase::Integrate, steps, g, n * (2 * ST + CSR) + e * (NB + 2 * ST), 4);

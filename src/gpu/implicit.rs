@@ -1,18 +1,22 @@
 //! Implicit Euler on the GPU (`shaders/implicit.wgsl` composed with `shaders/pcg.wgsl`): the linearized
 //! step of Baraff & Witkin solved by the GPU PCG. Kernels in [`ImplicitKernels`], buffers in
 //! [`ImplicitBuffers`] (the spring blocks, `ImplicitParams`, the PCG's), bind groups built once in
-//! [`ImplicitIntegrator`].
+//! [`ImplicitIntegrator`]. With the multigrid preconditioner the kernels come from `implicit_mg.wgsl`
+//! (the same files followed by `shaders/implicit_mg.wgsl`, [`super::implicit_mg`]) and the PCG is
+//! preconditioned by its V-cycle.
 
 use super::alloc::{Allocator, SplitBuffer, STORAGE_RW};
 use super::cost::{CountedPass, GpuCounters, Phase};
+use super::implicit_mg::{ImgKernels, ImplicitMg};
 use super::layout::{groups, ImplicitParams, CG_STATE_WORDS};
 use super::options::GpuOptions;
 use super::pcg::{GpuCgState, PcgBuffers, PcgKernels, SOLUTION_VECTOR};
 use super::pipelines::{bind, build_specialized, storage, uniform};
 use super::specialize::ForceFeatures;
 use super::state::{read_vec4s, read_words, xyz, GpuState};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::method::StepSettings;
+use crate::reference::model::CpuModel;
 
 /// Bindings of the implicit blocks (`blocks`, `blocks_1` … `blocks_3`): 4 × 128 MiB holds 16.7 M
 /// incidence entries.
@@ -30,11 +34,14 @@ pub struct ImplicitKernels {
     pub strain: wgpu::ComputePipeline,
     /// The PCG with `operator_apply` = the implicit system's A·p.
     pub pcg: PcgKernels,
+    /// The multigrid kernels (group 2), when compiled with them.
+    pub mg: Option<Box<ImgKernels>>,
 }
 
 impl ImplicitKernels {
-    /// Compiles the kernels with the force terms of `features`.
-    pub fn new(device: &wgpu::Device, options: &GpuOptions, features: ForceFeatures) -> Result<Self> {
+    /// Compiles the kernels with the force terms of `features`, and with the multigrid kernels of
+    /// `implicit_mg.wgsl` when `multigrid`.
+    pub fn new(device: &wgpu::Device, options: &GpuOptions, features: ForceFeatures, multigrid: bool) -> Result<Self> {
         let operator = [
             uniform(0),
             storage(1, true),
@@ -49,18 +56,26 @@ impl ImplicitKernels {
             storage(10, false),
         ];
         let pcg = PcgKernels::layout_entries();
+        let (img, img_pass) = (ImgKernels::layout_entries(), ImgKernels::pass_layout_entries());
         let mut names = vec!["implicit_prepare", "implicit_integrate", "implicit_strain"];
         names.extend_from_slice(&PcgKernels::ENTRY_POINTS);
-        // no external preconditioner: the PCG may keep Ap between iterations (pcg.wgsl's PCG_AP_RECURRENCE)
+        // the PCG may keep Ap between iterations (pcg.wgsl's PCG_AP_RECURRENCE): the implicit V-cycle
+        // keeps its level-0 temporary in its own buffer, not in Ap
         let mut constants = features.constants().to_vec();
         constants.push(("PCG_AP_RECURRENCE", 1.0));
-        let k = build_specialized(device, options, "implicit.wgsl", &[&operator, &pcg], &names, &constants)?;
+        let k = if multigrid {
+            names.extend_from_slice(&ImgKernels::ENTRY_POINTS);
+            build_specialized(device, options, "implicit_mg.wgsl", &[&operator, &pcg, &img, &img_pass], &names, &constants)?
+        } else {
+            build_specialized(device, options, "implicit.wgsl", &[&operator, &pcg], &names, &constants)?
+        };
         Ok(ImplicitKernels {
             layout: k.layout(0)?,
             prepare: k.pipeline("implicit_prepare")?,
             integrate: k.pipeline("implicit_integrate")?,
             strain: k.pipeline("implicit_strain")?,
             pcg: PcgKernels::from_kernels(&k, options)?,
+            mg: if multigrid { Some(Box::new(ImgKernels::from_kernels(&k)?)) } else { None },
         })
     }
 }
@@ -91,6 +106,10 @@ impl ImplicitBuffers {
     }
 }
 
+/// Four counts of a multigrid's dispatches for the cost model (see
+/// [`ImplicitIntegrator::multigrid_shape`]).
+pub type MgShape = (u64, u64, u64, u64);
+
 /// Implicit Euler on the GPU.
 pub struct ImplicitIntegrator {
     kernels: ImplicitKernels,
@@ -99,14 +118,30 @@ pub struct ImplicitIntegrator {
     operator_groups: [wgpu::BindGroup; 2],
     /// The PCG's groups per iteration parity.
     pcg_groups: [wgpu::BindGroup; 2],
+    /// The multigrid preconditioner, when chosen (and the model has a coarse level to solve).
+    mg: Option<Box<ImplicitMg>>,
 }
 
 impl ImplicitIntegrator {
-    /// Compiles the kernels (with the force terms of `features`), allocates the buffers for `entries`
-    /// incidence entries, builds the groups.
-    pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState, entries: usize, features: ForceFeatures) -> Result<Self> {
-        let buffers = ImplicitBuffers::new(device, st, entries)?;
-        let kernels = ImplicitKernels::new(device, options, features)?;
+    /// Compiles the kernels (with the force terms of `features`), allocates the buffers for the
+    /// incidence entries of `m`, builds the groups; with `multigrid`, uploads the hierarchy of
+    /// [`ImplicitMg::hierarchy`] too (a model without one is preconditioned with Jacobi).
+    pub fn new(
+        device: &wgpu::Device,
+        options: &GpuOptions,
+        st: &GpuState,
+        m: &CpuModel,
+        features: ForceFeatures,
+        multigrid: bool,
+    ) -> Result<Self> {
+        let buffers = ImplicitBuffers::new(device, st, m.incidence.entries.len())?;
+        let hierarchy = if multigrid { ImplicitMg::hierarchy(m)? } else { None };
+        let kernels = ImplicitKernels::new(device, options, features, hierarchy.is_some())?;
+        let mg = match (&hierarchy, &kernels.mg) {
+            (Some(h), Some(k)) => Some(Box::new(ImplicitMg::new(device, &mut super::alloc::Allocator::new(device), k, m, h)?)),
+            _ => None,
+        };
+        drop(hierarchy);
         let b = &buffers;
         let blocks = b.blocks.bindings();
         let operator_groups = [0, 1].map(|p| {
@@ -115,12 +150,23 @@ impl ImplicitIntegrator {
             bind(device, &kernels.layout, "springsim.implicit", &buffers)
         });
         let pcg_groups = kernels.pcg.bind_groups(device, &b.pcg);
-        Ok(ImplicitIntegrator { kernels, buffers, operator_groups, pcg_groups })
+        Ok(ImplicitIntegrator { kernels, buffers, operator_groups, pcg_groups, mg })
     }
 
     /// Bytes of the method's buffers.
     pub fn bytes(&self) -> u64 {
-        self.buffers.bytes
+        self.buffers.bytes + self.mg.as_ref().map_or(0, |g| g.bytes)
+    }
+
+    /// The multigrid preconditioner's shape for the cost model, when it runs: one V-cycle's
+    /// (dispatches, workgroups, bytes of the lists and blocks, nodes summed over the levels) and a step's
+    /// update's (dispatches, workgroups, bytes of the lists, bytes of the blocks).
+    pub fn multigrid_shape(&self) -> Option<(MgShape, MgShape)> {
+        self.mg.as_ref().map(|g| {
+            let ((vd, vw), (ud, uw)) = (g.vcycle_shape(), g.update_shape());
+            let (lists, vals) = (g.lists.size(), g.vals.size());
+            ((vd, vw, lists + vals, g.sizes.iter().sum::<usize>() as u64), (ud, uw, lists, vals))
+        })
     }
 
     /// Writes `ImplicitParams` and the PCG's uniforms from the settings (before a frame, never within).
@@ -154,10 +200,21 @@ impl ImplicitIntegrator {
         let operator = &self.operator_groups[p];
         pass.set_bind_group(0, operator, &[]);
         pass.set_bind_group(1, &self.pcg_groups[0], &[]);
+        let mg = self.mg.as_ref().zip(k.mg.as_ref());
+        if let Some((g, _)) = mg {
+            g.bind(pass);
+        }
         pass.set_pipeline(&k.prepare);
         pass.dispatch_workgroups(groups(n), 1, 1);
         pass.phase(Phase::Global);
-        k.pcg.encode_solve(pass, operator, &self.pcg_groups, n, iterations, None);
+        match mg {
+            Some((g, gk)) => {
+                g.encode_update(pass, gk);
+                let vcycle = |pass: &mut CountedPass, slot: usize| g.encode_vcycle(pass, gk, slot);
+                k.pcg.encode_solve(pass, operator, &self.pcg_groups, n, iterations, Some(&vcycle));
+            }
+            None => k.pcg.encode_solve(pass, operator, &self.pcg_groups, n, iterations, None),
+        }
         pass.phase(Phase::Integrate);
         pass.set_bind_group(0, operator, &[]);
         pass.set_pipeline(&k.integrate);
@@ -169,6 +226,9 @@ impl ImplicitIntegrator {
         pass.phase(Phase::Integrate);
         pass.set_bind_group(0, &self.operator_groups[p], &[]);
         pass.set_bind_group(1, &self.pcg_groups[0], &[]);
+        if let Some(g) = &self.mg {
+            g.bind(pass);
+        }
         pass.set_pipeline(&self.kernels.strain);
         pass.dispatch_workgroups(groups(n), 1, 1);
     }
@@ -189,5 +249,50 @@ impl ImplicitIntegrator {
     pub fn read_dv(&self, device: &wgpu::Device, queue: &wgpu::Queue, st: &GpuState) -> Result<Vec<[f64; 3]>> {
         let n = st.n;
         Ok(xyz(&read_vec4s(device, queue, &st.counters, &self.buffers.pcg.vectors, SOLUTION_VECTOR * n, n)?))
+    }
+}
+
+impl ImplicitIntegrator {
+    /// z = B r: one V-cycle of the multigrid preconditioner on the system of state\[p\] (its blocks built
+    /// by `implicit_prepare` and summed up the levels as a step does), for checks against the f64 twin.
+    /// Submits and reads back; leaves the PCG's vectors and status changed. An error without multigrid.
+    pub fn apply_multigrid(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        st: &GpuState,
+        p: usize,
+        r: &[[f64; 3]],
+    ) -> Result<Vec<[f64; 3]>> {
+        let (n, k) = (st.n, &self.kernels);
+        let (Some(g), Some(gk)) = (&self.mg, &k.mg) else {
+            return Err(Error::param("preconditioner", "jacobi", "apply_multigrid needs the implicit multigrid"));
+        };
+        if r.len() != n {
+            return Err(Error::param("r", r.len(), format!("must have {n} entries")));
+        }
+        let record = |label: &str, f: &dyn Fn(&mut CountedPass)| {
+            let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
+            enc.clear_buffer(&self.buffers.pcg.status, 0, None);
+            {
+                let mut raw = st.counters.begin_pass(&mut enc, label, None);
+                let mut pass = CountedPass::new(&mut raw, &st.counters);
+                pass.set_bind_group(0, &self.operator_groups[p], &[]);
+                pass.set_bind_group(1, &self.pcg_groups[0], &[]);
+                g.bind(&mut pass);
+                f(&mut pass);
+                pass.finish();
+            }
+            st.counters.submit(queue, enc.finish());
+        };
+        record("springsim.img_update", &|pass| {
+            pass.set_pipeline(&k.prepare);
+            pass.dispatch_workgroups(groups(n), 1, 1);
+            g.encode_update(pass, gk);
+        });
+        let words: Vec<[f32; 4]> = r.iter().map(|v| [v[0] as f32, v[1] as f32, v[2] as f32, 0.0]).collect();
+        st.counters.write_buffer(queue, &self.buffers.pcg.vectors, 0, bytemuck::cast_slice(&words));
+        record("springsim.img_vcycle", &|pass| g.encode_vcycle(pass, gk, 0));
+        Ok(xyz(&read_vec4s(device, queue, &st.counters, &self.buffers.pcg.vectors, n, n)?))
     }
 }

@@ -13,7 +13,7 @@ use super::options::GpuOptions;
 use super::specialize::ForceFeatures;
 use super::state::GpuState;
 use crate::error::{Error, Result};
-use crate::method::{Method, StepPlan, StepSettings};
+use crate::method::{Method, Preconditioner, StepPlan, StepSettings};
 use crate::reference::model::CpuModel;
 
 /// The current method's integrator.
@@ -45,7 +45,10 @@ impl Integrator {
                 Integrator::Explicit(ExplicitIntegrator::new(device, options, st, method, features)?)
             }
             Method::Leu => Integrator::Leu(LeuIntegrator::new(device, options, st, entries)?),
-            Method::ImplicitEuler => Integrator::Implicit(ImplicitIntegrator::new(device, options, st, entries, features)?),
+            Method::ImplicitEuler => {
+                let multigrid = settings.preconditioner.resolve(method) == Preconditioner::Multigrid;
+                Integrator::Implicit(ImplicitIntegrator::new(device, options, st, m, features, multigrid)?)
+            }
             Method::LocalGlobal => Integrator::LocalGlobal(Box::new(LocalGlobalIntegrator::new(device, options, st, m, settings)?)),
             Method::Newton => return Err(Error::param("method", method.name(), "runs on the CPU only (use --backend cpu)")),
         })

@@ -286,6 +286,79 @@ pub struct MgPass {
     pub _pad: [u32; 3],
 }
 
+/// `ImgPass` in `shaders/implicit_mg.wgsl`: one dispatch of implicit Euler's aggregation multigrid (a
+/// level's block sums or a V-cycle kernel), one per dynamic offset. List fields are word offsets into
+/// the hierarchy's `img_lists`; block fields are `vec4` indices into `img_vals` (two per block); vector
+/// fields are `vec4` indices into `img_vecs`. `f_*`
+/// is the dispatch's (fine) level, `c_*` the next coarser one.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct ImgPass {
+    /// Rows of the dispatch.
+    pub rows: u32,
+    /// The fine level's index (0: the particles, whose operator is implicit Euler's own).
+    pub level: u32,
+    /// `img_sum`: the coarse level's nodes (rows beyond are its edges); `img_factor`, `img_coarse`: the
+    /// last level's nodes.
+    pub nodes: u32,
+    /// `img_post` on level 0: the partials slot of r·z (0 or 1); 2: none.
+    pub slot: u32,
+    /// The PCG's workgroups (partials per slot).
+    pub groups: u32,
+    /// The fine level's b, x and t; the coarse level's b and x.
+    pub b: u32,
+    /// See `b`.
+    pub x: u32,
+    /// See `b`.
+    pub t: u32,
+    /// See `b`.
+    pub cb: u32,
+    /// See `b`.
+    pub cx: u32,
+    /// The fine level's incidence: offsets and (edge, other end) pairs (coarse levels only).
+    pub f_inc_ptr: u32,
+    /// See `f_inc_ptr`.
+    pub f_inc: u32,
+    /// The fine level's node blocks, edge blocks and inverse diagonal blocks.
+    pub f_ground: u32,
+    /// See `f_ground`.
+    pub f_edge: u32,
+    /// See `f_ground`.
+    pub f_dinv: u32,
+    /// Fine node → its aggregate (`u32::MAX`: pinned).
+    pub agg: u32,
+    /// Per coarse node its members (offsets, list).
+    pub mem_ptr: u32,
+    /// See `mem_ptr`.
+    pub mem: u32,
+    /// Per coarse node its grounded fine edges (offsets, list).
+    pub gr_ptr: u32,
+    /// See `gr_ptr`.
+    pub gr: u32,
+    /// Per coarse edge its fine edges (offsets, list).
+    pub ed_ptr: u32,
+    /// See `ed_ptr`.
+    pub ed: u32,
+    /// Level 0: per fine edge (spring, in the hierarchy's order) its incidence entry (where its block is).
+    pub ent: u32,
+    /// The coarse level's incidence (offsets, pairs) and its node, edge and inverse diagonal blocks.
+    pub c_inc_ptr: u32,
+    /// See `c_inc_ptr`.
+    pub c_inc: u32,
+    /// See `c_inc_ptr`.
+    pub c_ground: u32,
+    /// See `c_inc_ptr`.
+    pub c_edge: u32,
+    /// See `c_inc_ptr`.
+    pub c_dinv: u32,
+    /// The Jacobi damping ω.
+    pub omega: f32,
+    /// The coarse correction's scale α.
+    pub alpha: f32,
+    /// Padding to 128 bytes.
+    pub _pad: [u32; 2],
+}
+
 /// Vectors of the GPU PCG, `n` `vec4<f32>` each, in the `cg_vectors` buffer: r, z, p0, p1, Ap, x, P⁻¹.
 pub const CG_VECTORS: usize = 7;
 /// Words of the PCG's `cg_state` buffer.
@@ -302,11 +375,21 @@ pub const SHARED_WGSL: [(&str, &str); 3] = [
 ///
 /// The PCG (`shaders/pcg.wgsl`) is a solver without an operator: each linear system composes its
 /// operator file in front of it (`implicit.wgsl` for implicit Euler, `local_global.wgsl` for Liu's global step).
-pub const KERNEL_WGSL: [(&str, &str); 10] = [
+pub const KERNEL_WGSL: [(&str, &str); 11] = [
     ("explicit.wgsl", include_str!("../../shaders/explicit.wgsl")),
     ("leu.wgsl", include_str!("../../shaders/leu.wgsl")),
     ("power.wgsl", include_str!("../../shaders/power.wgsl")),
     ("implicit.wgsl", concat!(include_str!("../../shaders/implicit.wgsl"), "\n", include_str!("../../shaders/pcg.wgsl"))),
+    (
+        "implicit_mg.wgsl",
+        concat!(
+            include_str!("../../shaders/implicit.wgsl"),
+            "\n",
+            include_str!("../../shaders/pcg.wgsl"),
+            "\n",
+            include_str!("../../shaders/implicit_mg.wgsl")
+        ),
+    ),
     ("collide.wgsl", include_str!("../../shaders/collide.wgsl")),
     ("local_global.wgsl", concat!(include_str!("../../shaders/local_global.wgsl"), "\n", include_str!("../../shaders/pcg.wgsl"))),
     ("multigrid.wgsl", include_str!("../../shaders/multigrid.wgsl")),

@@ -11,6 +11,7 @@ pub mod cost;
 pub mod cost_model;
 pub mod explicit;
 pub mod implicit;
+pub mod implicit_mg;
 pub mod integrator;
 pub mod layout;
 pub mod leu;

@@ -80,13 +80,6 @@ fn check_gpu_settings(method: Method, s: &StepSettings) -> Result<()> {
     }
     s.global.resolve(method)?;
     s.preconditioner.check(method, s.global)?;
-    if method == Method::ImplicitEuler && s.preconditioner == crate::method::Preconditioner::Multigrid {
-        return Err(Error::param(
-            "preconditioner",
-            "multigrid",
-            "implicit Euler's multigrid runs on the CPU only (use --backend cpu, or auto or jacobi on the GPU)",
-        ));
-    }
     if method == Method::ImplicitEuler && s.global == GlobalSolve::Tridiagonal {
         return Err(Error::param("global", "tridiagonal", "the tridiagonal solve runs on the CPU only (use --backend cpu or --global cg)"));
     }

@@ -254,6 +254,34 @@ impl SpringMg {
         a
     }
 
+    /// Level l's structure for an upload (fixed per model): its node count, and per node its
+    /// incident (edge, other end) pairs in compressed rows (`inc_ptr`, `inc`), in the order the V-cycle
+    /// sums them.
+    pub fn level_lists(&self, l: usize) -> (usize, &[u32], &[[u32; 2]]) {
+        let g = &self.graphs[l];
+        (g.n, &g.inc_ptr, &g.inc)
+    }
+
+    /// Level l's edge count.
+    pub fn level_edges(&self, l: usize) -> usize {
+        self.graphs[l].ends.len()
+    }
+
+    /// How level l sums into level l + 1 (fixed per model), each list in compressed rows `(ptr, src)`:
+    /// per coarse node its members and its grounded fine edges (to a pinned particle), per coarse edge the
+    /// fine edges it sums.
+    pub fn link_lists(&self, l: usize) -> [(&[u32], &[u32]); 3] {
+        let k = &self.links[l];
+        [(&k.members.ptr, &k.members.src), (&k.grounded.ptr, &k.grounded.src), (&k.edges.ptr, &k.edges.src)]
+    }
+
+    /// Whether [`SpringMg::update`] factors the last level (a dense Cholesky): there is a coarse level and
+    /// the last one has at most 3 × [`COARSE_NODES`] nodes. Otherwise the V-cycle smooths there.
+    pub fn factors_last_level(&self) -> bool {
+        let last = self.graphs.len() - 1;
+        last > 0 && self.graphs[last].n <= 3 * COARSE_NODES
+    }
+
     /// The node count of each level.
     pub fn sizes(&self) -> Vec<usize> {
         self.graphs.iter().map(|g| g.n).collect()
@@ -304,7 +332,7 @@ impl SpringMg {
         }
         self.coarse = None;
         let last = self.graphs.len() - 1;
-        if last > 0 && self.graphs[last].n <= 3 * COARSE_NODES {
+        if self.factors_last_level() {
             let (g, v) = (&self.graphs[last], &self.values[last - 1]);
             let dense = dense_level(g, v);
             self.coarse = Some(

@@ -165,6 +165,18 @@ impl GpuEngine {
         }
     }
 
+    /// Implicit Euler with the multigrid preconditioner: z = B r, one GPU V-cycle on the system of the
+    /// current state for a step of size `h` (for checks against [`crate::linalg::spring_mg::SpringMg`]).
+    pub fn implicit_mg_apply(&mut self, h: f64, r: &[[f64; 3]]) -> Result<Vec<[f64; 3]>> {
+        self.write_params_h(h);
+        let Integrator::Implicit(implicit) = &self.integrator else {
+            return Err(Error::param("method", self.method.name(), "implicit_mg_apply needs implicit-euler"));
+        };
+        let z = implicit.apply_multigrid(&self.device, &self.queue, &self.state, 0, r);
+        self.write_params();
+        z
+    }
+
     /// Implicit Euler's trial step of size `h` for the adaptive step (Kauppila §3.2.3): one submit from
     /// state\[0\] into state\[1\] followed by the strain check, whose flag is read back after the step (never
     /// inside the CG). state\[0\] keeps the old state until [`crate::engine::Engine::accept_trial`] copies

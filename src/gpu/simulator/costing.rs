@@ -14,9 +14,13 @@ impl GpuEngine {
     pub fn frame_shape(&self) -> FrameShape {
         let m = &self.model;
         let s = &self.settings;
-        let (global, multigrid) = match &self.integrator {
-            Integrator::LocalGlobal(lg) => (lg.global().or(s.global.resolve(Method::LocalGlobal).ok()), lg.multigrid_shape()),
-            _ => (None, None),
+        let (global, multigrid, multigrid_update) = match &self.integrator {
+            Integrator::LocalGlobal(lg) => (lg.global().or(s.global.resolve(Method::LocalGlobal).ok()), lg.multigrid_shape(), None),
+            Integrator::Implicit(i) => match i.multigrid_shape() {
+                Some((vcycle, update)) => (None, Some(vcycle), Some(update)),
+                None => (None, None, None),
+            },
+            _ => (None, None, None),
         };
         let pcg_reduce = match &self.integrator {
             Integrator::LocalGlobal(lg) => lg.pcg_reduces(m.n),
@@ -42,6 +46,7 @@ impl GpuEngine {
             global_iterations: s.global_iterations as u64,
             multigrid,
             pcg_reduce,
+            multigrid_update,
         }
     }
 
