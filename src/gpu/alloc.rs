@@ -164,6 +164,67 @@ impl<'a> Allocator<'a> {
         Ok(buffer)
     }
 
+    /// A buffer of `bytes` (padded as [`Allocator::buffer_init`]) whose content `fill` writes in order
+    /// through its mapping ([`MappedWriter`]): no host copy of the whole content is made.
+    pub fn buffer_fill(
+        &mut self,
+        label: &str,
+        bytes: u64,
+        usage: wgpu::BufferUsages,
+        fill: impl FnOnce(&mut MappedWriter) -> Result<()>,
+    ) -> Result<wgpu::Buffer> {
+        let size = bytes.max(MIN_BUFFER_BYTES).next_multiple_of(4);
+        self.check(label, size, usage)?;
+        let buffer = self.mapped(label, size, usage);
+        let mut writer = MappedWriter::new(label, &[&buffer], size, bytes)?;
+        fill(&mut writer)?;
+        writer.finish()?;
+        buffer.unmap();
+        Ok(buffer)
+    }
+
+    /// [`Allocator::split_storage`] whose content `fill` writes in order through the parts' mappings
+    /// ([`MappedWriter`], crossing from one part to the next): no host copy of the whole is made.
+    #[allow(clippy::too_many_arguments)]
+    pub fn split_fill(
+        &mut self,
+        label: &str,
+        bytes: u64,
+        split: u64,
+        slots: usize,
+        usage: wgpu::BufferUsages,
+        fill: impl FnOnce(&mut MappedWriter) -> Result<()>,
+    ) -> Result<SplitBuffer> {
+        self.check_split(label, bytes, split, slots)?;
+        let parts = bytes.div_ceil(split).max(1) as usize;
+        let mut buffers = Vec::with_capacity(parts + 1);
+        for k in 0..parts {
+            let name = if k == 0 { label.to_string() } else { format!("{label}.{k}") };
+            let (lo, hi) = (k as u64 * split, ((k as u64 + 1) * split).min(bytes));
+            let size = (hi - lo).max(MIN_BUFFER_BYTES).next_multiple_of(4);
+            self.check(&name, size, usage)?;
+            buffers.push(self.mapped(&name, size, usage));
+        }
+        {
+            let mut writer = MappedWriter::new(label, &buffers.iter().collect::<Vec<_>>(), split, bytes)?;
+            fill(&mut writer)?;
+            writer.finish()?;
+        }
+        for b in &buffers {
+            b.unmap();
+        }
+        if parts < slots {
+            buffers.push(self.buffer(&format!("{label}.none"), MIN_BUFFER_BYTES, usage)?);
+        }
+        Ok(SplitBuffer { buffers, parts, slots, split })
+    }
+
+    /// A buffer of `size` bytes (checked by the caller) mapped at creation (zeroed), counted.
+    fn mapped(&mut self, label: &str, size: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
+        self.bytes += size;
+        self.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: true })
+    }
+
     /// Checks a buffer of `bytes` to be split at `split` bytes over at most `slots` bindings: one that
     /// needs more is an [`Error::BufferTooLarge`] naming it, its bytes and `slots` × `split`.
     pub fn check_split(&self, label: &str, bytes: u64, split: u64, slots: usize) -> Result<()> {
@@ -220,5 +281,94 @@ impl<'a> Allocator<'a> {
     /// A uniform buffer (`UNIFORM | COPY_DST`) holding `data`.
     pub fn uniform_init(&mut self, label: &str, data: &[u8]) -> Result<wgpu::Buffer> {
         self.buffer_init(label, data, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST)
+    }
+}
+
+/// Bytes a [`MappedWriter`] is best fed in: a caller that builds its content piece by piece fills a
+/// buffer of this size, writes it and reuses it, so that the host holds no more than this at once.
+pub const FILL_CHUNK_BYTES: usize = 256 << 10;
+
+/// Writes a buffer's content in order through the mappings of its parts (a buffer mapped at creation,
+/// or the parts of a [`SplitBuffer`] at `split` bytes each), so that a large upload needs no host copy of
+/// the whole: [`Allocator::buffer_fill`], [`Allocator::split_fill`].
+pub struct MappedWriter {
+    label: String,
+    views: Vec<wgpu::BufferViewMut>,
+    split: u64,
+    /// Bytes written so far.
+    at: u64,
+    /// Bytes the content has.
+    bytes: u64,
+}
+
+impl MappedWriter {
+    fn new(label: &str, buffers: &[&wgpu::Buffer], split: u64, bytes: u64) -> Result<Self> {
+        let views = buffers
+            .iter()
+            .map(|b| b.get_mapped_range_mut(..).map_err(|e| Error::Gpu(format!("{label}: {e}"))))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(MappedWriter { label: label.to_string(), views, split, at: 0, bytes })
+    }
+
+    /// Bytes written so far.
+    pub fn position(&self) -> u64 {
+        self.at
+    }
+
+    /// Appends `data` (an error past the content's size).
+    pub fn write(&mut self, data: &[u8]) -> Result<()> {
+        let end = self.at + data.len() as u64;
+        if end > self.bytes {
+            return Err(Error::Gpu(format!("{}: {} bytes written into {}", self.label, end, self.bytes)));
+        }
+        let mut rest = data;
+        while !rest.is_empty() {
+            let part = (self.at / self.split) as usize;
+            let local = (self.at - part as u64 * self.split) as usize;
+            let take = ((self.split as usize - local).min(rest.len())).min(self.views[part].len() - local);
+            self.views[part].slice(local..local + take).copy_from_slice(&rest[..take]);
+            rest = &rest[take..];
+            self.at += take as u64;
+        }
+        Ok(())
+    }
+
+    /// Appends `u32` words.
+    pub fn words(&mut self, words: &[u32]) -> Result<()> {
+        self.write(bytemuck::cast_slice(words))
+    }
+
+    /// Appends the f32 values of `values`, as words, through a chunk of [`FILL_CHUNK_BYTES`].
+    pub fn f32s(&mut self, values: impl IntoIterator<Item = f64>) -> Result<()> {
+        let mut chunk: Vec<u32> = Vec::with_capacity(FILL_CHUNK_BYTES / 4);
+        for v in values {
+            chunk.push((v as f32).to_bits());
+            if chunk.len() == chunk.capacity() {
+                self.words(&chunk)?;
+                chunk.clear();
+            }
+        }
+        self.words(&chunk)
+    }
+
+    /// Appends `Pod` records produced one by one, through a chunk of [`FILL_CHUNK_BYTES`].
+    pub fn records<T: bytemuck::Pod>(&mut self, records: impl IntoIterator<Item = T>) -> Result<()> {
+        let mut chunk: Vec<T> = Vec::with_capacity((FILL_CHUNK_BYTES / std::mem::size_of::<T>().max(1)).max(1));
+        for r in records {
+            chunk.push(r);
+            if chunk.len() == chunk.capacity() {
+                self.write(bytemuck::cast_slice(&chunk))?;
+                chunk.clear();
+            }
+        }
+        self.write(bytemuck::cast_slice(&chunk))
+    }
+
+    /// Checks that the whole content was written (the padding stays zero).
+    fn finish(self) -> Result<()> {
+        if self.at != self.bytes {
+            return Err(Error::Gpu(format!("{}: {} of {} bytes written", self.label, self.at, self.bytes)));
+        }
+        Ok(())
     }
 }

@@ -68,15 +68,13 @@ impl LocalGlobalBuffers {
         alloc.check("springsim.lg_work", work_bytes, super::alloc::STORAGE_RW)?;
         alloc.check("springsim.lg_dirs", dir_bytes, super::alloc::STORAGE_RW)?;
         alloc.check_split("springsim.lg_tables", table_bytes, st.split, LG_SLOTS)?;
-        let mut tables_host: Vec<u32> = Vec::with_capacity(n + 1 + m.incidence.entries.len() + 4 * springs);
-        tables_host.extend_from_slice(&m.incidence.offsets);
-        tables_host.extend_from_slice(&m.incidence.entries);
-        for s in 0..springs {
-            tables_host.extend_from_slice(&[m.end_a[s], m.end_b[s], (m.rest[s] as f32).to_bits(), (m.k[s] as f32).to_bits()]);
-        }
         let read_only = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-        let tables = alloc.split_init("springsim.lg_tables", bytemuck::cast_slice(&tables_host), st.split, LG_SLOTS, read_only)?;
-        drop(tables_host);
+        // written through the mappings a chunk at a time: no host copy of the tables
+        let tables = alloc.split_fill("springsim.lg_tables", table_bytes, st.split, LG_SLOTS, read_only, |w| {
+            w.words(&m.incidence.offsets)?;
+            w.words(&m.incidence.entries)?;
+            w.records((0..springs).map(|s| [m.end_a[s], m.end_b[s], (m.rest[s] as f32).to_bits(), (m.k[s] as f32).to_bits()]))
+        })?;
         let work = alloc.storage("springsim.lg_work", work_bytes, wgpu::BufferUsages::empty())?;
         let dirs = alloc.storage("springsim.lg_dirs", dir_bytes, wgpu::BufferUsages::empty())?;
         let consts = alloc.uniform("springsim.lg_consts", std::mem::size_of::<LgConsts>() as u64)?;

@@ -18,7 +18,7 @@ use super::local_global_integrator::host_global_error;
 use super::options::GpuOptions;
 use super::power::PowerKernels;
 use super::self_collision::{GpuHash, SelfCollider};
-use super::state::{pack_state, read_vec4s, xyz, GpuState};
+use super::state::{pack_state, read_vec4s_with, xyz, GpuState};
 use super::step_end::StepEnd;
 use super::strain_limit::StrainLimiter;
 use super::timestamps::{GpuTimes, PhaseTimer, TimestampSupport};
@@ -570,8 +570,10 @@ impl Engine for GpuEngine {
 
     fn read_state(&mut self) -> Result<(Vec<[f64; 3]>, Vec<[f64; 3]>)> {
         let n = self.state.n;
-        let v4 = read_vec4s(&self.device, &self.queue, &self.state.counters, &self.state.state[0], 0, 2 * n)?;
-        Ok((xyz(&v4[..n]), xyz(&v4[n..])))
+        // converted from the mapping: no f32 copy on the host
+        read_vec4s_with(&self.device, &self.queue, &self.state.counters, &self.state.state[0], 0, 2 * n, |v4| {
+            (xyz(&v4[..n]), xyz(&v4[n..]))
+        })
     }
 
     fn write_state(&mut self, x: &[[f64; 3]], v: &[[f64; 3]]) -> Result<()> {

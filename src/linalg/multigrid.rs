@@ -112,6 +112,9 @@ impl Csr {
             }
             m.ptr.push(m.col.len() as u32);
         }
+        // the rows come one at a time (no host copy of them all): the arrays grew by doubling
+        m.col.shrink_to_fit();
+        m.val.shrink_to_fit();
         m
     }
 
@@ -157,7 +160,7 @@ impl Csr {
             }
             cols.iter().map(|&j| (j, acc[j as usize])).collect::<Vec<_>>()
         });
-        let rows: Vec<Vec<(u32, f64)>> = rows.collect();
+        // row by row: one row's entries at a time besides the product
         Csr::from_rows(b.cols, rows)
     }
 }
@@ -184,7 +187,7 @@ pub fn global_matrix(m: &CpuModel, p: &LgParams) -> Csr {
         r.push((i as u32, diag));
         r
     });
-    let rows: Vec<_> = rows.collect();
+    // row by row: one row's entries at a time besides the matrix
     Csr::from_rows(m.n, rows)
 }
 
@@ -209,7 +212,8 @@ pub struct Multigrid {
     /// The last level's solve as a matrix: the inverse of its live rows (dense), or 1/a_ii when it has
     /// more than [`DENSE_ROWS`] of them.
     pub coarse_inv: Csr,
-    /// Per level: (b, x, t), the right-hand side, the iterate and the result/residual.
+    /// Per level: (b, x, t), the right-hand side, the iterate and the result/residual (allocated by the
+    /// first [`Multigrid::apply`]).
     work: Vec<[Vec<V3>; 3]>,
 }
 
@@ -218,10 +222,16 @@ pub struct Multigrid {
 pub fn aggregate(a: &Csr) -> (Vec<u32>, usize) {
     let n = a.rows();
     let d = a.diag();
-    let lists: Vec<Vec<usize>> = (0..n)
-        .map(|i| a.row(i).filter(|&(j, v)| j != i && d[j] > 0.0 && v.abs() >= THETA * (d[i] * d[j]).sqrt()).map(|(j, _)| j).collect())
-        .collect();
-    let strong = |i: usize| lists[i].iter().copied();
+    // the strong neighbours of every row in compressed rows (u32), not a Vec per row
+    let mut list_ptr = Vec::with_capacity(n + 1);
+    let mut list: Vec<u32> = Vec::new();
+    list_ptr.push(0usize);
+    for i in 0..n {
+        list.extend(a.row(i).filter(|&(j, v)| j != i && d[j] > 0.0 && v.abs() >= THETA * (d[i] * d[j]).sqrt()).map(|(j, _)| j as u32));
+        list_ptr.push(list.len());
+    }
+    let lists = |i: usize| &list[list_ptr[i]..list_ptr[i + 1]];
+    let strong = |i: usize| lists(i).iter().map(|&j| j as usize);
     const NONE: u32 = u32::MAX;
     let mut agg = vec![NONE; n];
     let mut count = 0u32;
@@ -242,7 +252,8 @@ pub fn aggregate(a: &Csr) -> (Vec<u32>, usize) {
         if d[i] <= 0.0 || agg[i] != NONE {
             continue;
         }
-        let best = a.row(i).filter(|&(j, _)| first[j] != NONE && lists[i].contains(&j)).max_by(|x, y| x.1.abs().total_cmp(&y.1.abs()));
+        let best =
+            a.row(i).filter(|&(j, _)| first[j] != NONE && lists(i).contains(&(j as u32))).max_by(|x, y| x.1.abs().total_cmp(&y.1.abs()));
         if let Some((j, _)) = best {
             agg[i] = first[j];
         }
@@ -373,8 +384,9 @@ impl Multigrid {
             a = coarse;
         }
         let coarse_inv = coarse_inverse(&levels.last().expect("one level at least").a)?;
-        let work = levels.iter().map(|l| [0, 1, 2].map(|_| vec![V3::zeros(); l.a.rows()])).collect();
-        Ok(Multigrid { levels, coarse_inv, work })
+        // the V-cycle's vectors are allocated by the first [`Multigrid::apply`]: a hierarchy uploaded to
+        // the GPU never needs them
+        Ok(Multigrid { levels, coarse_inv, work: Vec::new() })
     }
 
     /// Rows per level.
@@ -392,6 +404,9 @@ impl Multigrid {
     /// left in its x; t is the residual going down and x + P z_{l+1} coming up.
     pub fn apply(&mut self, r: &[V3], z: &mut [V3]) {
         let nl = self.levels.len();
+        if self.work.len() != nl {
+            self.work = self.levels.iter().map(|l| [0, 1, 2].map(|_| vec![V3::zeros(); l.a.rows()])).collect();
+        }
         self.work[0][0].copy_from_slice(r);
         for l in 0..nl - 1 {
             let lv = &self.levels[l];
