@@ -332,6 +332,48 @@ fn rho_dinv_a(a: &Csr, dinv: &[f64]) -> f64 {
     rho
 }
 
+/// The Galerkin product R·(A·P) as `r.matmul(&a.matmul(p))` computes it, bit for bit, without holding
+/// A·P: each row of A·P is formed when a row of R needs it (again for each row of R that does), so the
+/// host holds one row of it instead of a matrix as large as A.
+fn galerkin(r: &Csr, a: &Csr, p: &Csr) -> Csr {
+    let nc = p.cols;
+    // R·(AP)'s accumulator, as `matmul`'s
+    let (mut acc, mut seen, mut cols) = (vec![0.0; nc], vec![u32::MAX; nc], Vec::<u32>::new());
+    // one row of A·P: values, the generation that last wrote each column, its columns
+    let (mut ap, mut gen, mut ap_cols) = (vec![0.0; nc], vec![0usize; nc], Vec::<u32>::new());
+    let mut now = 0usize;
+    let rows = (0..r.rows()).map(|c| {
+        cols.clear();
+        for (k, rv) in r.row(c) {
+            now += 1;
+            ap_cols.clear();
+            for (kk, av) in a.row(k) {
+                for (j, pv) in p.row(kk) {
+                    if gen[j] != now {
+                        gen[j] = now;
+                        ap[j] = 0.0;
+                        ap_cols.push(j as u32);
+                    }
+                    ap[j] += av * pv;
+                }
+            }
+            // the row of A·P in column order, as the stored product holds it
+            ap_cols.sort_unstable();
+            for &j in &ap_cols {
+                let (j, v) = (j as usize, ap[j as usize]);
+                if seen[j] != c as u32 {
+                    seen[j] = c as u32;
+                    acc[j] = 0.0;
+                    cols.push(j as u32);
+                }
+                acc[j] += rv * v;
+            }
+        }
+        cols.iter().map(|&j| (j, acc[j as usize])).collect::<Vec<_>>()
+    });
+    Csr::from_rows(nc, rows)
+}
+
 impl Multigrid {
     /// The hierarchy of Liu's global matrix of `m` at `p.h` (see the module doc).
     pub fn for_global(m: &CpuModel, p: &LgParams) -> Result<Self> {
@@ -344,11 +386,13 @@ impl Multigrid {
         let mut levels = Vec::new();
         let mut a = a0;
         loop {
-            let d = a.diag();
-            let dinv: Vec<f64> = d.iter().map(|&v| if v > 0.0 { 1.0 / v } else { 0.0 }).collect();
-            let omega = 4.0 / (3.0 * rho_dinv_a(&a, &dinv).max(1e-12));
-            let wdinv: Vec<f64> = dinv.iter().map(|v| v * omega).collect();
-            let live = d.iter().filter(|&&v| v > 0.0).count();
+            // (the diagonal and its inverse are dropped before the products below)
+            let (wdinv, live) = {
+                let d = a.diag();
+                let dinv: Vec<f64> = d.iter().map(|&v| if v > 0.0 { 1.0 / v } else { 0.0 }).collect();
+                let omega = 4.0 / (3.0 * rho_dinv_a(&a, &dinv).max(1e-12));
+                (dinv.iter().map(|v| v * omega).collect::<Vec<f64>>(), d.iter().filter(|&&v| v > 0.0).count())
+            };
             if a.rows() <= COARSE_ROWS || levels.len() + 1 == MAX_LEVELS {
                 levels.push(Level { a, wdinv, ..Default::default() });
                 break;
@@ -378,8 +422,9 @@ impl Multigrid {
                     row
                 }),
             );
+            drop((ap, tent, agg, size));
             let r = p.transpose();
-            let coarse = r.matmul(&a.matmul(&p));
+            let coarse = galerkin(&r, &a, &p);
             levels.push(Level { a, wdinv, p, r });
             a = coarse;
         }
@@ -442,5 +487,33 @@ impl Multigrid {
             for_each_particle(x, |i| kernel::mg_post(i, a, wdinv, b, t).0);
         }
         z.copy_from_slice(&self.work[0][1]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_galerkin_product_is_the_two_matmuls_bit_for_bit() {
+        let cm = CpuModel::new(&crate::model::cloth(12, None).expect("a cloth")).expect("laid out");
+        let a = global_matrix(&cm, &LgParams::new(&cm, 1.0 / 60.0));
+        let (agg, nc) = aggregate(&a);
+        let tent = Csr::from_rows(nc, agg.iter().map(|&c| if c == u32::MAX { Vec::new() } else { vec![(c, 0.5)] }));
+        let p = Csr::from_rows(
+            nc,
+            (0..a.rows()).map(|i| {
+                let mut row: Vec<(u32, f64)> = a.matmul(&tent).row(i).map(|(c, v)| (c as u32, -0.3 * v)).collect();
+                row.extend(tent.row(i).map(|(c, v)| (c as u32, v)));
+                row
+            }),
+        );
+        let r = p.transpose();
+        let fused = galerkin(&r, &a, &p);
+        let two = r.matmul(&a.matmul(&p));
+        assert!(fused.nnz() > nc, "a coarse matrix with off-diagonal entries ({} entries, {nc} rows)", fused.nnz());
+        assert_eq!((fused.ptr, fused.col), (two.ptr, two.col));
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&fused.val), bits(&two.val));
     }
 }
