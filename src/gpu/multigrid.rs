@@ -8,7 +8,7 @@
 //! `pcg_update`, or between `lg_cheb_residual` and `lg_cheb_combine` of each Chebyshev iteration
 //! ([`MultigridData::encode`]); nothing is read back.
 
-use super::alloc::{Allocator, MappedWriter, SplitBuffer};
+use super::alloc::{Allocator, SplitBuffer, UploadWriter};
 use super::cost::CountedPass;
 use super::layout::{groups, MgPass, CG_VECTORS};
 use super::options::GpuOptions;
@@ -113,7 +113,7 @@ impl MatLayout {
 }
 
 /// Writes a CSR matrix placed at `at` by [`MatLayout::csr`]: offsets, columns, values in f32.
-fn write_csr(w: &mut MappedWriter, m: &Csr, at: [u32; 3]) -> Result<()> {
+fn write_csr(w: &mut UploadWriter, m: &Csr, at: [u32; 3]) -> Result<()> {
     expect_at(w, at[0])?;
     w.words(&m.ptr)?;
     w.words(&m.col)?;
@@ -121,7 +121,7 @@ fn write_csr(w: &mut MappedWriter, m: &Csr, at: [u32; 3]) -> Result<()> {
 }
 
 /// Checks that the writer is where the layout placed the next array.
-fn expect_at(w: &MappedWriter, word: u32) -> Result<()> {
+fn expect_at(w: &UploadWriter, word: u32) -> Result<()> {
     if w.position() != word as u64 * 4 {
         return Err(Error::Gpu(format!("springsim.mg_mat: writing at byte {} where the layout placed word {word}", w.position())));
     }

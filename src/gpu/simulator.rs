@@ -120,7 +120,7 @@ impl GpuEngine {
             crate::memory::cpu_model_bytes(np, ns) + 64 * np + 32 * ns,
         )?;
         let mut cm = CpuModel::new(model)?;
-        let state = GpuState::new(device, &options, &cm, &model.positions, &model.velocities)?;
+        let state = GpuState::new(device, queue, &options, &cm, &model.positions, &model.velocities)?;
         let integrator = Integrator::new(device, &options, &state, &cm, method, &settings)?;
         let mut colliders = Colliders::new(device, &options, &state, &cm, 1)?;
         if let Some(c) = colliders.as_mut() {
@@ -260,8 +260,13 @@ impl GpuEngine {
     /// [`super::local_global_integrator::LocalGlobalIntegrator::prepare`]). Nothing to do for the other
     /// methods or when nothing changed.
     pub fn prepare_lg(&mut self) -> Result<()> {
+        self.prepare_lg_uploading(true)
+    }
+
+    /// [`GpuEngine::prepare_lg`]; `stream`: the uploads may submit and wait (not while recording a frame).
+    fn prepare_lg_uploading(&mut self, stream: bool) -> Result<()> {
         if let Integrator::LocalGlobal(lg) = &mut self.integrator {
-            lg.prepare(&self.device, &self.options, &self.model, &self.settings, self.plan.h)?;
+            lg.prepare(&self.device, &self.options, &self.model, &self.settings, self.plan.h, stream)?;
         }
         Ok(())
     }
@@ -343,7 +348,7 @@ impl GpuEngine {
 
     /// Records `steps` steps (a frame is `plan().substeps` of them); see [`GpuEngine::encode_frame`].
     pub fn encode_steps(&mut self, encoder: &mut wgpu::CommandEncoder, steps: usize) -> Result<()> {
-        self.prepare_lg()?;
+        self.prepare_lg_uploading(false)?;
         if self.lg_global() == Some(GlobalSolve::Cholesky) {
             return Err(host_global_error());
         }

@@ -43,6 +43,8 @@ pub struct GpuState {
     pub readback: wgpu::Buffer,
     /// What the engine records and transfers, counted ([`super::cost`]).
     pub counters: GpuCounters,
+    /// The queue the model was uploaded through (the integrators upload their tables through it too).
+    pub queue: wgpu::Queue,
     /// Bytes of the buffers above.
     bytes: u64,
 }
@@ -63,9 +65,18 @@ pub fn packed_state<'a>(m: &'a CpuModel, x: &'a [[f64; 3]], v: &'a [[f64; 3]]) -
 }
 
 impl GpuState {
-    /// Checks every size against the device's limits, then allocates and uploads.
-    pub fn new(device: &wgpu::Device, options: &GpuOptions, m: &CpuModel, x: &[[f64; 3]], v: &[[f64; 3]]) -> Result<Self> {
-        let mut alloc = Allocator::new(device);
+    /// Checks every size against the device's limits, then allocates and uploads through `queue`.
+    pub fn new(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        options: &GpuOptions,
+        m: &CpuModel,
+        x: &[[f64; 3]],
+        v: &[[f64; 3]],
+    ) -> Result<Self> {
+        // uploads streamed through the queue in chunks: neither the host nor the driver holds a staging
+        // copy of a whole table
+        let mut alloc = Allocator::streaming(device, queue);
         let split = options.split_bytes(device);
         let nbr_bytes = (m.incidence.entries.len() * std::mem::size_of::<GpuNbr>()) as u64;
         let read_only = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
@@ -74,7 +85,7 @@ impl GpuState {
         // check both state buffers and the neighbour table before building or uploading anything
         alloc.check("springsim.state", state_bytes, state_usage)?;
         alloc.check_split("springsim.nbr", nbr_bytes, split, NBR_SLOTS)?;
-        // written through the mappings a chunk at a time: no host copy of the table or the state
+        // written a chunk at a time: no host copy of the table or the state
         let records = m.incidence.entries.iter().map(|&e| {
             let spring = (e >> 1) as usize;
             let j = if e & 1 == 0 { m.end_b[spring] } else { m.end_a[spring] };
@@ -100,6 +111,7 @@ impl GpuState {
             state,
             readback,
             counters: GpuCounters::default(),
+            queue: queue.clone(),
             bytes: alloc.bytes(),
         })
     }
