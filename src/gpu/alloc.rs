@@ -242,6 +242,7 @@ impl<'a> Allocator<'a> {
                 device: self.device.clone(),
                 queue: queue.clone(),
                 buffers: buffers.iter().map(|&b| b.clone()).collect(),
+                counters: super::cost::GpuCounters::default(),
                 chunk: Vec::with_capacity(FILL_CHUNK_BYTES),
                 flushed: 0,
                 unsubmitted: 0,
@@ -341,6 +342,8 @@ enum Sink {
         device: wgpu::Device,
         queue: wgpu::Queue,
         buffers: Vec<wgpu::Buffer>,
+        /// The upload's own counts (the start-up's, apart from the engine's frames).
+        counters: super::cost::GpuCounters,
         /// Bytes not yet written, from `flushed` on.
         chunk: Vec<u8>,
         /// Bytes written to the queue.
@@ -401,7 +404,7 @@ impl UploadWriter {
     /// Through a queue: uploads the chunk when it is full (or `all`), split at the parts, and submits and
     /// waits every [`SUBMIT_BYTES`] (or `all`).
     fn flush(&mut self, all: bool) -> Result<()> {
-        let Sink::Queue { device, queue, buffers, chunk, flushed, unsubmitted } = &mut self.sink else { return Ok(()) };
+        let Sink::Queue { device, queue, buffers, counters, chunk, flushed, unsubmitted } = &mut self.sink else { return Ok(()) };
         if chunk.len() < FILL_CHUNK_BYTES && !all {
             return Ok(());
         }
@@ -410,14 +413,16 @@ impl UploadWriter {
             let part = (*flushed / self.split) as usize;
             let local = *flushed - part as u64 * self.split;
             let take = ((self.split - local) as usize).min(chunk.len() - done);
-            queue.write_buffer(&buffers[part], local, &chunk[done..done + take]);
+            counters.write_buffer(queue, &buffers[part], local, &chunk[done..done + take]);
             done += take;
             *flushed += take as u64;
             *unsubmitted += take as u64;
         }
         chunk.clear();
         if *unsubmitted >= SUBMIT_BYTES || (all && *unsubmitted > 0) {
-            queue.submit([]);
+            // an empty submit carries the queued writes; waiting frees their staging
+            let label = wgpu::CommandEncoderDescriptor { label: Some("springsim.upload") };
+            counters.submit(queue, device.create_command_encoder(&label).finish());
             device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| Error::Gpu(format!("{}: {e}", self.label)))?;
             *unsubmitted = 0;
         }
