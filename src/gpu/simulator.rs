@@ -263,14 +263,6 @@ impl GpuEngine {
         self.prepare_lg_uploading(true)
     }
 
-    /// [`GpuEngine::prepare_lg`]; `stream`: the uploads may submit and wait (not while recording a frame).
-    fn prepare_lg_uploading(&mut self, stream: bool) -> Result<()> {
-        if let Integrator::LocalGlobal(lg) = &mut self.integrator {
-            lg.prepare(&self.device, &self.options, &self.model, &self.settings, self.plan.h, stream)?;
-        }
-        Ok(())
-    }
-
     /// Local/global: the global solver in use once prepared (`None` for the other methods).
     fn lg_global(&self) -> Option<GlobalSolve> {
         match &self.integrator {
