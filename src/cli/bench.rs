@@ -226,6 +226,10 @@ pub struct BenchResult {
     /// GPU: `gpu_bytes` per particle.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_bytes_per_particle: Option<f64>,
+    /// GPU on an adapter in host memory (device type `Cpu`: lavapipe): `host_bytes_per_particle` less
+    /// `gpu_bytes_per_particle`, the program's own share and the driver's beyond the buffers (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_less_gpu_bytes_per_particle: Option<f64>,
     /// The divergence guard's policy: `report`, `recover` or `ignore`.
     pub divergence: String,
     /// Policy `report`: the first divergence the guard found (the run goes on to its last frame or its
@@ -439,6 +443,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
 
     let (x0, v0) = sim.as_dyn().read_state()?;
     let start = state_stats(sim.model(), &x0, &v0);
+    drop(v0);
     let mut times = Vec::with_capacity(cfg.frames);
     let mut failed_frame = None;
     let mut report: springsim::stepping::FrameReport = Default::default();
@@ -447,6 +452,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     let tau = sim.model().strain_limit.map(|sl| sl.limit);
     let stretch_of = |m: &CpuModel, x: &[[f64; 3]]| springsim::reference::stats::strain_stats(m, x, tau).max_stretch;
     let mut stretch_peak = tau.map(|_| stretch_of(sim.model(), &x0));
+    drop(x0);
     for f in 0..cfg.warmup + cfg.frames {
         if f == cfg.warmup {
             if let Sim::Gpu(g) = &mut sim {
@@ -506,6 +512,9 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         }
     }
     let gpu_info = gpu.filter(|_| cfg.backend == Backend::Gpu).map(|g| g.adapter.get_info());
+    let host_bytes = rss_before
+        .zip(springsim::memory::peak_resident())
+        .map(|(before, peak)| peak.saturating_sub(before) as f64 / model.n_particles().max(1) as f64);
     // the engine's own laid-out model (the bench builds no copy of its own)
     let cm = sim.model();
     Ok(BenchResult {
@@ -573,9 +582,11 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         lg_split,
         gpu_bytes,
         gpu_bytes_per_particle: gpu_bytes.map(|b| b as f64 / model.n_particles().max(1) as f64),
-        host_bytes_per_particle: rss_before
-            .zip(springsim::memory::peak_resident())
-            .map(|(before, peak)| peak.saturating_sub(before) as f64 / model.n_particles().max(1) as f64),
+        host_bytes_per_particle: host_bytes,
+        host_less_gpu_bytes_per_particle: host_bytes
+            .zip(gpu_bytes)
+            .filter(|_| gpu_info.as_ref().is_some_and(|i| i.device_type == springsim::wgpu::DeviceType::Cpu))
+            .map(|(host, gpu)| host - gpu as f64 / model.n_particles().max(1) as f64),
         lg_transfers,
         divergence: policy.name().to_string(),
         diverged,

@@ -106,6 +106,9 @@ const MIN_BUFFER_BYTES: u64 = 64;
 /// Creates checked buffers on one device and counts their bytes.
 pub struct Allocator<'a> {
     device: &'a wgpu::Device,
+    /// Where [`Allocator::buffer_fill`] and [`Allocator::split_fill`] stream their content (`None`:
+    /// through the buffers' mappings).
+    queue: Option<&'a wgpu::Queue>,
     max_binding: u64,
     max_buffer: u64,
     bytes: u64,
@@ -119,7 +122,15 @@ impl<'a> Allocator<'a> {
     /// An allocator on `device` with nothing counted yet.
     pub fn new(device: &'a wgpu::Device) -> Self {
         let limits = device.limits();
-        Allocator { device, max_binding: limits.max_storage_buffer_binding_size, max_buffer: limits.max_buffer_size, bytes: 0 }
+        Allocator { device, queue: None, max_binding: limits.max_storage_buffer_binding_size, max_buffer: limits.max_buffer_size, bytes: 0 }
+    }
+
+    /// An allocator whose filled buffers ([`Allocator::buffer_fill`], [`Allocator::split_fill`]) are
+    /// uploaded through `queue` in chunks, submitted every [`SUBMIT_BYTES`] and waited for, so that the
+    /// driver's staging memory stays bounded too (a buffer mapped at creation without `MAP_WRITE` gets a
+    /// staging copy of its whole size from wgpu, held until the next submit).
+    pub fn streaming(device: &'a wgpu::Device, queue: &'a wgpu::Queue) -> Self {
+        Allocator { queue: Some(queue), ..Self::new(device) }
     }
 
     /// Bytes allocated through this allocator.
@@ -162,6 +173,96 @@ impl<'a> Allocator<'a> {
         }
         buffer.unmap();
         Ok(buffer)
+    }
+
+    /// A buffer of `bytes` (padded as [`Allocator::buffer_init`]) whose content `fill` writes in order
+    /// ([`UploadWriter`]): no host copy of the whole content is made.
+    pub fn buffer_fill(
+        &mut self,
+        label: &str,
+        bytes: u64,
+        usage: wgpu::BufferUsages,
+        fill: impl FnOnce(&mut UploadWriter) -> Result<()>,
+    ) -> Result<wgpu::Buffer> {
+        let size = bytes.max(MIN_BUFFER_BYTES).next_multiple_of(4);
+        self.check(label, size, usage)?;
+        let buffer = self.filled(label, size, usage);
+        self.fill(label, &[&buffer], size, bytes, fill)?;
+        Ok(buffer)
+    }
+
+    /// [`Allocator::split_storage`] whose content `fill` writes in order ([`UploadWriter`], crossing from
+    /// one part to the next): no host copy of the whole is made.
+    #[allow(clippy::too_many_arguments)]
+    pub fn split_fill(
+        &mut self,
+        label: &str,
+        bytes: u64,
+        split: u64,
+        slots: usize,
+        usage: wgpu::BufferUsages,
+        fill: impl FnOnce(&mut UploadWriter) -> Result<()>,
+    ) -> Result<SplitBuffer> {
+        self.check_split(label, bytes, split, slots)?;
+        let parts = bytes.div_ceil(split).max(1) as usize;
+        let mut buffers = Vec::with_capacity(parts + 1);
+        for k in 0..parts {
+            let name = if k == 0 { label.to_string() } else { format!("{label}.{k}") };
+            let (lo, hi) = (k as u64 * split, ((k as u64 + 1) * split).min(bytes));
+            let size = (hi - lo).max(MIN_BUFFER_BYTES).next_multiple_of(4);
+            self.check(&name, size, usage)?;
+            buffers.push(self.filled(&name, size, usage));
+        }
+        self.fill(label, &buffers.iter().collect::<Vec<_>>(), split, bytes, fill)?;
+        if parts < slots {
+            buffers.push(self.buffer(&format!("{label}.none"), MIN_BUFFER_BYTES, usage)?);
+        }
+        Ok(SplitBuffer { buffers, parts, slots, split })
+    }
+
+    /// A buffer of `size` bytes (checked by the caller) for [`Allocator::fill`], counted: mapped at
+    /// creation (zeroed) without a queue, else zeroed by wgpu and written through the queue.
+    fn filled(&mut self, label: &str, size: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
+        self.bytes += size;
+        let mapped_at_creation = self.queue.is_none();
+        self.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation })
+    }
+
+    /// Runs `fill` over the parts `buffers` (at `split` bytes each) of a content of `bytes`.
+    fn fill(
+        &self,
+        label: &str,
+        buffers: &[&wgpu::Buffer],
+        split: u64,
+        bytes: u64,
+        fill: impl FnOnce(&mut UploadWriter) -> Result<()>,
+    ) -> Result<()> {
+        let sink = match self.queue {
+            Some(queue) => Sink::Queue {
+                device: self.device.clone(),
+                queue: queue.clone(),
+                buffers: buffers.iter().map(|&b| b.clone()).collect(),
+                counters: super::cost::GpuCounters::default(),
+                chunk: Vec::with_capacity(FILL_CHUNK_BYTES),
+                flushed: 0,
+                unsubmitted: 0,
+            },
+            None => Sink::Mapped(
+                buffers
+                    .iter()
+                    .map(|b| b.get_mapped_range_mut(..).map_err(|e| Error::Gpu(format!("{label}: {e}"))))
+                    .collect::<Result<_>>()?,
+            ),
+        };
+        let mut writer = UploadWriter { label: label.to_string(), sink, split, at: 0, bytes };
+        fill(&mut writer)?;
+        writer.finish()?;
+        if self.queue.is_none() {
+            for b in buffers {
+                b.unmap();
+            }
+        }
+        Ok(())
     }
 
     /// Checks a buffer of `bytes` to be split at `split` bytes over at most `slots` bindings: one that
@@ -220,5 +321,142 @@ impl<'a> Allocator<'a> {
     /// A uniform buffer (`UNIFORM | COPY_DST`) holding `data`.
     pub fn uniform_init(&mut self, label: &str, data: &[u8]) -> Result<wgpu::Buffer> {
         self.buffer_init(label, data, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST)
+    }
+}
+
+/// Bytes an [`UploadWriter`] is best fed in, and the chunk it uploads through a queue: a caller that
+/// builds its content piece by piece fills a buffer of this size, writes it and reuses it, so that the
+/// host holds no more than this at once.
+pub const FILL_CHUNK_BYTES: usize = 256 << 10;
+
+/// Bytes an [`UploadWriter`] on a queue uploads between submits (it then waits for them, so that wgpu's
+/// staging copies are freed).
+pub const SUBMIT_BYTES: u64 = 16 << 20;
+
+/// Where an [`UploadWriter`] puts the bytes.
+enum Sink {
+    /// The parts' mappings (mapped at creation).
+    Mapped(Vec<wgpu::BufferViewMut>),
+    /// `queue.write_buffer` a chunk at a time, submitted every [`SUBMIT_BYTES`].
+    Queue {
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        buffers: Vec<wgpu::Buffer>,
+        /// The upload's own counts (the start-up's, apart from the engine's frames).
+        counters: super::cost::GpuCounters,
+        /// Bytes not yet written, from `flushed` on.
+        chunk: Vec<u8>,
+        /// Bytes written to the queue.
+        flushed: u64,
+        /// Bytes written since the last submit.
+        unsubmitted: u64,
+    },
+}
+
+/// Writes a buffer's content in order into its parts (a buffer, or the parts of a [`SplitBuffer`] at
+/// `split` bytes each), through their mappings or a queue ([`Allocator::streaming`]), so that a large
+/// upload needs no host copy of the whole: [`Allocator::buffer_fill`], [`Allocator::split_fill`].
+pub struct UploadWriter {
+    label: String,
+    sink: Sink,
+    split: u64,
+    /// Bytes written so far.
+    at: u64,
+    /// Bytes the content has.
+    bytes: u64,
+}
+
+impl UploadWriter {
+    /// Bytes written so far.
+    pub fn position(&self) -> u64 {
+        self.at
+    }
+
+    /// Appends `data` (an error past the content's size).
+    pub fn write(&mut self, data: &[u8]) -> Result<()> {
+        let end = self.at + data.len() as u64;
+        if end > self.bytes {
+            return Err(Error::Gpu(format!("{}: {} bytes written into {}", self.label, end, self.bytes)));
+        }
+        let mut rest = data;
+        while !rest.is_empty() {
+            let take = match &mut self.sink {
+                Sink::Mapped(views) => {
+                    let part = (self.at / self.split) as usize;
+                    let local = (self.at - part as u64 * self.split) as usize;
+                    let take = ((self.split as usize - local).min(rest.len())).min(views[part].len() - local);
+                    views[part].slice(local..local + take).copy_from_slice(&rest[..take]);
+                    take
+                }
+                Sink::Queue { chunk, .. } => {
+                    let take = (FILL_CHUNK_BYTES - chunk.len()).min(rest.len());
+                    chunk.extend_from_slice(&rest[..take]);
+                    take
+                }
+            };
+            rest = &rest[take..];
+            self.at += take as u64;
+            self.flush(false)?;
+        }
+        Ok(())
+    }
+
+    /// Through a queue: uploads the chunk when it is full (or `all`), split at the parts, and submits and
+    /// waits every [`SUBMIT_BYTES`] (or `all`).
+    fn flush(&mut self, all: bool) -> Result<()> {
+        let Sink::Queue { device, queue, buffers, counters, chunk, flushed, unsubmitted } = &mut self.sink else { return Ok(()) };
+        if chunk.len() < FILL_CHUNK_BYTES && !all {
+            return Ok(());
+        }
+        let mut done = 0usize;
+        while done < chunk.len() {
+            let part = (*flushed / self.split) as usize;
+            let local = *flushed - part as u64 * self.split;
+            let take = ((self.split - local) as usize).min(chunk.len() - done);
+            counters.write_buffer(queue, &buffers[part], local, &chunk[done..done + take]);
+            done += take;
+            *flushed += take as u64;
+            *unsubmitted += take as u64;
+        }
+        chunk.clear();
+        if *unsubmitted >= SUBMIT_BYTES || (all && *unsubmitted > 0) {
+            // an empty submit carries the queued writes; waiting frees their staging
+            let label = wgpu::CommandEncoderDescriptor { label: Some("springsim.upload") };
+            counters.submit(queue, device.create_command_encoder(&label).finish());
+            device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| Error::Gpu(format!("{}: {e}", self.label)))?;
+            *unsubmitted = 0;
+        }
+        Ok(())
+    }
+
+    /// Appends `u32` words.
+    pub fn words(&mut self, words: &[u32]) -> Result<()> {
+        self.write(bytemuck::cast_slice(words))
+    }
+
+    /// Appends the f32 values of `values`, as words, through a chunk of [`FILL_CHUNK_BYTES`].
+    pub fn f32s(&mut self, values: impl IntoIterator<Item = f64>) -> Result<()> {
+        self.records(values.into_iter().map(|v| (v as f32).to_bits()))
+    }
+
+    /// Appends `Pod` records produced one by one, through a chunk of [`FILL_CHUNK_BYTES`].
+    pub fn records<T: bytemuck::Pod>(&mut self, records: impl IntoIterator<Item = T>) -> Result<()> {
+        let mut chunk: Vec<T> = Vec::with_capacity((FILL_CHUNK_BYTES / std::mem::size_of::<T>().max(1)).max(1));
+        for r in records {
+            chunk.push(r);
+            if chunk.len() == chunk.capacity() {
+                self.write(bytemuck::cast_slice(&chunk))?;
+                chunk.clear();
+            }
+        }
+        self.write(bytemuck::cast_slice(&chunk))
+    }
+
+    /// Checks that the whole content was written (the padding stays zero) and uploads what is left.
+    fn finish(mut self) -> Result<()> {
+        if self.at != self.bytes {
+            return Err(Error::Gpu(format!("{}: {} of {} bytes written", self.label, self.at, self.bytes)));
+        }
+        self.flush(true)
     }
 }

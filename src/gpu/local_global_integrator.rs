@@ -45,6 +45,8 @@ pub struct LocalGlobalBuffers {
     pub consts: wgpu::Buffer,
     /// The PCG's vectors (its r is the residual, its x the correction δ), partials and status.
     pub pcg: PcgBuffers,
+    /// The queue the tables and the multigrid hierarchy are uploaded through.
+    pub queue: wgpu::Queue,
     /// Bytes of the buffers above.
     pub bytes: u64,
 }
@@ -61,27 +63,25 @@ pub fn work_len(n: usize) -> usize {
 impl LocalGlobalBuffers {
     /// Allocates and uploads them (checked against the device's limits).
     pub fn new(device: &wgpu::Device, st: &GpuState, m: &CpuModel) -> Result<Self> {
-        let mut alloc = Allocator::new(device);
+        let mut alloc = Allocator::streaming(device, &st.queue);
         let (n, springs) = (m.n, m.end_a.len());
         let (work_bytes, dir_bytes) = ((work_len(n) * 16) as u64, (springs * 16) as u64);
         let table_bytes = ((n + 1 + m.incidence.entries.len() + 4 * springs) * 4) as u64;
         alloc.check("springsim.lg_work", work_bytes, super::alloc::STORAGE_RW)?;
         alloc.check("springsim.lg_dirs", dir_bytes, super::alloc::STORAGE_RW)?;
         alloc.check_split("springsim.lg_tables", table_bytes, st.split, LG_SLOTS)?;
-        let mut tables_host: Vec<u32> = Vec::with_capacity(n + 1 + m.incidence.entries.len() + 4 * springs);
-        tables_host.extend_from_slice(&m.incidence.offsets);
-        tables_host.extend_from_slice(&m.incidence.entries);
-        for s in 0..springs {
-            tables_host.extend_from_slice(&[m.end_a[s], m.end_b[s], (m.rest[s] as f32).to_bits(), (m.k[s] as f32).to_bits()]);
-        }
         let read_only = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-        let tables = alloc.split_init("springsim.lg_tables", bytemuck::cast_slice(&tables_host), st.split, LG_SLOTS, read_only)?;
-        drop(tables_host);
+        // streamed through the queue a chunk at a time: no host copy of the tables
+        let tables = alloc.split_fill("springsim.lg_tables", table_bytes, st.split, LG_SLOTS, read_only, |w| {
+            w.words(&m.incidence.offsets)?;
+            w.words(&m.incidence.entries)?;
+            w.records((0..springs).map(|s| [m.end_a[s], m.end_b[s], (m.rest[s] as f32).to_bits(), (m.k[s] as f32).to_bits()]))
+        })?;
         let work = alloc.storage("springsim.lg_work", work_bytes, wgpu::BufferUsages::empty())?;
         let dirs = alloc.storage("springsim.lg_dirs", dir_bytes, wgpu::BufferUsages::empty())?;
         let consts = alloc.uniform("springsim.lg_consts", std::mem::size_of::<LgConsts>() as u64)?;
         let pcg = PcgBuffers::new(&mut alloc, n)?;
-        Ok(LocalGlobalBuffers { tables, work, dirs, consts, pcg, bytes: alloc.bytes() })
+        Ok(LocalGlobalBuffers { tables, work, dirs, consts, pcg, queue: st.queue.clone(), bytes: alloc.bytes() })
     }
 }
 
@@ -260,7 +260,19 @@ impl LocalGlobalIntegrator {
     /// §4): the numeric Cholesky factorisation in f64 (`cholesky`; a new symbolic analysis when the pinned
     /// set changed), ρ by power iteration in f64 (`chebyshev`, Wang 2015 §4), the multigrid hierarchy,
     /// the per-dispatch uniforms. Nothing to do when nothing changed.
-    pub fn prepare(&mut self, device: &wgpu::Device, options: &GpuOptions, m: &CpuModel, settings: &StepSettings, h: f64) -> Result<()> {
+    ///
+    /// With `stream`, the hierarchy's matrices are uploaded through the queue in chunks, submitted and
+    /// waited for as they go (the driver holds no staging copy of the whole); without it (a caller that
+    /// records a frame and must not submit), through the buffer's mapping.
+    pub fn prepare(
+        &mut self,
+        device: &wgpu::Device,
+        options: &GpuOptions,
+        m: &CpuModel,
+        settings: &StepSettings,
+        h: f64,
+        stream: bool,
+    ) -> Result<()> {
         let global = settings.global.resolve(Method::LocalGlobal)?;
         let precond = settings.preconditioner.resolve(Method::LocalGlobal);
         precond.check(Method::LocalGlobal, global)?;
@@ -299,7 +311,7 @@ impl LocalGlobalIntegrator {
             GlobalSolve::Chebyshev if precond == Preconditioner::Jacobi => rho = chebyshev_rho(m, &params, CHEBYSHEV_POWER_ITERATIONS),
             _ => {}
         }
-        let mut alloc = Allocator::new(device);
+        let mut alloc = if stream { Allocator::streaming(device, &self.buffers.queue) } else { Allocator::new(device) };
         let multigrid = match precond {
             Preconditioner::Multigrid => {
                 let mut cpu = Multigrid::for_global(m, &params)?;

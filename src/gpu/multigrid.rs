@@ -8,13 +8,13 @@
 //! `pcg_update`, or between `lg_cheb_residual` and `lg_cheb_combine` of each Chebyshev iteration
 //! ([`MultigridData::encode`]); nothing is read back.
 
-use super::alloc::{Allocator, SplitBuffer};
+use super::alloc::{Allocator, SplitBuffer, UploadWriter};
 use super::cost::CountedPass;
 use super::layout::{groups, MgPass, CG_VECTORS};
 use super::options::GpuOptions;
 use super::pcg::PcgBuffers;
 use super::pipelines::{bind, bind_dynamic, build, dynamic_uniform, storage};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::linalg::multigrid::{Csr, Multigrid};
 
 /// Bindings of the multigrid matrices (`mat`, `mat_1`): 2 × 128 MiB.
@@ -91,20 +91,41 @@ pub struct MultigridData {
     pub bytes: u64,
 }
 
-fn push_f32(words: &mut Vec<u32>, v: impl IntoIterator<Item = f64>) -> u32 {
-    let at = words.len() as u32;
-    words.extend(v.into_iter().map(|x| (x as f32).to_bits()));
-    at
+/// The word offsets of the matrices' layout in `mat`, planned before anything is written: each array is
+/// placed after the previous one ([`MatLayout::place`]), and [`write_csr`] writes them in the same order.
+#[derive(Default)]
+struct MatLayout {
+    words: u32,
 }
 
-/// Appends a CSR matrix: (offsets, columns, values).
-fn push_csr(words: &mut Vec<u32>, m: &Csr) -> [u32; 3] {
-    let ptr = words.len() as u32;
-    words.extend_from_slice(&m.ptr);
-    let col = words.len() as u32;
-    words.extend_from_slice(&m.col);
-    let val = push_f32(words, m.val.iter().copied());
-    [ptr, col, val]
+impl MatLayout {
+    /// Places `len` words: their offset.
+    fn place(&mut self, len: usize) -> u32 {
+        let at = self.words;
+        self.words += len as u32;
+        at
+    }
+
+    /// Places a CSR matrix: (offsets, columns, values).
+    fn csr(&mut self, m: &Csr) -> [u32; 3] {
+        [self.place(m.ptr.len()), self.place(m.col.len()), self.place(m.val.len())]
+    }
+}
+
+/// Writes a CSR matrix placed at `at` by [`MatLayout::csr`]: offsets, columns, values in f32.
+fn write_csr(w: &mut UploadWriter, m: &Csr, at: [u32; 3]) -> Result<()> {
+    expect_at(w, at[0])?;
+    w.words(&m.ptr)?;
+    w.words(&m.col)?;
+    w.f32s(m.val.iter().copied())
+}
+
+/// Checks that the writer is where the layout placed the next array.
+fn expect_at(w: &UploadWriter, word: u32) -> Result<()> {
+    if w.position() != word as u64 * 4 {
+        return Err(Error::Gpu(format!("springsim.mg_mat: writing at byte {} where the layout placed word {word}", w.position())));
+    }
+    Ok(())
 }
 
 /// What a V-cycle preconditions, which fixes its level-0 vectors.
@@ -135,7 +156,7 @@ impl MultigridData {
         let n = n as u32;
         let cg_n = CG_VECTORS as u32 * n;
         let nl = mg.levels.len();
-        let mut words: Vec<u32> = Vec::new();
+        let mut layout = MatLayout::default();
         // per level: A, ω/a_ii, P, R; vectors (b, x, t)
         let mut a = Vec::new();
         let mut wd = Vec::new();
@@ -143,9 +164,9 @@ impl MultigridData {
         let mut vecs = Vec::new();
         let mut mgv_len = 0u32;
         for (l, lv) in mg.levels.iter().enumerate() {
-            a.push(push_csr(&mut words, &lv.a));
-            wd.push(push_f32(&mut words, lv.wdinv.iter().copied()));
-            pr.push(if l + 1 < nl { [push_csr(&mut words, &lv.p), push_csr(&mut words, &lv.r)] } else { [[0; 3]; 2] });
+            a.push(layout.csr(&lv.a));
+            wd.push(layout.place(lv.wdinv.len()));
+            pr.push(if l + 1 < nl { [layout.csr(&lv.p), layout.csr(&lv.r)] } else { [[0; 3]; 2] });
             let rows = lv.a.rows() as u32;
             vecs.push(if l == 0 {
                 // the PCG's r (Chebyshev: p0), z and Ap (pcg.wgsl's SEG_R, SEG_P, SEG_Z, SEG_AP)
@@ -156,7 +177,8 @@ impl MultigridData {
                 [base, base + rows, base + 2 * rows]
             });
         }
-        let [ip, ic, iv] = push_csr(&mut words, &mg.coarse_inv);
+        let inv_at = layout.csr(&mg.coarse_inv);
+        let [ip, ic, iv] = inv_at;
         let stride = device.limits().min_uniform_buffer_offset_alignment.max(std::mem::size_of::<MgPass>() as u32);
         let mut entries: Vec<MgPass> = Vec::new();
         let mut plan: [Vec<(Kernel, u32, u32)>; 2] = [Vec::new(), Vec::new()];
@@ -214,8 +236,19 @@ impl MultigridData {
         }
         let before = alloc.bytes();
         let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-        let mat = alloc.split_init("springsim.mg_mat", bytemuck::cast_slice(&words), split, MAT_SLOTS, usage)?;
-        drop(words);
+        // written through the mappings in the layout's order: no host copy of the f32 matrices
+        let mat = alloc.split_fill("springsim.mg_mat", layout.words as u64 * 4, split, MAT_SLOTS, usage, |w| {
+            for (l, lv) in mg.levels.iter().enumerate() {
+                write_csr(w, &lv.a, a[l])?;
+                expect_at(w, wd[l])?;
+                w.f32s(lv.wdinv.iter().copied())?;
+                if l + 1 < nl {
+                    write_csr(w, &lv.p, pr[l][0])?;
+                    write_csr(w, &lv.r, pr[l][1])?;
+                }
+            }
+            write_csr(w, &mg.coarse_inv, inv_at)
+        })?;
         let mat_bindings = mat.bindings();
         let mgv = alloc.storage("springsim.mgv", mgv_len as u64 * 16, wgpu::BufferUsages::empty())?;
         let passes = alloc.buffer_init("springsim.mg_pass", &bytes, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST)?;

@@ -18,7 +18,7 @@ use super::local_global_integrator::host_global_error;
 use super::options::GpuOptions;
 use super::power::PowerKernels;
 use super::self_collision::{GpuHash, SelfCollider};
-use super::state::{pack_state, read_vec4s, xyz, GpuState};
+use super::state::{pack_state, read_vec4s_with, xyz, GpuState};
 use super::step_end::StepEnd;
 use super::strain_limit::StrainLimiter;
 use super::timestamps::{GpuTimes, PhaseTimer, TimestampSupport};
@@ -113,7 +113,7 @@ impl GpuEngine {
             crate::memory::cpu_model_bytes(np, ns) + 64 * np + 32 * ns,
         )?;
         let mut cm = CpuModel::new(model)?;
-        let state = GpuState::new(device, &options, &cm, &model.positions, &model.velocities)?;
+        let state = GpuState::new(device, queue, &options, &cm, &model.positions, &model.velocities)?;
         let integrator = Integrator::new(device, &options, &state, &cm, method, &settings)?;
         let mut colliders = Colliders::new(device, &options, &state, &cm, 1)?;
         if let Some(c) = colliders.as_mut() {
@@ -253,10 +253,7 @@ impl GpuEngine {
     /// [`super::local_global_integrator::LocalGlobalIntegrator::prepare`]). Nothing to do for the other
     /// methods or when nothing changed.
     pub fn prepare_lg(&mut self) -> Result<()> {
-        if let Integrator::LocalGlobal(lg) = &mut self.integrator {
-            lg.prepare(&self.device, &self.options, &self.model, &self.settings, self.plan.h)?;
-        }
-        Ok(())
+        self.prepare_lg_uploading(true)
     }
 
     /// Local/global: the global solver in use once prepared (`None` for the other methods).
@@ -336,7 +333,7 @@ impl GpuEngine {
 
     /// Records `steps` steps (a frame is `plan().substeps` of them); see [`GpuEngine::encode_frame`].
     pub fn encode_steps(&mut self, encoder: &mut wgpu::CommandEncoder, steps: usize) -> Result<()> {
-        self.prepare_lg()?;
+        self.prepare_lg_uploading(false)?;
         if self.lg_global() == Some(GlobalSolve::Cholesky) {
             return Err(host_global_error());
         }
@@ -563,8 +560,10 @@ impl Engine for GpuEngine {
 
     fn read_state(&mut self) -> Result<(Vec<[f64; 3]>, Vec<[f64; 3]>)> {
         let n = self.state.n;
-        let v4 = read_vec4s(&self.device, &self.queue, &self.state.counters, &self.state.state[0], 0, 2 * n)?;
-        Ok((xyz(&v4[..n]), xyz(&v4[n..])))
+        // converted from the mapping: no f32 copy on the host
+        read_vec4s_with(&self.device, &self.queue, &self.state.counters, &self.state.state[0], 0, 2 * n, |v4| {
+            (xyz(&v4[..n]), xyz(&v4[n..]))
+        })
     }
 
     fn write_state(&mut self, x: &[[f64; 3]], v: &[[f64; 3]]) -> Result<()> {

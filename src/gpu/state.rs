@@ -43,27 +43,40 @@ pub struct GpuState {
     pub readback: wgpu::Buffer,
     /// What the engine records and transfers, counted ([`super::cost`]).
     pub counters: GpuCounters,
+    /// The queue the model was uploaded through (the integrators upload their tables through it too).
+    pub queue: wgpu::Queue,
     /// Bytes of the buffers above.
     bytes: u64,
 }
 
 /// Packs positions (w = 1/m, 0 when pinned) and velocities into the state layout.
 pub fn pack_state(m: &CpuModel, x: &[[f64; 3]], v: &[[f64; 3]]) -> Vec<[f32; 4]> {
-    let mut out = Vec::with_capacity(2 * m.n);
-    for (xi, &w) in x.iter().zip(&m.inv_mass).take(m.n) {
-        out.push([xi[0] as f32, xi[1] as f32, xi[2] as f32, w as f32]);
-    }
-    for (vi, &w) in v.iter().zip(&m.inv_mass).take(m.n) {
+    packed_state(m, x, v).collect()
+}
+
+/// [`pack_state`]'s entries one by one (positions, then velocities), for an upload that streams them.
+pub fn packed_state<'a>(m: &'a CpuModel, x: &'a [[f64; 3]], v: &'a [[f64; 3]]) -> impl Iterator<Item = [f32; 4]> + 'a {
+    let positions = x.iter().zip(&m.inv_mass).take(m.n).map(|(xi, &w)| [xi[0] as f32, xi[1] as f32, xi[2] as f32, w as f32]);
+    let velocities = v.iter().zip(&m.inv_mass).take(m.n).map(|(vi, &w)| {
         let vi = if w == 0.0 { [0.0; 3] } else { *vi };
-        out.push([vi[0] as f32, vi[1] as f32, vi[2] as f32, 0.0]);
-    }
-    out
+        [vi[0] as f32, vi[1] as f32, vi[2] as f32, 0.0]
+    });
+    positions.chain(velocities)
 }
 
 impl GpuState {
-    /// Checks every size against the device's limits, then allocates and uploads.
-    pub fn new(device: &wgpu::Device, options: &GpuOptions, m: &CpuModel, x: &[[f64; 3]], v: &[[f64; 3]]) -> Result<Self> {
-        let mut alloc = Allocator::new(device);
+    /// Checks every size against the device's limits, then allocates and uploads through `queue`.
+    pub fn new(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        options: &GpuOptions,
+        m: &CpuModel,
+        x: &[[f64; 3]],
+        v: &[[f64; 3]],
+    ) -> Result<Self> {
+        // uploads streamed through the queue in chunks: neither the host nor the driver holds a staging
+        // copy of a whole table
+        let mut alloc = Allocator::streaming(device, queue);
         let split = options.split_bytes(device);
         let nbr_bytes = (m.incidence.entries.len() * std::mem::size_of::<GpuNbr>()) as u64;
         let read_only = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
@@ -72,23 +85,16 @@ impl GpuState {
         // check both state buffers and the neighbour table before building or uploading anything
         alloc.check("springsim.state", state_bytes, state_usage)?;
         alloc.check_split("springsim.nbr", nbr_bytes, split, NBR_SLOTS)?;
-        // each host array is dropped as soon as it is uploaded
-        let nbr = {
-            let records: Vec<GpuNbr> = m
-                .incidence
-                .entries
-                .iter()
-                .map(|&e| {
-                    let spring = (e >> 1) as usize;
-                    let j = if e & 1 == 0 { m.end_b[spring] } else { m.end_a[spring] };
-                    GpuNbr { j, rest: m.rest[spring] as f32, k: m.k[spring] as f32, kd: m.kd[spring] as f32 }
-                })
-                .collect();
-            alloc.split_init("springsim.nbr", bytemuck::cast_slice(&records), split, NBR_SLOTS, read_only)?
-        };
+        // written a chunk at a time: no host copy of the table or the state
+        let records = m.incidence.entries.iter().map(|&e| {
+            let spring = (e >> 1) as usize;
+            let j = if e & 1 == 0 { m.end_b[spring] } else { m.end_a[spring] };
+            GpuNbr { j, rest: m.rest[spring] as f32, k: m.k[spring] as f32, kd: m.kd[spring] as f32 }
+        });
+        let nbr = alloc.split_fill("springsim.nbr", nbr_bytes, split, NBR_SLOTS, read_only, |w| w.records(records))?;
         let (nbr, nbr_1) = (nbr.bindings()[0].clone(), nbr.bindings()[1].clone());
         let state = [
-            alloc.buffer_init("springsim.state0", bytemuck::cast_slice(&pack_state(m, x, v)), state_usage)?,
+            alloc.buffer_fill("springsim.state0", state_bytes, state_usage, |w| w.records(packed_state(m, x, v)))?,
             alloc.buffer("springsim.state1", state_bytes, state_usage)?,
         ];
         let csr = alloc.buffer_init("springsim.csr", bytemuck::cast_slice(&m.incidence.offsets), read_only)?;
@@ -105,6 +111,7 @@ impl GpuState {
             state,
             readback,
             counters: GpuCounters::default(),
+            queue: queue.clone(),
             bytes: alloc.bytes(),
         })
     }
@@ -127,6 +134,18 @@ impl GpuState {
 
 /// Maps `buffer[..bytes]` and copies it out (waits for the device); counted as one read-back.
 pub(crate) fn read_buffer(device: &wgpu::Device, counters: &GpuCounters, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
+    read_mapped(device, counters, buffer, bytes, |data| data.to_vec())
+}
+
+/// Maps `buffer[..bytes]` and hands the mapped bytes to `f` (waits for the device; no copy of its own);
+/// counted as one read-back.
+fn read_mapped<T>(
+    device: &wgpu::Device,
+    counters: &GpuCounters,
+    buffer: &wgpu::Buffer,
+    bytes: u64,
+    f: impl FnOnce(&[u8]) -> T,
+) -> Result<T> {
     counters.readback(bytes);
     let slice = buffer.slice(..bytes);
     let (tx, rx) = std::sync::mpsc::channel();
@@ -135,9 +154,9 @@ pub(crate) fn read_buffer(device: &wgpu::Device, counters: &GpuCounters, buffer:
     });
     device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| Error::Gpu(e.to_string()))?;
     rx.recv().map_err(|e| Error::Gpu(e.to_string()))?.map_err(|e| Error::Gpu(e.to_string()))?;
-    let data = slice.get_mapped_range().map_err(|e| Error::Gpu(e.to_string()))?.to_vec();
+    let out = f(&slice.get_mapped_range().map_err(|e| Error::Gpu(e.to_string()))?);
     buffer.unmap();
-    Ok(data)
+    Ok(out)
 }
 
 /// Reads `count` `vec4<f32>`s of `buffer` from `vec4` index `at` through a staging buffer of their own
@@ -150,8 +169,22 @@ pub(crate) fn read_vec4s(
     at: usize,
     count: usize,
 ) -> Result<Vec<[f32; 4]>> {
+    read_vec4s_with(device, queue, counters, buffer, at, count, |v| v.to_vec())
+}
+
+/// [`read_vec4s`] handing the mapped `vec4`s to `f` instead of copying them out (a caller that converts
+/// them keeps one host copy, not two).
+pub(crate) fn read_vec4s_with<T>(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    counters: &GpuCounters,
+    buffer: &wgpu::Buffer,
+    at: usize,
+    count: usize,
+    f: impl FnOnce(&[[f32; 4]]) -> T,
+) -> Result<T> {
     if count == 0 {
-        return Ok(Vec::new());
+        return Ok(f(&[]));
     }
     let bytes = (count * 16) as u64;
     let mut alloc = Allocator::new(device);
@@ -159,8 +192,15 @@ pub(crate) fn read_vec4s(
     let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.read") });
     enc.copy_buffer_to_buffer(buffer, (at * 16) as u64, &staging, 0, bytes);
     counters.submit(queue, enc.finish());
-    let data = read_buffer(device, counters, &staging, bytes)?;
-    Ok(bytemuck::cast_slice(&data).to_vec())
+    read_mapped(device, counters, &staging, bytes, |data| match bytemuck::try_cast_slice::<u8, [f32; 4]>(data) {
+        Ok(v) => f(v),
+        // a mapping not aligned to 4 bytes (none seen): through an aligned copy
+        Err(_) => {
+            let mut v = vec![[0.0f32; 4]; data.len() / 16];
+            bytemuck::cast_slice_mut::<[f32; 4], u8>(&mut v).copy_from_slice(data);
+            f(&v)
+        }
+    })
 }
 
 /// Reads `words` u32s of `buffer` from byte `offset` through the state's small staging buffer.

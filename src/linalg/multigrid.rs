@@ -112,6 +112,9 @@ impl Csr {
             }
             m.ptr.push(m.col.len() as u32);
         }
+        // the rows come one at a time (no host copy of them all): the arrays grew by doubling
+        m.col.shrink_to_fit();
+        m.val.shrink_to_fit();
         m
     }
 
@@ -157,7 +160,7 @@ impl Csr {
             }
             cols.iter().map(|&j| (j, acc[j as usize])).collect::<Vec<_>>()
         });
-        let rows: Vec<Vec<(u32, f64)>> = rows.collect();
+        // row by row: one row's entries at a time besides the product
         Csr::from_rows(b.cols, rows)
     }
 }
@@ -184,7 +187,7 @@ pub fn global_matrix(m: &CpuModel, p: &LgParams) -> Csr {
         r.push((i as u32, diag));
         r
     });
-    let rows: Vec<_> = rows.collect();
+    // row by row: one row's entries at a time besides the matrix
     Csr::from_rows(m.n, rows)
 }
 
@@ -209,7 +212,8 @@ pub struct Multigrid {
     /// The last level's solve as a matrix: the inverse of its live rows (dense), or 1/a_ii when it has
     /// more than [`DENSE_ROWS`] of them.
     pub coarse_inv: Csr,
-    /// Per level: (b, x, t), the right-hand side, the iterate and the result/residual.
+    /// Per level: (b, x, t), the right-hand side, the iterate and the result/residual (allocated by the
+    /// first [`Multigrid::apply`]).
     work: Vec<[Vec<V3>; 3]>,
 }
 
@@ -218,10 +222,16 @@ pub struct Multigrid {
 pub fn aggregate(a: &Csr) -> (Vec<u32>, usize) {
     let n = a.rows();
     let d = a.diag();
-    let lists: Vec<Vec<usize>> = (0..n)
-        .map(|i| a.row(i).filter(|&(j, v)| j != i && d[j] > 0.0 && v.abs() >= THETA * (d[i] * d[j]).sqrt()).map(|(j, _)| j).collect())
-        .collect();
-    let strong = |i: usize| lists[i].iter().copied();
+    // the strong neighbours of every row in compressed rows (u32), not a Vec per row
+    let mut list_ptr = Vec::with_capacity(n + 1);
+    let mut list: Vec<u32> = Vec::new();
+    list_ptr.push(0usize);
+    for i in 0..n {
+        list.extend(a.row(i).filter(|&(j, v)| j != i && d[j] > 0.0 && v.abs() >= THETA * (d[i] * d[j]).sqrt()).map(|(j, _)| j as u32));
+        list_ptr.push(list.len());
+    }
+    let lists = |i: usize| &list[list_ptr[i]..list_ptr[i + 1]];
+    let strong = |i: usize| lists(i).iter().map(|&j| j as usize);
     const NONE: u32 = u32::MAX;
     let mut agg = vec![NONE; n];
     let mut count = 0u32;
@@ -242,7 +252,8 @@ pub fn aggregate(a: &Csr) -> (Vec<u32>, usize) {
         if d[i] <= 0.0 || agg[i] != NONE {
             continue;
         }
-        let best = a.row(i).filter(|&(j, _)| first[j] != NONE && lists[i].contains(&j)).max_by(|x, y| x.1.abs().total_cmp(&y.1.abs()));
+        let best =
+            a.row(i).filter(|&(j, _)| first[j] != NONE && lists(i).contains(&(j as u32))).max_by(|x, y| x.1.abs().total_cmp(&y.1.abs()));
         if let Some((j, _)) = best {
             agg[i] = first[j];
         }
@@ -321,6 +332,48 @@ fn rho_dinv_a(a: &Csr, dinv: &[f64]) -> f64 {
     rho
 }
 
+/// The Galerkin product R·(A·P) as `r.matmul(&a.matmul(p))` computes it, bit for bit, without holding
+/// A·P: each row of A·P is formed when a row of R needs it (again for each row of R that does), so the
+/// host holds one row of it instead of a matrix as large as A.
+fn galerkin(r: &Csr, a: &Csr, p: &Csr) -> Csr {
+    let nc = p.cols;
+    // R·(AP)'s accumulator, as `matmul`'s
+    let (mut acc, mut seen, mut cols) = (vec![0.0; nc], vec![u32::MAX; nc], Vec::<u32>::new());
+    // one row of A·P: values, the generation that last wrote each column, its columns
+    let (mut ap, mut gen, mut ap_cols) = (vec![0.0; nc], vec![0usize; nc], Vec::<u32>::new());
+    let mut now = 0usize;
+    let rows = (0..r.rows()).map(|c| {
+        cols.clear();
+        for (k, rv) in r.row(c) {
+            now += 1;
+            ap_cols.clear();
+            for (kk, av) in a.row(k) {
+                for (j, pv) in p.row(kk) {
+                    if gen[j] != now {
+                        gen[j] = now;
+                        ap[j] = 0.0;
+                        ap_cols.push(j as u32);
+                    }
+                    ap[j] += av * pv;
+                }
+            }
+            // the row of A·P in column order, as the stored product holds it
+            ap_cols.sort_unstable();
+            for &j in &ap_cols {
+                let (j, v) = (j as usize, ap[j as usize]);
+                if seen[j] != c as u32 {
+                    seen[j] = c as u32;
+                    acc[j] = 0.0;
+                    cols.push(j as u32);
+                }
+                acc[j] += rv * v;
+            }
+        }
+        cols.iter().map(|&j| (j, acc[j as usize])).collect::<Vec<_>>()
+    });
+    Csr::from_rows(nc, rows)
+}
+
 impl Multigrid {
     /// The hierarchy of Liu's global matrix of `m` at `p.h` (see the module doc).
     pub fn for_global(m: &CpuModel, p: &LgParams) -> Result<Self> {
@@ -333,11 +386,13 @@ impl Multigrid {
         let mut levels = Vec::new();
         let mut a = a0;
         loop {
-            let d = a.diag();
-            let dinv: Vec<f64> = d.iter().map(|&v| if v > 0.0 { 1.0 / v } else { 0.0 }).collect();
-            let omega = 4.0 / (3.0 * rho_dinv_a(&a, &dinv).max(1e-12));
-            let wdinv: Vec<f64> = dinv.iter().map(|v| v * omega).collect();
-            let live = d.iter().filter(|&&v| v > 0.0).count();
+            // (the diagonal and its inverse are dropped before the products below)
+            let (wdinv, live) = {
+                let d = a.diag();
+                let dinv: Vec<f64> = d.iter().map(|&v| if v > 0.0 { 1.0 / v } else { 0.0 }).collect();
+                let omega = 4.0 / (3.0 * rho_dinv_a(&a, &dinv).max(1e-12));
+                (dinv.iter().map(|v| v * omega).collect::<Vec<f64>>(), d.iter().filter(|&&v| v > 0.0).count())
+            };
             if a.rows() <= COARSE_ROWS || levels.len() + 1 == MAX_LEVELS {
                 levels.push(Level { a, wdinv, ..Default::default() });
                 break;
@@ -367,14 +422,16 @@ impl Multigrid {
                     row
                 }),
             );
+            drop((ap, tent, agg, size));
             let r = p.transpose();
-            let coarse = r.matmul(&a.matmul(&p));
+            let coarse = galerkin(&r, &a, &p);
             levels.push(Level { a, wdinv, p, r });
             a = coarse;
         }
         let coarse_inv = coarse_inverse(&levels.last().expect("one level at least").a)?;
-        let work = levels.iter().map(|l| [0, 1, 2].map(|_| vec![V3::zeros(); l.a.rows()])).collect();
-        Ok(Multigrid { levels, coarse_inv, work })
+        // the V-cycle's vectors are allocated by the first [`Multigrid::apply`]: a hierarchy uploaded to
+        // the GPU never needs them
+        Ok(Multigrid { levels, coarse_inv, work: Vec::new() })
     }
 
     /// Rows per level.
@@ -392,6 +449,9 @@ impl Multigrid {
     /// left in its x; t is the residual going down and x + P z_{l+1} coming up.
     pub fn apply(&mut self, r: &[V3], z: &mut [V3]) {
         let nl = self.levels.len();
+        if self.work.len() != nl {
+            self.work = self.levels.iter().map(|l| [0, 1, 2].map(|_| vec![V3::zeros(); l.a.rows()])).collect();
+        }
         self.work[0][0].copy_from_slice(r);
         for l in 0..nl - 1 {
             let lv = &self.levels[l];
@@ -427,5 +487,33 @@ impl Multigrid {
             for_each_particle(x, |i| kernel::mg_post(i, a, wdinv, b, t).0);
         }
         z.copy_from_slice(&self.work[0][1]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_galerkin_product_is_the_two_matmuls_bit_for_bit() {
+        let cm = CpuModel::new(&crate::model::cloth(12, None).expect("a cloth")).expect("laid out");
+        let a = global_matrix(&cm, &LgParams::new(&cm, 1.0 / 60.0));
+        let (agg, nc) = aggregate(&a);
+        let tent = Csr::from_rows(nc, agg.iter().map(|&c| if c == u32::MAX { Vec::new() } else { vec![(c, 0.5)] }));
+        let p = Csr::from_rows(
+            nc,
+            (0..a.rows()).map(|i| {
+                let mut row: Vec<(u32, f64)> = a.matmul(&tent).row(i).map(|(c, v)| (c as u32, -0.3 * v)).collect();
+                row.extend(tent.row(i).map(|(c, v)| (c as u32, v)));
+                row
+            }),
+        );
+        let r = p.transpose();
+        let fused = galerkin(&r, &a, &p);
+        let two = r.matmul(&a.matmul(&p));
+        assert!(fused.nnz() > nc, "a coarse matrix with off-diagonal entries ({} entries, {nc} rows)", fused.nnz());
+        assert_eq!((fused.ptr, fused.col), (two.ptr, two.col));
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&fused.val), bits(&two.val));
     }
 }

@@ -16,6 +16,14 @@ use crate::gpu::step_end::StepEnd;
 use crate::method::{GlobalSolve, Method};
 
 impl GpuEngine {
+    /// [`GpuEngine::prepare_lg`]; `stream`: the uploads may submit and wait (not while recording a frame).
+    pub(super) fn prepare_lg_uploading(&mut self, stream: bool) -> Result<()> {
+        if let Integrator::LocalGlobal(lg) = &mut self.integrator {
+            lg.prepare(&self.device, &self.options, &self.model, &self.settings, self.plan.h, stream)?;
+        }
+        Ok(())
+    }
+
     /// `steps` steps, submitted and waited for, with what the stepping policy needs to know: one submit of
     /// [`GpuEngine::encode_steps`] (local/global with `--global cholesky`: the multi-submit driver), then
     /// one small read-back of the report (the PCG's status, local/global's residual, LEU's retries or the
