@@ -255,7 +255,7 @@ impl Preconditioner {
     /// The preconditioner `auto` stands for with `method` (the one rule of both backends): multigrid for
     /// implicit Euler, whose Jacobi-PCG needs O(h√k₀) iterations (Shinya §5) and leaves fine cloth
     /// stretched, Jacobi otherwise. Any other choice stands for itself. (The GPU backend's implicit
-    /// multigrid falls back to Jacobi on a model too small to coarsen: `gpu::implicit_mg`.)
+    /// multigrid falls back to Jacobi on a model too small to coarsen.)
     pub fn resolve(self, method: Method) -> Preconditioner {
         match (self, method) {
             (Preconditioner::Auto, Method::ImplicitEuler) => Preconditioner::Multigrid,

@@ -143,3 +143,21 @@ fn split<T>(mut all: &mut [T], ranges: impl Iterator<Item = (usize, usize)>) -> 
     }
     out
 }
+
+#[cfg(test)]
+mod order_tests {
+    use super::SpringSweep;
+    use crate::linalg::spring_mg::spring_order;
+    use crate::reference::model::CpuModel;
+
+    /// The GPU's implicit multigrid takes the fine edges in `spring_order`; the CPU's in its sweep's
+    /// order: they must be one order for both engines to build the same hierarchy.
+    #[test]
+    fn the_sweep_order_is_the_multigrid_spring_order() {
+        let model = crate::model::cloth(9, None).unwrap();
+        let m = CpuModel::new(&model).unwrap();
+        for chunks in [1, 3] {
+            assert_eq!(SpringSweep::new(&m, chunks).spring, spring_order(&m), "{chunks} chunks");
+        }
+    }
+}

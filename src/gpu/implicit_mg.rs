@@ -2,7 +2,7 @@
 //! [`crate::linalg::spring_mg::SpringMg`] with one sweep each side, preconditioning the GPU PCG.
 //!
 //! The hierarchy's structure (aggregates, the lists each coarse block sums, the coarse levels'
-//! incidence) is built on the CPU once per model by [`crate::cpu::implicit::spring_multigrid`], the
+//! incidence) is built on the CPU once per model by [`SpringMg::for_model`], the
 //! hierarchy of the CPU engine, and uploaded once ([`ImplicitMg::new`]). Each step, after
 //! `implicit_prepare`, [`ImplicitMg::encode_update`] re-sums the coarse levels' blocks level by level and
 //! factors the last level (a dense Cholesky in one workgroup); the V-cycle
@@ -14,10 +14,8 @@ use super::alloc::Allocator;
 use super::cost::CountedPass;
 use super::layout::{groups, ImgPass};
 use super::pipelines::{dynamic_uniform, storage, Kernels};
-use crate::cpu::implicit::spring_multigrid;
-use crate::cpu::sweep::SpringSweep;
 use crate::error::Result;
-use crate::linalg::spring_mg::{SpringMg, ALPHA};
+use crate::linalg::spring_mg::{spring_order, SpringMg, ALPHA};
 use crate::reference::model::CpuModel;
 
 /// One kernel of the update or of the V-cycle.
@@ -120,11 +118,11 @@ fn push(words: &mut Vec<u32>, v: &[u32]) -> u32 {
 }
 
 impl ImplicitMg {
-    /// The hierarchy of `m` that the GPU can run: the CPU engine's ([`spring_multigrid`]), when its last
+    /// The hierarchy of `m` that the GPU can run: the CPU engine's ([`SpringMg::for_model`]), when its last
     /// level is factored ([`SpringMg::factors_last_level`]); `None` for a model too small to coarsen
     /// (≤ 128 free particles) or whose coarsening stalls, which the GPU then preconditions with Jacobi.
     pub fn hierarchy(m: &CpuModel) -> Result<Option<SpringMg>> {
-        let mg = spring_multigrid(m, &SpringSweep::new(m, 1))?;
+        let mg = SpringMg::for_model(m)?;
         Ok(mg.factors_last_level().then_some(mg))
     }
 
@@ -137,7 +135,7 @@ impl ImplicitMg {
         let mut words: Vec<u32> = Vec::new();
         // level 0: each fine edge (the sweep's order of springs) → an incidence entry of a free end
         // (implicit_prepare writes no blocks for a pinned particle's entries)
-        let sweep = SpringSweep::new(m, 1);
+        let order = spring_order(m);
         let mut first = vec![u32::MAX; m.end_a.len()];
         for free in [true, false] {
             for i in (0..n).filter(|&i| (m.inv_mass[i] != 0.0) == free) {
@@ -149,7 +147,7 @@ impl ImplicitMg {
                 }
             }
         }
-        let ent: Vec<u32> = sweep.spring.iter().map(|&s| first[s as usize]).collect();
+        let ent: Vec<u32> = order.iter().map(|&s| first[s as usize]).collect();
         let ent_at = push(&mut words, &ent);
         drop(ent);
         let mut links = Vec::new();

@@ -191,7 +191,35 @@ pub trait FineSystem {
     fn apply(&self, x: &[V3], out: &mut [V3]);
 }
 
+/// The model's springs in the order of the hierarchy's fine edges: sorted by (lower end, upper end,
+/// index), the order of the CPU engine's spring sweep (`crate::cpu::sweep::SpringSweep`, which a test
+/// there holds to this), so that both engines aggregate the same graph the same way.
+pub fn spring_order(m: &CpuModel) -> Vec<u32> {
+    let ends_of = |s: u32| {
+        let (a, b) = (m.end_a[s as usize], m.end_b[s as usize]);
+        [a.min(b), a.max(b)]
+    };
+    let mut spring: Vec<u32> = (0..m.end_a.len() as u32).collect();
+    spring.sort_by_key(|&s| (ends_of(s), s));
+    spring
+}
+
 impl SpringMg {
+    /// The hierarchy of `m`'s springs in [`spring_order`], weighted by their k: what the CPU engine
+    /// builds from its sweep, for an engine without one (the GPU's).
+    pub fn for_model(m: &CpuModel) -> Result<SpringMg> {
+        let order = spring_order(m);
+        let ends: Vec<[u32; 2]> = order
+            .iter()
+            .map(|&s| {
+                let (a, b) = (m.end_a[s as usize], m.end_b[s as usize]);
+                [a.min(b), a.max(b)]
+            })
+            .collect();
+        let k: Vec<f64> = order.iter().map(|&s| m.k[s as usize]).collect();
+        SpringMg::new(m, &ends, &k)
+    }
+
     /// Builds the hierarchy for `m` whose fine edges are `ends` (in the order of the system's blocks),
     /// with edge weights `weights` (the springs' k) for the aggregation.
     pub fn new(m: &CpuModel, ends: &[[u32; 2]], weights: &[f64]) -> Result<SpringMg> {
