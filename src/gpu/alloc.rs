@@ -204,20 +204,15 @@ impl<'a> Allocator<'a> {
         fill: impl FnOnce(&mut UploadWriter) -> Result<()>,
     ) -> Result<SplitBuffer> {
         self.check_split(label, bytes, split, slots)?;
-        let parts = bytes.div_ceil(split).max(1) as usize;
-        let mut buffers = Vec::with_capacity(parts + 1);
-        for k in 0..parts {
-            let name = if k == 0 { label.to_string() } else { format!("{label}.{k}") };
-            let (lo, hi) = (k as u64 * split, ((k as u64 + 1) * split).min(bytes));
+        let parts = split_parts(label, bytes, split);
+        let mut buffers = Vec::with_capacity(parts.len() + 1);
+        for (name, lo, hi) in &parts {
             let size = (hi - lo).max(MIN_BUFFER_BYTES).next_multiple_of(4);
-            self.check(&name, size, usage)?;
-            buffers.push(self.filled(&name, size, usage));
+            self.check(name, size, usage)?;
+            buffers.push(self.filled(name, size, usage));
         }
         self.fill(label, &buffers.iter().collect::<Vec<_>>(), split, bytes, fill)?;
-        if parts < slots {
-            buffers.push(self.buffer(&format!("{label}.none"), MIN_BUFFER_BYTES, usage)?);
-        }
-        Ok(SplitBuffer { buffers, parts, slots, split })
+        self.close_split(label, buffers, parts.len(), slots, split, usage)
     }
 
     /// A buffer of `size` bytes (checked by the caller) for [`Allocator::fill`], counted: mapped at
@@ -292,16 +287,28 @@ impl<'a> Allocator<'a> {
         data: Option<&[u8]>,
     ) -> Result<SplitBuffer> {
         self.check_split(label, bytes, split, slots)?;
-        let parts = bytes.div_ceil(split).max(1) as usize;
-        let mut buffers = Vec::with_capacity(parts + 1);
-        for k in 0..parts {
-            let name = if k == 0 { label.to_string() } else { format!("{label}.{k}") };
-            let (lo, hi) = (k as u64 * split, ((k as u64 + 1) * split).min(bytes));
+        let parts = split_parts(label, bytes, split);
+        let mut buffers = Vec::with_capacity(parts.len() + 1);
+        for (name, lo, hi) in &parts {
             buffers.push(match data {
-                Some(d) => self.buffer_init(&name, &d[lo as usize..hi as usize], usage)?,
-                None => self.buffer(&name, hi - lo, usage)?,
+                Some(d) => self.buffer_init(name, &d[*lo as usize..*hi as usize], usage)?,
+                None => self.buffer(name, hi - lo, usage)?,
             });
         }
+        self.close_split(label, buffers, parts.len(), slots, split, usage)
+    }
+
+    /// A [`SplitBuffer`] of the `parts` buffers in `buffers`, with a placeholder for the bindings its
+    /// kernels declare beyond them.
+    fn close_split(
+        &mut self,
+        label: &str,
+        mut buffers: Vec<wgpu::Buffer>,
+        parts: usize,
+        slots: usize,
+        split: u64,
+        usage: wgpu::BufferUsages,
+    ) -> Result<SplitBuffer> {
         if parts < slots {
             buffers.push(self.buffer(&format!("{label}.none"), MIN_BUFFER_BYTES, usage)?);
         }
@@ -459,4 +466,15 @@ impl UploadWriter {
         }
         self.flush(true)
     }
+}
+
+/// The parts of a content of `bytes` split at `split` bytes: (the buffer's label, first byte, end byte);
+/// at least one.
+fn split_parts(label: &str, bytes: u64, split: u64) -> Vec<(String, u64, u64)> {
+    (0..bytes.div_ceil(split).max(1))
+        .map(|k| {
+            let name = if k == 0 { label.to_string() } else { format!("{label}.{k}") };
+            (name, k * split, ((k + 1) * split).min(bytes))
+        })
+        .collect()
 }
