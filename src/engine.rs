@@ -36,6 +36,18 @@ pub struct StepsReport {
     pub energy_gain: Option<f64>,
 }
 
+/// Provot's strain limiting: the Jacobi passes run, summed, and the steps they ran in (their ratio is the
+/// record's `strain_passes_per_step`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PassTally {
+    /// Passes run (a check pass whose output was dropped included: it ran).
+    pub passes: u64,
+    /// Steps limited.
+    pub steps: u64,
+    /// The most passes any one step ran.
+    pub most: u32,
+}
+
 /// The raw signals of the divergence guard ([`crate::stepping::guard`]) at one state: an engine supplies
 /// them, the stepping policy judges them.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -138,6 +150,11 @@ pub trait Engine {
     fn write_state(&mut self, x: &[[f64; 3]], v: &[[f64; 3]]) -> Result<()>;
     /// The divergence guard's signals at the current state (the GPU reads the state back).
     fn signals(&mut self) -> Result<Signals>;
+    /// Strain limiting's passes since the engine was built; `None` without strain limiting. The GPU
+    /// engine reads its tally back (a stall: call it at the end of a run, not every frame).
+    fn strain_passes(&mut self) -> Result<Option<PassTally>> {
+        Ok(None)
+    }
     /// Whether [`Engine::signals`] reads back from a device (the guard then checks every few frames).
     fn signals_read_back(&self) -> bool {
         false

@@ -202,6 +202,13 @@ pub struct BenchResult {
     /// With strain limiting: the largest stretch (l − L)/L at the end of any frame, warm-up included.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_stretch_peak: Option<f64>,
+    /// With strain limiting: the Jacobi passes run per step, the mean over every step of the run
+    /// (warm-up included; the passes stop once every spring is within τ(1 + tolerance)).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strain_passes_per_step: Option<f64>,
+    /// With strain limiting: the most passes any one step ran (the cap is `passes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strain_passes_most: Option<u32>,
     /// Total energy at the end (J).
     pub energy: f64,
     /// Total energy at the start, before the first frame (J).
@@ -485,6 +492,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     let stats = state_stats(sim.model(), &x, &v);
     let strains = springsim::reference::stats::strain_stats(sim.model(), &x, tau);
     let s = sim.as_dyn();
+    let strain_passes = s.strain_passes()?;
     let policy = cfg.settings.guard.policy;
     let log: Vec<DivergedRecord> = s.divergences().iter().map(DivergedRecord::of).collect();
     let (diverged, recoveries) = if policy == DivergencePolicy::Report { (log.into_iter().next(), Vec::new()) } else { (None, log) };
@@ -575,6 +583,8 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         strain_limit: tau,
         strain_over_limit: tau.map(|_| strains.over_limit),
         max_stretch_peak: stretch_peak,
+        strain_passes_per_step: strain_passes.filter(|t| t.steps > 0).map(|t| t.passes as f64 / t.steps as f64),
+        strain_passes_most: strain_passes.map(|t| t.most),
         energy: stats.energy,
         energy_start: start.energy,
         energy_drift: stats.energy - start.energy,

@@ -178,9 +178,14 @@ pub struct BenchCli {
     /// adaptive step's guard).
     #[arg(long, allow_negative_numbers = true)]
     strain_limiting: Option<f64>,
-    /// Strain limiting's Jacobi passes per step (default 128; alone, it turns strain limiting on at τ = 0.1).
+    /// Strain limiting's cap on Jacobi passes per step (default 128; alone, it turns strain limiting on
+    /// at τ = 0.1).
     #[arg(long, allow_negative_numbers = true)]
     strain_limiting_passes: Option<i64>,
+    /// Strain limiting's passes stop once no spring is stretched beyond τ(1 + this) (default 0.001;
+    /// alone, it turns strain limiting on at τ = 0.1).
+    #[arg(long, allow_negative_numbers = true)]
+    strain_limiting_tolerance: Option<f64>,
     /// Write the run's model (particles, masses, pins, springs, forces) and step plan (h, substeps, α)
     /// to this file as JSON, for a peer implementation to step the same model (benches/peers/); one
     /// run only.
@@ -188,17 +193,28 @@ pub struct BenchCli {
     export_model: Option<PathBuf>,
 }
 
-/// The strain limiting that `--strain-limiting τ` and `--strain-limiting-passes n` ask for (`None` when
-/// neither is given), validated: a one-line error names the option and value.
-pub(crate) fn strain_limiting(limit: Option<f64>, passes: Option<i64>) -> springsim::Result<Option<springsim::model::StrainLimit>> {
+/// The strain limiting that `--strain-limiting τ`, `--strain-limiting-passes n` and
+/// `--strain-limiting-tolerance t` ask for (`None` when none is given), validated: a one-line error
+/// names the option and value.
+pub(crate) fn strain_limiting(
+    limit: Option<f64>,
+    passes: Option<i64>,
+    tolerance: Option<f64>,
+) -> springsim::Result<Option<springsim::model::StrainLimit>> {
     use springsim::model::StrainLimit;
-    if limit.is_none() && passes.is_none() {
+    if limit.is_none() && passes.is_none() && tolerance.is_none() {
         return Ok(None);
     }
     let mut sl = StrainLimit::new(limit.unwrap_or(springsim::model::DEFAULT_STRAIN_LIMIT));
     if let Some(p) = passes {
         sl.passes =
             u32::try_from(p).ok().filter(|&p| p > 0).ok_or_else(|| springsim::Error::param("strain-limiting-passes", p, "must be >= 1"))?;
+    }
+    if let Some(t) = tolerance {
+        if !(t.is_finite() && t >= 0.0) {
+            return Err(springsim::Error::param("strain-limiting-tolerance", t, "must be finite and >= 0"));
+        }
+        sl.tolerance = t;
     }
     if !(sl.limit.is_finite() && sl.limit > 0.0) {
         return Err(springsim::Error::param("strain-limiting", sl.limit, "must be finite and > 0"));
@@ -287,7 +303,7 @@ fn plan_runs(b: &BenchCli, given: &dyn Fn(&str) -> bool) -> Result<Vec<BenchConf
         None => None,
     };
     let settings = base_settings(b)?;
-    let strain = strain_limiting(b.strain_limiting, b.strain_limiting_passes)?;
+    let strain = strain_limiting(b.strain_limiting, b.strain_limiting_passes, b.strain_limiting_tolerance)?;
     SceneOptions { size: None, stiffness: b.stiffness, mesh: b.mesh.clone() }.validate()?;
     if let Some(d) = b.drag.filter(|d| !(d.is_finite() && *d >= 0.0)) {
         return Err(springsim::Error::param("drag", d, "must be finite and >= 0").into());

@@ -151,6 +151,8 @@ fn columns() -> Vec<Column> {
         ("strain_limit", |r| r.strain_limit.map(num).unwrap_or_default()),
         ("strain_over_limit", |r| r.strain_over_limit.map(num).unwrap_or_default()),
         ("max_stretch_peak", |r| r.max_stretch_peak.map(num).unwrap_or_default()),
+        ("strain_passes_per_step", |r| r.strain_passes_per_step.map(num).unwrap_or_default()),
+        ("strain_passes_most", |r| r.strain_passes_most.map(|m| m.to_string()).unwrap_or_default()),
         ("gpu_bytes", |r| opt(&r.gpu_bytes)),
         ("host_bytes_per_particle", |r| r.host_bytes_per_particle.map(num).unwrap_or_default()),
         ("divergence", |r| r.divergence.clone()),

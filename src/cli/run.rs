@@ -83,9 +83,14 @@ pub struct RunCli {
     /// Provot's strain limiting after every step at τ (> 0, e.g. 0.1), instead of the scene's.
     #[arg(long, allow_negative_numbers = true)]
     strain_limiting: Option<f64>,
-    /// Strain limiting's Jacobi passes per step (default 128; alone, it turns strain limiting on at τ = 0.1).
+    /// Strain limiting's cap on Jacobi passes per step (default 128; alone, it turns strain limiting on
+    /// at τ = 0.1).
     #[arg(long, allow_negative_numbers = true)]
     strain_limiting_passes: Option<i64>,
+    /// Strain limiting's passes stop once no spring is stretched beyond τ(1 + this) (default 0.001;
+    /// alone, it turns strain limiting on at τ = 0.1).
+    #[arg(long, allow_negative_numbers = true)]
+    strain_limiting_tolerance: Option<f64>,
 }
 
 /// One frame's row of frames.csv.
@@ -103,7 +108,7 @@ pub fn run(cli: RunCli) -> Result<()> {
     let sc = scene::load(&cli.scene)?;
     let size = crate::count_opt("size", cli.size)?;
     let mut model = sc.build(&SceneOptions { size, stiffness: cli.stiffness, mesh: cli.mesh.clone() })?;
-    if let Some(sl) = crate::bench_cli::strain_limiting(cli.strain_limiting, cli.strain_limiting_passes)? {
+    if let Some(sl) = crate::bench_cli::strain_limiting(cli.strain_limiting, cli.strain_limiting_passes, cli.strain_limiting_tolerance)? {
         model.strain_limit = Some(sl);
     }
     let frames = match cli.frames {

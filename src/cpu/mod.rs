@@ -23,7 +23,7 @@ use crate::method::{Method, StepPlan, StepSettings};
 use crate::model::Model;
 pub use crate::reference::model::{CpuModel, V3};
 
-use crate::engine::{check_state_len, Engine, StepsReport};
+use crate::engine::{check_state_len, Engine, PassTally, StepsReport};
 pub use crate::linalg::{multigrid, ordering, sparse};
 use forces::StepParams;
 
@@ -593,5 +593,9 @@ impl Engine for CpuEngine {
 
     fn signals(&mut self) -> Result<crate::engine::Signals> {
         Ok(crate::engine::Signals::of(&self.model, &self.x, &self.v))
+    }
+
+    fn strain_passes(&mut self) -> Result<Option<PassTally>> {
+        Ok(self.model.strain_limit.map(|_| self.strain.tally))
     }
 }

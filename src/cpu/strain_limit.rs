@@ -1,11 +1,13 @@
 //! Provot's strain limiting on the CPU engine: the reference kernel
-//! [`crate::reference::strain_limit::strain_limit_pass`] (the twin of `shaders/strain_limit.wgsl`, with
+//! [`crate::reference::strain_limit::strain_limit_check`] (the twin of `shaders/strain_limit.wgsl`, with
 //! the equations in its docs) run over the particles in parallel, ping-ponging between the state and a
-//! scratch copy as the GPU does.
+//! scratch copy as the GPU does, and stopping where [`crate::reference::strain_limit::strain_limit_all`]
+//! stops.
 
 use super::forces::MIN_PAR_LEN;
 use super::{CpuModel, V3};
-pub use crate::reference::strain_limit::{strain_limit_pass, VelocityRule};
+use crate::engine::PassTally;
+pub use crate::reference::strain_limit::{strain_limit_check, strain_limit_pass, VelocityRule};
 use rayon::prelude::*;
 
 /// The scratch state the passes write into (sized on first use), and the method's velocity rule.
@@ -16,6 +18,8 @@ pub struct StrainScratch {
     /// How the velocities follow the positions ([`VelocityRule::of`] the method; the engine sets it
     /// with the method).
     pub rule: VelocityRule,
+    /// Passes run and steps limited since the engine was built (the bench's passes per step).
+    pub tally: PassTally,
 }
 
 impl StrainScratch {
@@ -25,8 +29,9 @@ impl StrainScratch {
     }
 }
 
-/// The model's strain limiting (if any) on the state (x, v) after a step of size `h`, in place: every
-/// Jacobi pass, each over all particles in parallel from the previous pass' state.
+/// The model's strain limiting (if any) on the state (x, v) after a step of size `h`, in place: Jacobi
+/// passes, each over all particles in parallel from the previous pass' state, stopping as
+/// [`crate::reference::strain_limit::strain_limit_all`] does; the passes run are added to the tally.
 pub fn strain_limit(m: &CpuModel, h: f64, x: &mut Vec<V3>, v: &mut Vec<V3>, scratch: &mut StrainScratch) {
     let Some(sl) = m.strain_limit else { return };
     if h <= 0.0 {
@@ -35,13 +40,29 @@ pub fn strain_limit(m: &CpuModel, h: f64, x: &mut Vec<V3>, v: &mut Vec<V3>, scra
     let rule = scratch.rule;
     scratch.x.resize(x.len(), V3::zeros());
     scratch.v.resize(v.len(), V3::zeros());
-    for _ in 0..sl.passes {
+    let mut run = sl.passes;
+    for k in 0..sl.passes {
         let (sx, sv) = (&mut scratch.x[..m.n], &mut scratch.v[..m.n]);
         let (xs, vs) = (&x[..], &v[..]);
-        sx.par_iter_mut().zip(sv.par_iter_mut()).with_min_len(MIN_PAR_LEN).enumerate().for_each(|(i, (xi, vi))| {
-            (*xi, *vi) = strain_limit_pass(i, m, h, &sl, rule, xs, vs);
-        });
+        let over = sx
+            .par_iter_mut()
+            .zip(sv.par_iter_mut())
+            .with_min_len(MIN_PAR_LEN)
+            .enumerate()
+            .map(|(i, (xi, vi))| {
+                let over;
+                (*xi, *vi, over) = strain_limit_check(i, m, h, &sl, rule, xs, vs);
+                over
+            })
+            .reduce(|| false, |a, b| a | b);
+        if k % 2 == 0 && !over {
+            run = k + 1;
+            break;
+        }
         std::mem::swap(x, &mut scratch.x);
         std::mem::swap(v, &mut scratch.v);
     }
+    scratch.tally.passes += u64::from(run);
+    scratch.tally.steps += 1;
+    scratch.tally.most = scratch.tally.most.max(run);
 }

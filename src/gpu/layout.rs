@@ -198,8 +198,9 @@ pub struct StrainLimitInfo {
     /// 1: the rod velocity rule, 0: Δv = Δx/h
     /// ([`crate::reference::strain_limit::VelocityRule::rod_flag`]).
     pub rod: u32,
-    /// Padding to 16 bytes.
-    pub _pad: u32,
+    /// τ(1 + tolerance) ([`crate::model::StrainLimit::stop_stretch`]): a check pass that finds a spring
+    /// stretched beyond it lets the passes go on.
+    pub stop: f32,
 }
 
 /// `LgConsts` in `shaders/local_global.wgsl`: the constants of a local/global step (Liu et al. 2013, eq. 14)

@@ -23,7 +23,7 @@ use super::step_end::StepEnd;
 use super::strain_limit::StrainLimiter;
 use super::timestamps::{GpuTimes, PhaseTimer, TimestampSupport};
 use super::wind::Wind;
-use crate::engine::{check_state_len, Checkpoint, Engine, Signals, StepsReport};
+use crate::engine::{check_state_len, Checkpoint, Engine, PassTally, Signals, StepsReport};
 use crate::error::{Error, Result};
 use crate::method::{GlobalSolve, Method, StepPlan, StepSettings};
 use crate::model::Model;
@@ -582,6 +582,10 @@ impl Engine for GpuEngine {
 
     fn signals_read_back(&self) -> bool {
         true
+    }
+
+    fn strain_passes(&mut self) -> Result<Option<PassTally>> {
+        self.strain.as_ref().map(|s| s.tally(&self.device, &self.queue, &self.state.counters)).transpose()
     }
 
     fn checkpoint(&mut self) -> Result<Checkpoint> {

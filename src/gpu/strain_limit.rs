@@ -1,21 +1,41 @@
 //! Provot's strain limiting on the GPU (`shaders/strain_limit.wgsl`, twin
 //! [`crate::reference::strain_limit`]), applied after every step of every method, before the colliders:
 //! the kernels, compiled only for a model with strain limiting, a scratch state the Jacobi passes
-//! ping-pong with, and the pass's uniform. Nothing is added to the shared `Params`.
+//! ping-pong with, the pass's uniform and the control words (the stop flag and the tally of passes
+//! run). Nothing is added to the shared `Params`.
+//!
+//! Every step records the cap of passes (`passes`, in pairs, and the copy back of an odd count); once
+//! a pair's first pass finds every spring within τ(1 + tolerance), the passes recorded after it return
+//! at once on the GPU (the stop is decided there: no read-back, no host round trip). The cost model
+//! counts the recorded dispatches with their full workgroups, an upper bound of the work done.
 
 use super::alloc::{Allocator, STORAGE_RW};
 use super::cost::{CountedPass, GpuCounters, Phase};
 use super::layout::{groups, StrainLimitInfo};
 use super::options::GpuOptions;
 use super::pipelines::{bind, build, storage, uniform};
+use super::state::read_buffer;
 use super::state::GpuState;
+use crate::engine::PassTally;
 use crate::error::Result;
 use crate::model::StrainLimit;
 use crate::reference::strain_limit::VelocityRule;
 
+/// The words of the control buffer (twins of `CTL_*` in `shaders/strain_limit.wgsl`): passes run in
+/// all, steps limited, the most passes of one step.
+const CTL_TOTAL: usize = 3;
+const CTL_STEPS: usize = 4;
+const CTL_MOST: usize = 5;
+/// Bytes of the control buffer (eight words).
+const CTL_BYTES: u64 = 32;
+
 /// The strain-limiting kernels, buffers and bind groups of one model.
 pub struct StrainLimiter {
-    /// `strain_limit_pass`.
+    /// `strain_limit_first`: a step's first pass (always runs).
+    first: wgpu::ComputePipeline,
+    /// `strain_limit_check`: the first pass of a later pair.
+    check: wgpu::ComputePipeline,
+    /// `strain_limit_pass`: the second pass of a pair.
     pass: wgpu::ComputePipeline,
     /// `strain_limit_copy`.
     copy: wgpu::ComputePipeline,
@@ -27,6 +47,8 @@ pub struct StrainLimiter {
     info: wgpu::Buffer,
     /// The constants in `info`.
     consts: StrainLimitInfo,
+    /// The control words: the stop flag and the tally (`CTL_*`).
+    ctl: wgpu::Buffer,
     /// Bytes of the buffers.
     pub bytes: u64,
 }
@@ -44,25 +66,44 @@ impl StrainLimiter {
     ) -> Result<Option<Self>> {
         let Some(sl) = sl else { return Ok(None) };
         sl.validate()?;
-        let entries = [uniform(0), storage(1, true), storage(2, true), storage(3, true), storage(4, false), uniform(5), storage(6, true)];
-        let k = build(device, options, "strain_limit.wgsl", &[&entries], &["strain_limit_pass", "strain_limit_copy"])?;
+        let entries = [
+            uniform(0),
+            storage(1, true),
+            storage(2, true),
+            storage(3, true),
+            storage(4, false),
+            uniform(5),
+            storage(6, true),
+            storage(7, false),
+        ];
+        let names = ["strain_limit_first", "strain_limit_check", "strain_limit_pass", "strain_limit_copy"];
+        let k = build(device, options, "strain_limit.wgsl", &[&entries], &names)?;
         let layout = k.layout(0)?;
         let mut alloc = Allocator::new(device);
         let scratch = alloc.buffer("springsim.strain_scratch", st.state_bytes(), STORAGE_RW)?;
-        let consts = StrainLimitInfo { limit: sl.limit as f32, relaxation: sl.relaxation as f32, rod: rule.rod_flag(), _pad: 0 };
+        let ctl = alloc.buffer("springsim.strain_ctl", CTL_BYTES, STORAGE_RW)?;
+        let consts = StrainLimitInfo {
+            limit: sl.limit as f32,
+            relaxation: sl.relaxation as f32,
+            rod: rule.rod_flag(),
+            stop: sl.stop_stretch() as f32,
+        };
         let usage = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
         let info = alloc.buffer_init("springsim.strain_info", bytemuck::bytes_of(&consts), usage)?;
         let group = |src: &wgpu::Buffer, dst: &wgpu::Buffer| {
-            bind(device, &layout, "springsim.strain_limit", &[&st.params, &st.csr, &st.nbr, src, dst, &info, &st.nbr_1])
+            bind(device, &layout, "springsim.strain_limit", &[&st.params, &st.csr, &st.nbr, src, dst, &info, &st.nbr_1, &ctl])
         };
         let groups = [0, 1].map(|q| [group(&st.state[q], &scratch), group(&scratch, &st.state[q])]);
         Ok(Some(StrainLimiter {
+            first: k.pipeline("strain_limit_first")?,
+            check: k.pipeline("strain_limit_check")?,
             pass: k.pipeline("strain_limit_pass")?,
             copy: k.pipeline("strain_limit_copy")?,
             groups,
             passes: sl.passes,
             info,
             consts,
+            ctl,
             bytes: alloc.bytes(),
         }))
     }
@@ -80,13 +121,19 @@ impl StrainLimiter {
         self.passes
     }
 
-    /// Records the passes on `state[q]` (n particles): pass k reads state\[q\] (k even) or the scratch
-    /// and writes the other; an odd count ends with a copy back into state\[q\].
+    /// Records the passes on `state[q]` (n particles): pass k reads state\[q\] (k even: the first of a
+    /// pair, which checks) or the scratch and writes the other; an odd count ends with a copy back into
+    /// state\[q\]. What runs after a check that found every spring within the tolerance returns at once.
     pub fn encode(&self, pass: &mut CountedPass, q: usize, n: usize) {
         let g = groups(n);
         pass.phase(Phase::Collide);
-        pass.set_pipeline(&self.pass);
         for k in 0..self.passes as usize {
+            let pipeline = match k {
+                0 => &self.first,
+                _ if k % 2 == 0 => &self.check,
+                _ => &self.pass,
+            };
+            pass.set_pipeline(pipeline);
             pass.set_bind_group(0, &self.groups[q][k % 2], &[]);
             pass.dispatch_workgroups(g, 1, 1);
         }
@@ -95,5 +142,19 @@ impl StrainLimiter {
             pass.set_bind_group(0, &self.groups[q][1], &[]);
             pass.dispatch_workgroups(g, 1, 1);
         }
+    }
+
+    /// The passes run since the limiter was built, read back (one copy, one submit, one read-back: a
+    /// stall, for the end of a run).
+    pub fn tally(&self, device: &wgpu::Device, queue: &wgpu::Queue, counters: &GpuCounters) -> Result<PassTally> {
+        let mut alloc = Allocator::new(device);
+        let staging =
+            alloc.buffer("springsim.strain_ctl_staging", CTL_BYTES, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST)?;
+        let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.strain_tally") });
+        enc.copy_buffer_to_buffer(&self.ctl, 0, &staging, 0, CTL_BYTES);
+        counters.submit(queue, enc.finish());
+        let data = read_buffer(device, counters, &staging, CTL_BYTES)?;
+        let w: &[u32] = bytemuck::cast_slice(&data);
+        Ok(PassTally { passes: u64::from(w[CTL_TOTAL]), steps: u64::from(w[CTL_STEPS]), most: w[CTL_MOST] })
     }
 }

@@ -19,6 +19,12 @@
 //! (default 1.95) converges, but a Jacobi pass only carries a correction one spring further, so a
 //! hanging cloth needs many passes (`StrainLimit::passes`). A pinned particle (w = 0) never moves.
 //!
+//! The passes stop early: the first pass of each pair ([`strain_limit_first`], [`strain_limit_check`])
+//! also reports whether a spring of the state it reads is stretched beyond τ(1 + tolerance); when none
+//! is, that state is kept and the passes end ([`strain_limit_all`]). A step whose springs are within
+//! the limit costs one pass; the methods with small steps need a few, the ones with large steps more
+//! (a hanging cloth's correction travels one spring a pass).
+//!
 //! The velocities follow the positions by one of two rules ([`VelocityRule`], chosen by the method):
 //! - [`VelocityRule::Displacement`], Δvᵢ = Δxᵢ/h: the velocity stays the step's displacement over h,
 //!   right for the methods whose last position update uses the new velocity (symplectic Euler, the
@@ -71,14 +77,25 @@ pub const EPS_LEN: f64 = 1e-9;
 /// (xᵢ, vᵢ) (see the module docs); `h` is the step the displacement rule divides by, `rule` the
 /// velocity rule.
 pub fn strain_limit_pass(i: usize, m: &CpuModel, h: f64, sl: &StrainLimit, rule: VelocityRule, x: &[V3], v: &[V3]) -> (V3, V3) {
+    let (xi, vi, _) = strain_limit_check(i, m, h, sl, rule, x, v);
+    (xi, vi)
+}
+
+/// `strain_limit_check`: the pass of [`strain_limit_pass`] for particle i, and whether one of i's
+/// springs is stretched beyond the stopping threshold in the state it reads, (l − L)/L >
+/// [`StrainLimit::stop_stretch`] = τ(1 + tolerance). The first pass of every pair runs this; when no
+/// particle of the state reports a spring beyond it, the passes stop and keep the state read
+/// ([`strain_limit_all`]).
+pub fn strain_limit_check(i: usize, m: &CpuModel, h: f64, sl: &StrainLimit, rule: VelocityRule, x: &[V3], v: &[V3]) -> (V3, V3, bool) {
     let wi = m.inv_mass[i];
     if wi == 0.0 {
-        return (x[i], v[i]);
+        return (x[i], v[i], false);
     }
     let xi = x[i];
     let mut dx = V3::zeros();
     let mut dv = V3::zeros();
     let mut count = 0u32;
+    let mut over = false;
     for &e in m.incidence.of(i) {
         let s = (e >> 1) as usize;
         let j = if e & 1 == 0 { m.end_b[s] } else { m.end_a[s] } as usize;
@@ -86,6 +103,7 @@ pub fn strain_limit_pass(i: usize, m: &CpuModel, h: f64, sl: &StrainLimit, rule:
         let l = d.norm();
         let target = (1.0 + sl.limit) * m.rest[s];
         if l > target && l > EPS_LEN {
+            over |= l > (1.0 + sl.stop_stretch()) * m.rest[s];
             let wj = m.inv_mass[j];
             let share = wi / (wi + wj);
             dx -= d * (share * (l - target) / l);
@@ -95,14 +113,20 @@ pub fn strain_limit_pass(i: usize, m: &CpuModel, h: f64, sl: &StrainLimit, rule:
         }
     }
     if count == 0 {
-        return (xi, v[i]);
+        return (xi, v[i], false);
     }
     let scale = sl.relaxation / count as f64;
     dx *= scale;
     match rule {
-        VelocityRule::Displacement => (xi + dx, v[i] + dx / h),
-        VelocityRule::Rod => (xi + dx, v[i] + dv * scale),
+        VelocityRule::Displacement => (xi + dx, v[i] + dx / h, over),
+        VelocityRule::Rod => (xi + dx, v[i] + dv * scale, over),
     }
+}
+
+/// `strain_limit_first`: a step's first pass, the check of [`strain_limit_check`] (the GPU's kernel also
+/// starts the step's tally of passes run, which the CPU engine keeps on the host).
+pub fn strain_limit_first(i: usize, m: &CpuModel, h: f64, sl: &StrainLimit, rule: VelocityRule, x: &[V3], v: &[V3]) -> (V3, V3, bool) {
+    strain_limit_check(i, m, h, sl, rule, x, v)
 }
 
 /// `strain_limit_copy`: particle i's state copied (the GPU's last step of an odd number of passes,
@@ -111,14 +135,21 @@ pub fn strain_limit_copy(i: usize, x: &[V3], v: &[V3]) -> (V3, V3) {
     (x[i], v[i])
 }
 
-/// Every pass of `sl` over the whole state in place, sequentially (the CPU engine runs the same kernel
-/// in parallel: [`crate::cpu::strain_limit`]).
-pub fn strain_limit_all(m: &CpuModel, h: f64, sl: &StrainLimit, rule: VelocityRule, x: &mut [V3], v: &mut [V3]) {
-    for _ in 0..sl.passes {
-        let next: Vec<(V3, V3)> = (0..m.n).map(|i| strain_limit_pass(i, m, h, sl, rule, x, v)).collect();
-        for (i, (xi, vi)) in next.into_iter().enumerate() {
+/// The passes of `sl` over the whole state in place, sequentially (the CPU engine runs the same kernels
+/// in parallel: [`crate::cpu::strain_limit`]); returns the passes run. Pass k reads the state of pass
+/// k − 1; an even k runs [`strain_limit_check`], and when no particle reports a spring beyond
+/// [`StrainLimit::stop_stretch`] its output is dropped and the passes end with the state it read (it
+/// counts as run: the GPU ran it). At most `sl.passes` passes.
+pub fn strain_limit_all(m: &CpuModel, h: f64, sl: &StrainLimit, rule: VelocityRule, x: &mut [V3], v: &mut [V3]) -> u32 {
+    for k in 0..sl.passes {
+        let next: Vec<(V3, V3, bool)> = (0..m.n).map(|i| strain_limit_check(i, m, h, sl, rule, x, v)).collect();
+        if k % 2 == 0 && !next.iter().any(|r| r.2) {
+            return k + 1;
+        }
+        for (i, (xi, vi, _)) in next.into_iter().enumerate() {
             x[i] = xi;
             v[i] = vi;
         }
     }
+    sl.passes
 }

@@ -10,7 +10,7 @@ pub mod guard;
 mod guarded;
 pub mod plan;
 
-use crate::engine::{Engine, StateVectors, StepsReport};
+use crate::engine::{Engine, PassTally, StateVectors, StepsReport};
 use crate::error::{Error, Result};
 use crate::method::{Method, StepPlan};
 use adaptive::{AdaptiveStep, Verdict};
@@ -58,6 +58,9 @@ pub trait Simulator {
     fn divergences(&self) -> &[Divergence];
     /// Wall time spent in the guard's checks and checkpoints so far (s).
     fn guard_seconds(&self) -> f64;
+    /// Strain limiting's passes run so far (`None` without strain limiting); on the GPU a read-back, for
+    /// the end of a run.
+    fn strain_passes(&mut self) -> Result<Option<PassTally>>;
 }
 
 /// The energy a trial step of the adaptive implicit Euler may gain beyond the external forces' work, as a
@@ -268,6 +271,10 @@ impl<E: Engine> Simulator for Stepper<E> {
 
     fn guard_seconds(&self) -> f64 {
         self.watch.seconds
+    }
+
+    fn strain_passes(&mut self) -> Result<Option<PassTally>> {
+        self.engine.strain_passes()
     }
 }
 
