@@ -6,6 +6,7 @@
 //! [`super::global_mg`]); both give the same hierarchy bit for bit.
 
 use super::multigrid::{Csr, THETA};
+use super::PAR_N;
 
 /// Power iterations for ρ(D⁻¹A) per level.
 const RHO_ITERATIONS: usize = 20;
@@ -59,21 +60,30 @@ pub fn diag(a: &impl Rows) -> Vec<f64> {
         .collect()
 }
 
-/// ρ(D⁻¹A) by power iteration from a fixed start (rows with a zero diagonal are left out).
-fn rho_dinv_a(a: &impl Rows, dinv: &[f64]) -> f64 {
+/// ρ(D⁻¹A) by power iteration from a fixed start (rows with a zero diagonal are left out). Each product's
+/// rows are formed on the rayon pool for a large matrix (each entry alone: the result does not depend on
+/// the split).
+fn rho_dinv_a(a: &(impl Rows + Sync), dinv: &[f64]) -> f64 {
+    use rayon::prelude::*;
     let n = a.rows();
     let mut x: Vec<f64> = (0..n).map(|i| if dinv[i] > 0.0 { 1.0 + ((i * 7919) % 17) as f64 / 17.0 } else { 0.0 }).collect();
     let mut y = vec![0.0; n];
-    let mut row = Vec::new();
     let mut rho = 0.0;
     for _ in 0..RHO_ITERATIONS {
         let norm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
         if norm == 0.0 {
             return 1.0;
         }
-        for (i, yi) in y.iter_mut().enumerate() {
-            a.row_into(i, &mut row);
-            *yi = dinv[i] * row.iter().map(|&(j, v)| v * x[j as usize]).sum::<f64>() / norm;
+        let xs = &x[..];
+        let product = |row: &mut Vec<(u32, f64)>, (i, yi): (usize, &mut f64)| {
+            a.row_into(i, row);
+            *yi = dinv[i] * row.iter().map(|&(j, v)| v * xs[j as usize]).sum::<f64>() / norm;
+        };
+        if n < PAR_N {
+            let mut row = Vec::new();
+            y.iter_mut().enumerate().for_each(|e| product(&mut row, e));
+        } else {
+            y.par_iter_mut().with_min_len(PAR_N / 4).enumerate().for_each_init(Vec::new, product);
         }
         rho = y.iter().map(|v| v * v).sum::<f64>().sqrt();
         std::mem::swap(&mut x, &mut y);
@@ -83,7 +93,7 @@ fn rho_dinv_a(a: &impl Rows, dinv: &[f64]) -> f64 {
 
 /// The Jacobi sweep's weights ω/a_ii per row (0 on empty rows), ω = 4/(3ρ(D⁻¹A)), and the number of
 /// live rows (a positive diagonal).
-pub fn smoothing(a: &impl Rows) -> (Vec<f64>, usize) {
+pub fn smoothing(a: &(impl Rows + Sync)) -> (Vec<f64>, usize) {
     let d = diag(a);
     let dinv: Vec<f64> = d.iter().map(|&v| if v > 0.0 { 1.0 / v } else { 0.0 }).collect();
     let live = d.iter().filter(|&&v| v > 0.0).count();
