@@ -2,20 +2,21 @@
 //! [`crate::linalg::spring_mg::SpringMg`] with one sweep each side, preconditioning the GPU PCG.
 //!
 //! The hierarchy's structure (aggregates, the lists each coarse block sums, the coarse levels'
-//! incidence) is built on the CPU once per model by [`SpringMg::for_model`], the
-//! hierarchy of the CPU engine, and uploaded once ([`ImplicitMg::new`]). Each step, after
+//! incidence) is built on the CPU once per model by [`SpringLevels::for_model`], that of the CPU engine's
+//! hierarchy, and uploaded once ([`ImplicitMg::new`]). Each step, after
 //! `implicit_prepare`, [`ImplicitMg::encode_update`] re-sums the coarse levels' blocks level by level and
 //! factors the last level (a dense Cholesky in one workgroup); the V-cycle
 //! ([`ImplicitMg::encode_vcycle`]) is recorded by the PCG after `pcg_begin` and after every `pcg_update`.
 //! Every dispatch reads its `ImgPass` at a dynamic offset of one uniform buffer (as `MgPass` does for
 //! local/global's multigrid). Nothing is read back.
 
-use super::alloc::Allocator;
+use super::alloc::{Allocator, UploadWriter};
 use super::cost::CountedPass;
 use super::layout::{groups, ImgPass};
 use super::pipelines::{dynamic_uniform, storage, Kernels};
 use crate::error::Result;
-use crate::linalg::spring_mg::{spring_order, SpringMg, ALPHA};
+use crate::linalg::spring_levels::SpringLevels;
+use crate::linalg::spring_mg::{spring_order, ALPHA};
 use crate::reference::model::CpuModel;
 
 /// One kernel of the update or of the V-cycle.
@@ -111,52 +112,41 @@ struct LevelAt {
     bxt: [u32; 3],
 }
 
-fn push(words: &mut Vec<u32>, v: &[u32]) -> u32 {
-    let at = words.len() as u32;
-    words.extend_from_slice(v);
-    at
+/// Places `len` words after the `at` placed so far: their offset.
+fn place(at: &mut u32, len: usize) -> u32 {
+    let offset = *at;
+    *at += len as u32;
+    offset
 }
 
 impl ImplicitMg {
-    /// The hierarchy of `m` that the GPU can run: the CPU engine's ([`SpringMg::for_model`]), when its last
-    /// level is factored ([`SpringMg::factors_last_level`]); `None` for a model too small to coarsen
-    /// (≤ 128 free particles) or whose coarsening stalls, which the GPU then preconditions with Jacobi.
-    pub fn hierarchy(m: &CpuModel) -> Result<Option<SpringMg>> {
-        let mg = SpringMg::for_model(m)?;
+    /// The hierarchy of `m` that the GPU can run: the structure of the CPU engine's
+    /// ([`crate::linalg::spring_mg::SpringMg::for_model`], built without its fine graph by
+    /// [`SpringLevels::for_model`]), when its last level is factored ([`SpringLevels::factors_last_level`]);
+    /// `None` for a model too small to coarsen (≤ 128 free particles) or whose coarsening stalls, which the
+    /// GPU then preconditions with Jacobi.
+    pub fn hierarchy(m: &CpuModel) -> Result<Option<SpringLevels>> {
+        let mg = SpringLevels::for_model(m);
         Ok(mg.factors_last_level().then_some(mg))
     }
 
     /// Uploads `mg` (built by [`ImplicitMg::hierarchy`] for `m`) for the PCG of n = `m.n` particles,
     /// through `alloc` (every buffer checked against the device's limits before any is allocated).
-    pub fn new(device: &wgpu::Device, alloc: &mut Allocator, kernels: &ImgKernels, m: &CpuModel, mg: &SpringMg) -> Result<Self> {
+    pub fn new(device: &wgpu::Device, alloc: &mut Allocator, kernels: &ImgKernels, m: &CpuModel, mg: &SpringLevels) -> Result<Self> {
         let n = m.n;
         let nl = mg.levels();
         let sizes = mg.sizes();
-        let mut words: Vec<u32> = Vec::new();
+        // the lists' word offsets, placed in the order `fill_lists` writes them
+        let mut words = 0u32;
         // level 0: each fine edge (the sweep's order of springs) → an incidence entry of a free end
-        // (implicit_prepare writes no blocks for a pinned particle's entries)
-        let order = spring_order(m);
-        let mut first = vec![u32::MAX; m.end_a.len()];
-        for free in [true, false] {
-            for i in (0..n).filter(|&i| (m.inv_mass[i] != 0.0) == free) {
-                for e in m.incidence.offsets[i]..m.incidence.offsets[i + 1] {
-                    let s = (m.incidence.entries[e as usize] / 2) as usize;
-                    if first[s] == u32::MAX {
-                        first[s] = e;
-                    }
-                }
-            }
-        }
-        let ent: Vec<u32> = order.iter().map(|&s| first[s as usize]).collect();
-        let ent_at = push(&mut words, &ent);
-        drop(ent);
+        let ent_at = place(&mut words, m.end_a.len());
         let mut links = Vec::new();
         for l in 0..nl - 1 {
             let [(mp, ms), (gp, gs), (ep, es)] = mg.link_lists(l);
-            let agg = push(&mut words, mg.aggregates(l));
-            let mem = [push(&mut words, mp), push(&mut words, ms)];
-            let gr = [push(&mut words, gp), push(&mut words, gs)];
-            let ed = [push(&mut words, ep), push(&mut words, es)];
+            let agg = place(&mut words, mg.aggregates(l).len());
+            let mem = [place(&mut words, mp.len()), place(&mut words, ms.len())];
+            let gr = [place(&mut words, gp.len()), place(&mut words, gs.len())];
+            let ed = [place(&mut words, ep.len()), place(&mut words, es.len())];
             links.push(LinkAt { agg, mem, gr, ed });
         }
         // level 0: D⁻¹ at vals 0, (b, x, t) at the start of img_vecs
@@ -166,7 +156,7 @@ impl ImplicitMg {
         for l in 1..nl {
             let (nodes, ptr, inc) = mg.level_lists(l);
             let (nodes, edges) = (nodes as u32, mg.level_edges(l) as u32);
-            let inc = [push(&mut words, ptr), push(&mut words, bytemuck::cast_slice(inc))];
+            let inc = [place(&mut words, ptr.len()), place(&mut words, 2 * inc.len())];
             let ground = vals_len;
             let edge = ground + 2 * nodes;
             let dinv = edge + 2 * edges;
@@ -260,7 +250,7 @@ impl ImplicitMg {
         let rw = super::alloc::STORAGE_RW;
         let read = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         let sized = [
-            ("springsim.implicit_mg_lists", words.len() as u64 * 4, read),
+            ("springsim.implicit_mg_lists", words as u64 * 4, read),
             ("springsim.implicit_mg_vals", vals_len as u64 * 16, rw),
             ("springsim.implicit_mg_vecs", vecs_len as u64 * 16, rw),
             ("springsim.implicit_mg_dense", 9 * last * last * 4, rw),
@@ -269,8 +259,7 @@ impl ImplicitMg {
             alloc.check(label, size, usage)?;
         }
         let before = alloc.bytes();
-        let lists = alloc.buffer_init(sized[0].0, bytemuck::cast_slice(&words), read)?;
-        drop(words);
+        let lists = alloc.buffer_fill(sized[0].0, sized[0].1, read, |w| fill_lists(w, m, mg))?;
         let vals = alloc.storage(sized[1].0, sized[1].1, wgpu::BufferUsages::empty())?;
         let vecs = alloc.storage(sized[2].0, sized[2].1, wgpu::BufferUsages::empty())?;
         let dense = alloc.storage(sized[3].0, sized[3].1, wgpu::BufferUsages::empty())?;
@@ -331,4 +320,38 @@ impl ImplicitMg {
     pub fn vcycle_shape(&self) -> (u64, u64) {
         (self.vcycle[0].len() as u64, self.vcycle[0].iter().map(|&(_, _, c)| c as u64).sum())
     }
+}
+
+/// Writes the lists in the order [`ImplicitMg::new`] placed them: level 0's incidence entry of each fine
+/// edge, then per level its aggregates and link lists, then per coarse level its incidence. The host
+/// holds no copy of them: level 0's entries are formed a chunk at a time.
+fn fill_lists(w: &mut UploadWriter, m: &CpuModel, mg: &SpringLevels) -> Result<()> {
+    // each spring's first incidence entry at a free end (else at a pinned one: implicit_prepare writes no
+    // blocks for a pinned particle's entries)
+    let mut first = vec![u32::MAX; m.end_a.len()];
+    for free in [true, false] {
+        for i in (0..m.n).filter(|&i| (m.inv_mass[i] != 0.0) == free) {
+            for e in m.incidence.offsets[i]..m.incidence.offsets[i + 1] {
+                let s = (m.incidence.entries[e as usize] / 2) as usize;
+                if first[s] == u32::MAX {
+                    first[s] = e;
+                }
+            }
+        }
+    }
+    w.records(spring_order(m).into_iter().map(|s| first[s as usize]))?;
+    drop(first);
+    for l in 0..mg.levels() - 1 {
+        w.words(mg.aggregates(l))?;
+        for (ptr, src) in mg.link_lists(l) {
+            w.words(ptr)?;
+            w.words(src)?;
+        }
+    }
+    for l in 1..mg.levels() {
+        let (_, ptr, inc) = mg.level_lists(l);
+        w.words(ptr)?;
+        w.words(bytemuck::cast_slice(inc))?;
+    }
+    Ok(())
 }

@@ -25,7 +25,7 @@ use super::step_end::StepEnd;
 use crate::error::{Error, Result};
 use crate::linalg::chebyshev::{chebyshev_rho, multigrid_rho, CHEBYSHEV_POWER_ITERATIONS, MULTIGRID_RHO_ITERATIONS};
 use crate::linalg::global::GlobalCholesky;
-use crate::linalg::multigrid::Multigrid;
+use crate::linalg::{global_mg::GlobalMg, multigrid::Multigrid};
 use crate::method::{FactorPrecision, GlobalSolve, Method, Preconditioner, StepSettings};
 use crate::reference::local_global::LgParams;
 use crate::reference::model::{CpuModel, V3};
@@ -314,18 +314,17 @@ impl LocalGlobalIntegrator {
         let mut alloc = if stream { Allocator::streaming(device, &self.buffers.queue) } else { Allocator::new(device) };
         let multigrid = match precond {
             Preconditioner::Multigrid => {
-                let mut cpu = Multigrid::for_global(m, &params)?;
-                let use_ = if global == GlobalSolve::Chebyshev {
-                    // ρ of I − BA, in f64 with the CPU twin of the V-cycle
+                let (hierarchy, use_) = if global == GlobalSolve::Chebyshev {
+                    // ρ of I − BA, in f64 with the CPU twin of the V-cycle (which needs every level stored)
+                    let mut cpu = Multigrid::for_global(m, &params)?;
                     rho = multigrid_rho(m, &params, &mut cpu, MULTIGRID_RHO_ITERATIONS);
-                    MgUse::Chebyshev
+                    (GlobalMg::stored(cpu), MgUse::Chebyshev)
                 } else {
-                    MgUse::Pcg
+                    // the finest matrix formed from the model when read, never stored on the host
+                    (GlobalMg::for_global(m, &params)?, MgUse::Pcg)
                 };
-                let mg_kernels = self.kernels.ensure_multigrid(device, options)?;
-                let data =
-                    MultigridData::new(device, &mut alloc, mg_kernels, &self.buffers.pcg, m.n, &cpu, use_, options.split_bytes(device))?;
-                Some(data)
+                let (kernels, split) = (self.kernels.ensure_multigrid(device, options)?, options.split_bytes(device));
+                Some(MultigridData::new(device, &mut alloc, kernels, &self.buffers.pcg, m.n, &hierarchy, use_, split)?)
             }
             Preconditioner::Jacobi | Preconditioner::Auto => None,
         };

@@ -2,8 +2,9 @@
 //! V(1,1)-cycle that preconditions the PCG of Liu's `cg` global step, the twin of
 //! [`crate::cpu::multigrid::Multigrid::apply`].
 //!
-//! The hierarchy is built on the CPU in f64 ([`Multigrid::for_global`]) once per step size and uploaded
-//! in f32: [`MultigridData`] holds its matrices, the coarse levels' vectors and one [`MgPass`] per
+//! The hierarchy is built on the CPU in f64 once per step size ([`GlobalMg::for_global`]: that of
+//! [`crate::linalg::multigrid::Multigrid::for_global`] without its finest matrix stored) and uploaded in
+//! f32: [`MultigridData`] holds its matrices, the coarse levels' vectors and one [`MgPass`] per
 //! dispatch. A V-cycle is recorded into the PCG's compute pass after `pcg_begin` and after every
 //! `pcg_update`, or between `lg_cheb_residual` and `lg_cheb_combine` of each Chebyshev iteration
 //! ([`MultigridData::encode`]); nothing is read back.
@@ -15,7 +16,9 @@ use super::options::GpuOptions;
 use super::pcg::PcgBuffers;
 use super::pipelines::{bind, bind_dynamic, build, dynamic_uniform, storage};
 use crate::error::{Error, Result};
-use crate::linalg::multigrid::{Csr, Multigrid};
+use crate::linalg::aggregation::Rows;
+use crate::linalg::global_mg::{GlobalMg, LevelMatrix};
+use crate::linalg::multigrid::Csr;
 
 /// Bindings of the multigrid matrices (`mat`, `mat_1`): 2 × 128 MiB.
 pub const MAT_SLOTS: usize = 2;
@@ -108,8 +111,41 @@ impl MatLayout {
 
     /// Places a CSR matrix: (offsets, columns, values).
     fn csr(&mut self, m: &Csr) -> [u32; 3] {
-        [self.place(m.ptr.len()), self.place(m.col.len()), self.place(m.val.len())]
+        self.matrix(m.rows(), m.nnz())
     }
+
+    /// Places a CSR matrix of `rows` rows and `nnz` entries: (offsets, columns, values).
+    fn matrix(&mut self, rows: usize, nnz: usize) -> [u32; 3] {
+        [self.place(rows + 1), self.place(nnz), self.place(nnz)]
+    }
+}
+
+/// Writes a level's matrix placed at `at` by [`MatLayout::matrix`]: stored, as [`write_csr`]; formed,
+/// row by row (offsets, columns, values: the rows formed three times, one row held at a time).
+fn write_matrix(w: &mut UploadWriter, m: LevelMatrix, at: [u32; 3]) -> Result<()> {
+    let a = match m {
+        LevelMatrix::Stored(a) => return write_csr(w, a, at),
+        LevelMatrix::Formed(a, _) => a,
+    };
+    let (mut row, mut words) = (Vec::new(), Vec::new());
+    expect_at(w, at[0])?;
+    w.words(&[0])?;
+    let mut end = 0u32;
+    for i in 0..a.rows() {
+        a.row_into(i, &mut row);
+        end += row.len() as u32;
+        w.words(&[end])?;
+    }
+    for (k, part) in [at[1], at[2]].into_iter().enumerate() {
+        expect_at(w, part)?;
+        for i in 0..a.rows() {
+            a.row_into(i, &mut row);
+            words.clear();
+            words.extend(row.iter().map(|&(j, v)| if k == 0 { j } else { (v as f32).to_bits() }));
+            w.words(&words)?;
+        }
+    }
+    Ok(())
 }
 
 /// Writes a CSR matrix placed at `at` by [`MatLayout::csr`]: offsets, columns, values in f32.
@@ -148,14 +184,15 @@ impl MultigridData {
         pipes: &MultigridKernels,
         pcg_buffers: &PcgBuffers,
         n: usize,
-        mg: &Multigrid,
+        mg: &GlobalMg,
         use_: MgUse,
         split: u64,
     ) -> Result<Self> {
         let pcg_groups = groups(n);
         let n = n as u32;
         let cg_n = CG_VECTORS as u32 * n;
-        let nl = mg.levels.len();
+        let levels = mg.levels();
+        let nl = levels.len();
         let mut layout = MatLayout::default();
         // per level: A, ω/a_ii, P, R; vectors (b, x, t)
         let mut a = Vec::new();
@@ -163,10 +200,10 @@ impl MultigridData {
         let mut pr = Vec::new();
         let mut vecs = Vec::new();
         let mut mgv_len = 0u32;
-        for (l, lv) in mg.levels.iter().enumerate() {
-            a.push(layout.csr(&lv.a));
+        for (l, lv) in levels.iter().enumerate() {
+            a.push(layout.matrix(lv.a.rows(), lv.a.nnz()));
             wd.push(layout.place(lv.wdinv.len()));
-            pr.push(if l + 1 < nl { [layout.csr(&lv.p), layout.csr(&lv.r)] } else { [[0; 3]; 2] });
+            pr.push(if l + 1 < nl { [layout.csr(lv.p), layout.csr(lv.r)] } else { [[0; 3]; 2] });
             let rows = lv.a.rows() as u32;
             vecs.push(if l == 0 {
                 // the PCG's r (Chebyshev: p0), z and Ap (pcg.wgsl's SEG_R, SEG_P, SEG_Z, SEG_AP)
@@ -177,7 +214,7 @@ impl MultigridData {
                 [base, base + rows, base + 2 * rows]
             });
         }
-        let inv_at = layout.csr(&mg.coarse_inv);
+        let inv_at = layout.csr(mg.coarse_inv());
         let [ip, ic, iv] = inv_at;
         let stride = device.limits().min_uniform_buffer_offset_alignment.max(std::mem::size_of::<MgPass>() as u32);
         let mut entries: Vec<MgPass> = Vec::new();
@@ -194,19 +231,19 @@ impl MultigridData {
             }
         };
         for l in 0..nl - 1 {
-            let rows = mg.levels[l].a.rows() as u32;
+            let rows = levels[l].a.rows() as u32;
             let [b, x, t] = vecs[l];
             let [ap, ac, av] = a[l];
             let e = MgPass { rows, m_ptr: ap, m_col: ac, m_val: av, wdinv: wd[l], b, x, t, ..base };
             add(e, Kernel::Down, &[0, 1], &mut plan);
             let [rp, rc, rv] = pr[l][1];
-            let e = MgPass { rows: mg.levels[l + 1].a.rows() as u32, m_ptr: rp, m_col: rc, m_val: rv, t, other: vecs[l + 1][0], ..base };
+            let e = MgPass { rows: levels[l + 1].a.rows() as u32, m_ptr: rp, m_col: rc, m_val: rv, t, other: vecs[l + 1][0], ..base };
             add(e, Kernel::Restrict, &[0, 1], &mut plan);
         }
         {
             let l = nl - 1;
             let [b, x, t] = vecs[l];
-            let e = MgPass { rows: mg.levels[l].a.rows() as u32, m_ptr: ip, m_col: ic, m_val: iv, b, x, t, ..base };
+            let e = MgPass { rows: levels[l].a.rows() as u32, m_ptr: ip, m_col: ic, m_val: iv, b, x, t, ..base };
             if l == 0 {
                 add(MgPass { slot: slot(0), ..e }, Kernel::Coarse, &[0], &mut plan);
                 add(MgPass { slot: slot(1), ..e }, Kernel::Coarse, &[1], &mut plan);
@@ -215,7 +252,7 @@ impl MultigridData {
             }
         }
         for l in (0..nl - 1).rev() {
-            let rows = mg.levels[l].a.rows() as u32;
+            let rows = levels[l].a.rows() as u32;
             let [b, x, t] = vecs[l];
             let [pp, pc, pv] = pr[l][0];
             let e = MgPass { rows, m_ptr: pp, m_col: pc, m_val: pv, b, x, t, other: vecs[l + 1][1], ..base };
@@ -238,16 +275,16 @@ impl MultigridData {
         let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         // written through the mappings in the layout's order: no host copy of the f32 matrices
         let mat = alloc.split_fill("springsim.mg_mat", layout.words as u64 * 4, split, MAT_SLOTS, usage, |w| {
-            for (l, lv) in mg.levels.iter().enumerate() {
-                write_csr(w, &lv.a, a[l])?;
+            for (l, lv) in levels.iter().enumerate() {
+                write_matrix(w, lv.a, a[l])?;
                 expect_at(w, wd[l])?;
                 w.f32s(lv.wdinv.iter().copied())?;
                 if l + 1 < nl {
-                    write_csr(w, &lv.p, pr[l][0])?;
-                    write_csr(w, &lv.r, pr[l][1])?;
+                    write_csr(w, lv.p, pr[l][0])?;
+                    write_csr(w, lv.r, pr[l][1])?;
                 }
             }
-            write_csr(w, &mg.coarse_inv, inv_at)
+            write_csr(w, mg.coarse_inv(), inv_at)
         })?;
         let mat_bindings = mat.bindings();
         let mgv = alloc.storage("springsim.mgv", mgv_len as u64 * 16, wgpu::BufferUsages::empty())?;

@@ -1,15 +1,20 @@
 //! Sparse linear algebra in f64 under both engines: the faer sparse Cholesky with a fixed pattern
 //! ([`sparse`]), its fill-reducing orderings ([`ordering`]), the smoothed-aggregation multigrid hierarchy
-//! and its V-cycle ([`multigrid`]), conjugate gradients ([`cg`]) and the factored global matrix of Liu's
-//! local/global step ([`global`]). Imports the reference (model layout, kernel parameters), never the
-//! engines.
+//! and its V-cycle ([`multigrid`], each level built by [`aggregation`] from its matrix read a row at a
+//! time; the GPU's without its finest matrix stored, [`global_mg`]), implicit Euler's aggregation
+//! multigrid ([`spring_mg`], its structure in [`spring_levels`]), conjugate gradients ([`cg`]) and the
+//! factored global matrix of Liu's local/global step ([`global`]). Imports the reference (model layout,
+//! kernel parameters), never the engines.
 
+pub mod aggregation;
 pub mod cg;
 pub mod chebyshev;
 pub mod global;
+pub mod global_mg;
 pub mod multigrid;
 pub mod ordering;
 pub mod sparse;
+pub mod spring_levels;
 pub mod spring_mg;
 mod supernodal;
 

@@ -35,6 +35,8 @@
 //! per-row twins (`mg_down`, `mg_restrict`, `mg_coarse`, `mg_up`, `mg_post`) are in
 //! [`crate::reference::multigrid`], and [`Multigrid::apply`] calls them.
 
+pub use super::aggregation::aggregate;
+use super::aggregation::{coarsen, merge_row, smoothing, Rows};
 use super::for_each_particle;
 use crate::error::{Error, Result};
 use crate::reference::local_global::{entry_spring, LgParams};
@@ -48,8 +50,6 @@ pub const THETA: f64 = 0.08;
 pub const COARSE_ROWS: usize = 256;
 /// The most levels of a hierarchy.
 pub const MAX_LEVELS: usize = 10;
-/// Power iterations for ρ(D⁻¹A) per level.
-const RHO_ITERATIONS: usize = 20;
 
 /// A sparse matrix in compressed rows (columns sorted within each row).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -101,15 +101,9 @@ impl Csr {
     pub fn from_rows(cols: usize, rows: impl IntoIterator<Item = Vec<(u32, f64)>>) -> Csr {
         let mut m = Csr { cols, ptr: vec![0], ..Default::default() };
         for mut r in rows {
-            r.sort_by_key(|e| e.0);
-            for (c, v) in r {
-                if m.col.len() > *m.ptr.last().unwrap_or(&0) as usize && m.col.last() == Some(&c) {
-                    *m.val.last_mut().expect("an entry") += v;
-                } else {
-                    m.col.push(c);
-                    m.val.push(v);
-                }
-            }
+            merge_row(&mut r);
+            m.col.extend(r.iter().map(|e| e.0));
+            m.val.extend(r.iter().map(|e| e.1));
             m.ptr.push(m.col.len() as u32);
         }
         // the rows come one at a time (no host copy of them all): the arrays grew by doubling
@@ -169,13 +163,59 @@ impl Csr {
 /// operator of `lg_apply` in `crate::cpu::local_global`): for a free i, a_ii = mᵢ(1 + h d₀ + h² s) + h² Σₑ kₑ
 /// and a_ij = −h² Σ k over the springs joining i to a free j; pinned rows and columns are empty.
 pub fn global_matrix(m: &CpuModel, p: &LgParams) -> Csr {
-    let h2 = p.h * p.h;
-    let rows = (0..m.n).map(|i| {
+    let rows = GlobalRows::new(m, p);
+    // row by row: one row's entries at a time besides the matrix
+    Csr::from_rows(
+        m.n,
+        (0..m.n).map(|i| {
+            let mut r = Vec::new();
+            rows.row_into(i, &mut r);
+            r
+        }),
+    )
+}
+
+/// The rows of [`global_matrix`], each formed from the model when it is read: the matrix without its
+/// storage (12 B an entry in f64, some 13 entries a particle on a cloth).
+#[derive(Clone, Copy)]
+pub struct GlobalRows<'a> {
+    m: &'a CpuModel,
+    /// h².
+    h2: f64,
+    /// 1 + h d₀ + h² s.
+    mass_diag: f64,
+}
+
+impl<'a> GlobalRows<'a> {
+    /// The rows of `m`'s global matrix at `p.h`.
+    pub fn new(m: &'a CpuModel, p: &LgParams) -> Self {
+        GlobalRows { m, h2: p.h * p.h, mass_diag: p.mass_diag }
+    }
+
+    /// Stored entries (one pass over the rows).
+    pub fn nnz(&self) -> usize {
+        let mut row = Vec::new();
+        (0..self.m.n)
+            .map(|i| {
+                self.row_into(i, &mut row);
+                row.len()
+            })
+            .sum()
+    }
+}
+
+impl Rows for GlobalRows<'_> {
+    fn rows(&self) -> usize {
+        self.m.n
+    }
+
+    fn row_into(&self, i: usize, r: &mut Vec<(u32, f64)>) {
+        let (m, h2) = (self.m, self.h2);
+        r.clear();
         if m.inv_mass[i] == 0.0 {
-            return Vec::new();
+            return;
         }
-        let mut r = Vec::with_capacity(m.incidence.of(i).len() + 1);
-        let mut diag = m.mass[i] * p.mass_diag;
+        let mut diag = m.mass[i] * self.mass_diag;
         for &e in m.incidence.of(i) {
             let (s, sign) = entry_spring(e);
             let j = if sign > 0.0 { m.end_b[s] } else { m.end_a[s] };
@@ -185,10 +225,8 @@ pub fn global_matrix(m: &CpuModel, p: &LgParams) -> Csr {
             }
         }
         r.push((i as u32, diag));
-        r
-    });
-    // row by row: one row's entries at a time besides the matrix
-    Csr::from_rows(m.n, rows)
+        merge_row(r);
+    }
 }
 
 /// One level of the hierarchy.
@@ -215,63 +253,6 @@ pub struct Multigrid {
     /// Per level: (b, x, t), the right-hand side, the iterate and the result/residual (allocated by the
     /// first [`Multigrid::apply`]).
     work: Vec<[Vec<V3>; 3]>,
-}
-
-/// The greedy aggregation of the rows of `a` with a nonzero diagonal (Vaněk et al. §3.1): the aggregate
-/// of each row (`u32::MAX` for empty rows) and the number of aggregates.
-pub fn aggregate(a: &Csr) -> (Vec<u32>, usize) {
-    let n = a.rows();
-    let d = a.diag();
-    // the strong neighbours of every row in compressed rows (u32), not a Vec per row
-    let mut list_ptr = Vec::with_capacity(n + 1);
-    let mut list: Vec<u32> = Vec::new();
-    list_ptr.push(0usize);
-    for i in 0..n {
-        list.extend(a.row(i).filter(|&(j, v)| j != i && d[j] > 0.0 && v.abs() >= THETA * (d[i] * d[j]).sqrt()).map(|(j, _)| j as u32));
-        list_ptr.push(list.len());
-    }
-    let lists = |i: usize| &list[list_ptr[i]..list_ptr[i + 1]];
-    let strong = |i: usize| lists(i).iter().map(|&j| j as usize);
-    const NONE: u32 = u32::MAX;
-    let mut agg = vec![NONE; n];
-    let mut count = 0u32;
-    // 1: roots whose whole strong neighbourhood is free
-    for i in 0..n {
-        if d[i] <= 0.0 || agg[i] != NONE || strong(i).any(|j| agg[j] != NONE) {
-            continue;
-        }
-        agg[i] = count;
-        for j in strong(i) {
-            agg[j] = count;
-        }
-        count += 1;
-    }
-    // 2: the rest join a neighbouring aggregate of pass 1 (the strongest connection)
-    let first = agg.clone();
-    for i in 0..n {
-        if d[i] <= 0.0 || agg[i] != NONE {
-            continue;
-        }
-        let best =
-            a.row(i).filter(|&(j, _)| first[j] != NONE && lists(i).contains(&(j as u32))).max_by(|x, y| x.1.abs().total_cmp(&y.1.abs()));
-        if let Some((j, _)) = best {
-            agg[i] = first[j];
-        }
-    }
-    // 3: what is left forms aggregates with its unaggregated strong neighbours
-    for i in 0..n {
-        if d[i] <= 0.0 || agg[i] != NONE {
-            continue;
-        }
-        agg[i] = count;
-        for j in strong(i) {
-            if agg[j] == NONE {
-                agg[j] = count;
-            }
-        }
-        count += 1;
-    }
-    (agg, count as usize)
 }
 
 /// The most live rows of a last level solved by its dense inverse; a larger one (a model whose
@@ -312,68 +293,6 @@ fn coarse_inverse(a: &Csr) -> Result<Csr> {
     ))
 }
 
-/// ρ(D⁻¹A) by power iteration from a fixed start (rows with a zero diagonal are left out).
-fn rho_dinv_a(a: &Csr, dinv: &[f64]) -> f64 {
-    let n = a.rows();
-    let mut x: Vec<f64> = (0..n).map(|i| if dinv[i] > 0.0 { 1.0 + ((i * 7919) % 17) as f64 / 17.0 } else { 0.0 }).collect();
-    let mut y = vec![0.0; n];
-    let mut rho = 0.0;
-    for _ in 0..RHO_ITERATIONS {
-        let norm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
-        if norm == 0.0 {
-            return 1.0;
-        }
-        for (i, yi) in y.iter_mut().enumerate() {
-            *yi = dinv[i] * a.row(i).map(|(j, v)| v * x[j]).sum::<f64>() / norm;
-        }
-        rho = y.iter().map(|v| v * v).sum::<f64>().sqrt();
-        std::mem::swap(&mut x, &mut y);
-    }
-    rho
-}
-
-/// The Galerkin product R·(A·P) as `r.matmul(&a.matmul(p))` computes it, bit for bit, without holding
-/// A·P: each row of A·P is formed when a row of R needs it (again for each row of R that does), so the
-/// host holds one row of it instead of a matrix as large as A.
-fn galerkin(r: &Csr, a: &Csr, p: &Csr) -> Csr {
-    let nc = p.cols;
-    // R·(AP)'s accumulator, as `matmul`'s
-    let (mut acc, mut seen, mut cols) = (vec![0.0; nc], vec![u32::MAX; nc], Vec::<u32>::new());
-    // one row of A·P: values, the generation that last wrote each column, its columns
-    let (mut ap, mut gen, mut ap_cols) = (vec![0.0; nc], vec![0usize; nc], Vec::<u32>::new());
-    let mut now = 0usize;
-    let rows = (0..r.rows()).map(|c| {
-        cols.clear();
-        for (k, rv) in r.row(c) {
-            now += 1;
-            ap_cols.clear();
-            for (kk, av) in a.row(k) {
-                for (j, pv) in p.row(kk) {
-                    if gen[j] != now {
-                        gen[j] = now;
-                        ap[j] = 0.0;
-                        ap_cols.push(j as u32);
-                    }
-                    ap[j] += av * pv;
-                }
-            }
-            // the row of A·P in column order, as the stored product holds it
-            ap_cols.sort_unstable();
-            for &j in &ap_cols {
-                let (j, v) = (j as usize, ap[j as usize]);
-                if seen[j] != c as u32 {
-                    seen[j] = c as u32;
-                    acc[j] = 0.0;
-                    cols.push(j as u32);
-                }
-                acc[j] += rv * v;
-            }
-        }
-        cols.iter().map(|&j| (j, acc[j as usize])).collect::<Vec<_>>()
-    });
-    Csr::from_rows(nc, rows)
-}
-
 impl Multigrid {
     /// The hierarchy of Liu's global matrix of `m` at `p.h` (see the module doc).
     pub fn for_global(m: &CpuModel, p: &LgParams) -> Result<Self> {
@@ -383,50 +302,26 @@ impl Multigrid {
     /// The hierarchy of a symmetric positive definite matrix `a0` (rows with no diagonal entry are
     /// eliminated rows: the V-cycle returns 0 there).
     pub fn new(a0: Csr) -> Result<Self> {
+        Multigrid::build(a0, MAX_LEVELS)
+    }
+
+    /// [`Multigrid::new`] with at most `max_levels` levels.
+    pub(crate) fn build(a0: Csr, max_levels: usize) -> Result<Self> {
         let mut levels = Vec::new();
         let mut a = a0;
         loop {
-            // (the diagonal and its inverse are dropped before the products below)
-            let (wdinv, live) = {
-                let d = a.diag();
-                let dinv: Vec<f64> = d.iter().map(|&v| if v > 0.0 { 1.0 / v } else { 0.0 }).collect();
-                let omega = 4.0 / (3.0 * rho_dinv_a(&a, &dinv).max(1e-12));
-                (dinv.iter().map(|v| v * omega).collect::<Vec<f64>>(), d.iter().filter(|&&v| v > 0.0).count())
-            };
-            if a.rows() <= COARSE_ROWS || levels.len() + 1 == MAX_LEVELS {
-                levels.push(Level { a, wdinv, ..Default::default() });
-                break;
-            }
-            let (agg, nc) = aggregate(&a);
-            if nc == 0 || nc * 10 > live * 9 {
-                // no useful coarsening (e.g. no strong connections): stop here
-                levels.push(Level { a, wdinv, ..Default::default() });
-                break;
-            }
-            // the tentative prolongator: the normalised constant on each aggregate
-            let mut size = vec![0.0f64; nc];
-            for &c in &agg {
-                if c != u32::MAX {
-                    size[c as usize] += 1.0;
+            let (wdinv, live) = smoothing(&a);
+            let next = if a.rows() <= COARSE_ROWS || levels.len() + 1 >= max_levels { None } else { coarsen(&a, &wdinv, live) };
+            match next {
+                Some((p, r, coarse)) => {
+                    levels.push(Level { a, wdinv, p, r });
+                    a = coarse;
+                }
+                None => {
+                    levels.push(Level { a, wdinv, ..Default::default() });
+                    break;
                 }
             }
-            let tent =
-                Csr::from_rows(nc, agg.iter().map(|&c| if c == u32::MAX { Vec::new() } else { vec![(c, 1.0 / size[c as usize].sqrt())] }));
-            // P = (I − ω D⁻¹ A) P̂
-            let ap = a.matmul(&tent);
-            let p = Csr::from_rows(
-                nc,
-                (0..a.rows()).map(|i| {
-                    let mut row: Vec<(u32, f64)> = ap.row(i).map(|(c, v)| (c as u32, -wdinv[i] * v)).collect();
-                    row.extend(tent.row(i).map(|(c, v)| (c as u32, v)));
-                    row
-                }),
-            );
-            drop((ap, tent, agg, size));
-            let r = p.transpose();
-            let coarse = galerkin(&r, &a, &p);
-            levels.push(Level { a, wdinv, p, r });
-            a = coarse;
         }
         let coarse_inv = coarse_inverse(&levels.last().expect("one level at least").a)?;
         // the V-cycle's vectors are allocated by the first [`Multigrid::apply`]: a hierarchy uploaded to
@@ -487,33 +382,5 @@ impl Multigrid {
             for_each_particle(x, |i| kernel::mg_post(i, a, wdinv, b, t).0);
         }
         z.copy_from_slice(&self.work[0][1]);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_galerkin_product_is_the_two_matmuls_bit_for_bit() {
-        let cm = CpuModel::new(&crate::model::cloth(12, None).expect("a cloth")).expect("laid out");
-        let a = global_matrix(&cm, &LgParams::new(&cm, 1.0 / 60.0));
-        let (agg, nc) = aggregate(&a);
-        let tent = Csr::from_rows(nc, agg.iter().map(|&c| if c == u32::MAX { Vec::new() } else { vec![(c, 0.5)] }));
-        let p = Csr::from_rows(
-            nc,
-            (0..a.rows()).map(|i| {
-                let mut row: Vec<(u32, f64)> = a.matmul(&tent).row(i).map(|(c, v)| (c as u32, -0.3 * v)).collect();
-                row.extend(tent.row(i).map(|(c, v)| (c as u32, v)));
-                row
-            }),
-        );
-        let r = p.transpose();
-        let fused = galerkin(&r, &a, &p);
-        let two = r.matmul(&a.matmul(&p));
-        assert!(fused.nnz() > nc, "a coarse matrix with off-diagonal entries ({} entries, {nc} rows)", fused.nnz());
-        assert_eq!((fused.ptr, fused.col), (two.ptr, two.col));
-        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(&fused.val), bits(&two.val));
     }
 }

@@ -31,14 +31,12 @@
 //! every mode.
 
 use super::for_each_particle;
-use super::multigrid::{aggregate, Csr};
+use super::spring_levels::{Graph, SpringLevels};
 use crate::error::{Error, Result};
 use crate::reference::implicit::{sym_apply, Sym3};
 use crate::reference::model::{CpuModel, V3};
 use nalgebra::{DMatrix, DVector};
-use std::collections::HashMap;
 
-const NONE: u32 = u32::MAX;
 /// Coarsening stops once a level has at most this many nodes; that level is solved densely.
 pub const COARSE_NODES: usize = 128;
 /// The coarse correction's scale: on one step of the 128² cloth, PCG to 1e-6 takes 50 iterations with
@@ -47,89 +45,6 @@ pub const COARSE_NODES: usize = 128;
 pub const ALPHA: f64 = 1.5;
 /// The most levels of a hierarchy.
 pub const MAX_LEVELS: usize = 12;
-
-/// The structure of one level: its nodes and edges (fixed per model).
-#[derive(Clone, Debug, Default)]
-struct Graph {
-    n: usize,
-    /// Per edge, its ends.
-    ends: Vec<[u32; 2]>,
-    /// Per node and one more, offsets into `inc`.
-    inc_ptr: Vec<u32>,
-    /// (edge, other end), grouped by node.
-    inc: Vec<[u32; 2]>,
-    /// Whether a node is free (level 0: not pinned; coarse levels: all).
-    live: Vec<bool>,
-}
-
-impl Graph {
-    fn new(n: usize, ends: Vec<[u32; 2]>, live: Vec<bool>) -> Graph {
-        let mut ptr = vec![0u32; n + 1];
-        for &[a, b] in &ends {
-            ptr[a as usize + 1] += 1;
-            ptr[b as usize + 1] += 1;
-        }
-        for i in 0..n {
-            ptr[i + 1] += ptr[i];
-        }
-        let mut fill = ptr.clone();
-        let mut inc = vec![[0u32; 2]; ptr[n] as usize];
-        for (e, &[a, b]) in ends.iter().enumerate() {
-            for (p, q) in [(a, b), (b, a)] {
-                inc[fill[p as usize] as usize] = [e as u32, q];
-                fill[p as usize] += 1;
-            }
-        }
-        Graph { n, ends, inc_ptr: ptr, inc, live }
-    }
-
-    fn incident(&self, i: usize) -> &[[u32; 2]] {
-        &self.inc[self.inc_ptr[i] as usize..self.inc_ptr[i + 1] as usize]
-    }
-}
-
-/// Lists in compressed rows: `of(i)` is `src[ptr[i]..ptr[i + 1]]`.
-#[derive(Clone, Debug, Default)]
-struct Lists {
-    ptr: Vec<u32>,
-    src: Vec<u32>,
-}
-
-impl Lists {
-    fn from_keys(rows: usize, keys: impl Iterator<Item = (u32, u32)> + Clone) -> Lists {
-        let mut ptr = vec![0u32; rows + 1];
-        for (r, _) in keys.clone() {
-            ptr[r as usize + 1] += 1;
-        }
-        for i in 0..rows {
-            ptr[i + 1] += ptr[i];
-        }
-        let mut fill = ptr.clone();
-        let mut src = vec![0u32; ptr[rows] as usize];
-        for (r, s) in keys {
-            src[fill[r as usize] as usize] = s;
-            fill[r as usize] += 1;
-        }
-        Lists { ptr, src }
-    }
-
-    fn of(&self, i: usize) -> &[u32] {
-        &self.src[self.ptr[i] as usize..self.ptr[i + 1] as usize]
-    }
-}
-
-/// How one level sums into the next (fixed per model).
-#[derive(Clone, Debug, Default)]
-struct Link {
-    /// Fine node → its aggregate (`NONE` for a pinned node).
-    agg: Vec<u32>,
-    /// Per coarse node: its members.
-    members: Lists,
-    /// Per coarse node: the fine edges from a member to a pinned node.
-    grounded: Lists,
-    /// Per coarse edge: the fine edges it sums.
-    edges: Lists,
-}
 
 /// A level's blocks for the current step.
 #[derive(Clone, Debug, Default)]
@@ -160,9 +75,10 @@ fn sym_add(a: &mut Sym3, b: &Sym3) {
 /// The aggregation multigrid hierarchy of one model's implicit system (see the module notes).
 #[derive(Clone, Debug)]
 pub struct SpringMg {
-    /// Level 0 is the model (its edges in the order of the system's blocks), then the coarse levels.
-    graphs: Vec<Graph>,
-    links: Vec<Link>,
+    /// Level 0: the model (its edges in the order of the system's blocks).
+    fine: Graph,
+    /// The coarse levels.
+    levels: SpringLevels,
     /// Per coarse level (index l − 1): its blocks of this step.
     values: Vec<Values>,
     /// Level 0's inverse diagonal blocks of this step.
@@ -224,51 +140,46 @@ impl SpringMg {
     /// with edge weights `weights` (the springs' k) for the aggregation.
     pub fn new(m: &CpuModel, ends: &[[u32; 2]], weights: &[f64]) -> Result<SpringMg> {
         let live = (0..m.n).map(|i| m.inv_mass[i] != 0.0).collect();
-        let mut graphs = vec![Graph::new(m.n, ends.to_vec(), live)];
-        let mut w: Vec<f64> = weights.to_vec();
-        let mut links = Vec::new();
-        while graphs.len() < MAX_LEVELS {
-            let g = graphs.last().expect("level 0 exists");
-            let live_n = g.live.iter().filter(|&&l| l).count();
-            if live_n <= COARSE_NODES {
-                break;
-            }
-            let (agg, nc) = aggregate(&scalar_graph(g, &w));
-            if nc == 0 || nc as f64 > 0.85 * live_n as f64 {
-                break; // coarsening stalls
-            }
-            let (link, coarse, wc) = coarsen(g, &w, agg, nc);
-            links.push(link);
-            graphs.push(coarse);
-            w = wc;
-        }
-        let work = graphs.iter().map(|g| [vec![V3::zeros(); g.n], vec![V3::zeros(); g.n], vec![V3::zeros(); g.n]]).collect();
-        let values = graphs[1..]
+        let fine = Graph::new(m.n, ends.to_vec(), live);
+        let levels = SpringLevels::build(&fine, weights);
+        let sizes = levels.sizes();
+        let work = sizes.iter().map(|&n| [vec![V3::zeros(); n], vec![V3::zeros(); n], vec![V3::zeros(); n]]).collect();
+        let values = levels
+            .coarse
             .iter()
             .map(|g| Values { ground: vec![[0.0; 6]; g.n], edge: vec![[0.0; 6]; g.ends.len()], dinv: vec![[0.0; 6]; g.n] })
             .collect();
-        Ok(SpringMg { dinv0: vec![[0.0; 6]; m.n], graphs, links, values, coarse: None, work, sweeps: 1, omega: 2.0 / 3.0, alpha: ALPHA })
+        Ok(SpringMg { dinv0: vec![[0.0; 6]; m.n], fine, levels, values, coarse: None, work, sweeps: 1, omega: 2.0 / 3.0, alpha: ALPHA })
+    }
+
+    /// Level l's graph.
+    fn graph(&self, l: usize) -> &Graph {
+        if l == 0 {
+            &self.fine
+        } else {
+            &self.levels.coarse[l - 1]
+        }
     }
 
     /// Whether this hierarchy is for a model of `n` particles and `edges` springs.
     pub fn fits(&self, n: usize, edges: usize) -> bool {
-        self.graphs[0].n == n && self.graphs[0].ends.len() == edges
+        self.fine.n == n && self.fine.ends.len() == edges
     }
 
     /// The number of levels (level 0 is the model).
     pub fn levels(&self) -> usize {
-        self.graphs.len()
+        self.levels.levels()
     }
 
     /// Level l's aggregation: each node's node on level l + 1 (`u32::MAX` for a pinned particle).
     pub fn aggregates(&self, l: usize) -> &[u32] {
-        &self.links[l].agg
+        self.levels.aggregates(l)
     }
 
     /// Level l's matrix of the last [`SpringMg::update`], dense (3n × 3n; on level 0 the pinned rows and
     /// columns are zero): for checks on small models.
     pub fn level_matrix(&self, l: usize, sys: &impl FineSystem) -> DMatrix<f64> {
-        let g = &self.graphs[l];
+        let g = self.graph(l);
         if l > 0 {
             return dense_level(g, &self.values[l - 1]);
         }
@@ -286,39 +197,37 @@ impl SpringMg {
     /// incident (edge, other end) pairs in compressed rows (`inc_ptr`, `inc`), in the order the V-cycle
     /// sums them.
     pub fn level_lists(&self, l: usize) -> (usize, &[u32], &[[u32; 2]]) {
-        let g = &self.graphs[l];
+        let g = self.graph(l);
         (g.n, &g.inc_ptr, &g.inc)
     }
 
     /// Level l's edge count.
     pub fn level_edges(&self, l: usize) -> usize {
-        self.graphs[l].ends.len()
+        self.graph(l).ends.len()
     }
 
     /// How level l sums into level l + 1 (fixed per model), each list in compressed rows `(ptr, src)`:
     /// per coarse node its members and its grounded fine edges (to a pinned particle), per coarse edge the
     /// fine edges it sums.
     pub fn link_lists(&self, l: usize) -> [(&[u32], &[u32]); 3] {
-        let k = &self.links[l];
-        [(&k.members.ptr, &k.members.src), (&k.grounded.ptr, &k.grounded.src), (&k.edges.ptr, &k.edges.src)]
+        self.levels.link_lists(l)
     }
 
     /// Whether [`SpringMg::update`] factors the last level (a dense Cholesky): there is a coarse level and
     /// the last one has at most 3 × [`COARSE_NODES`] nodes. Otherwise the V-cycle smooths there.
     pub fn factors_last_level(&self) -> bool {
-        let last = self.graphs.len() - 1;
-        last > 0 && self.graphs[last].n <= 3 * COARSE_NODES
+        self.levels.factors_last_level()
     }
 
     /// The node count of each level.
     pub fn sizes(&self) -> Vec<usize> {
-        self.graphs.iter().map(|g| g.n).collect()
+        self.levels.sizes()
     }
 
     /// Re-sums every level's blocks from the fine system of this step and factors the last level.
     pub fn update(&mut self, sys: &impl FineSystem) -> Result<()> {
         let (md, bb) = (sys.mass_diag(), sys.blocks());
-        let g0 = &self.graphs[0];
+        let g0 = &self.fine;
         for_each_particle(&mut self.dinv0, |i| {
             if !g0.live[i] {
                 return [0.0; 6];
@@ -327,7 +236,7 @@ impl SpringMg {
             g0.incident(i).iter().for_each(|&[e, _]| sym_add(&mut d, &bb[e as usize]));
             sym_inverse(&d)
         });
-        for l in 0..self.links.len() {
+        for l in 0..self.levels.links.len() {
             let (done, rest) = self.values.split_at_mut(l);
             let prev = done.last();
             let fine_edge: &[Sym3] = prev.map_or(bb, |v| &v.edge);
@@ -337,7 +246,7 @@ impl SpringMg {
                     Some(v) => v.ground[i],
                 }
             };
-            let link = &self.links[l];
+            let link = &self.levels.links[l];
             let out = &mut rest[0];
             for_each_particle(&mut out.ground, |c| {
                 let mut s = [0.0; 6];
@@ -350,7 +259,7 @@ impl SpringMg {
                 link.edges.of(c).iter().for_each(|&e| sym_add(&mut s, &fine_edge[e as usize]));
                 s
             });
-            let g = &self.graphs[l + 1];
+            let g = &self.levels.coarse[l];
             let (ground, edge) = (&out.ground, &out.edge);
             for_each_particle(&mut out.dinv, |i| {
                 let mut d = ground[i];
@@ -359,9 +268,9 @@ impl SpringMg {
             });
         }
         self.coarse = None;
-        let last = self.graphs.len() - 1;
+        let last = self.levels() - 1;
         if self.factors_last_level() {
-            let (g, v) = (&self.graphs[last], &self.values[last - 1]);
+            let (g, v) = (self.graph(last), &self.values[last - 1]);
             let dense = dense_level(g, v);
             self.coarse = Some(
                 dense
@@ -385,7 +294,7 @@ impl SpringMg {
         if l == 0 {
             return sys.apply(x, out);
         }
-        let (g, v) = (&self.graphs[l], &self.values[l - 1]);
+        let (g, v) = (self.graph(l), &self.values[l - 1]);
         for_each_particle(out, |i| {
             let mut y = sym_apply(&v.ground[i], x[i]);
             for &[e, o] in g.incident(i) {
@@ -405,7 +314,7 @@ impl SpringMg {
 
     /// `work[0][1]` = level l's V-cycle for the right-hand side `work[0][0]` (`work` from level l on).
     fn cycle(&self, l: usize, sys: &impl FineSystem, work: &mut [[Vec<V3>; 3]]) {
-        let last = self.graphs.len() - 1;
+        let last = self.levels() - 1;
         let (here, below) = work.split_at_mut(1);
         let [b, x, t] = &mut here[0];
         if l == last {
@@ -426,12 +335,12 @@ impl SpringMg {
         // t = b − A x, summed over each aggregate
         self.level_apply(l, sys, x, t);
         t.iter_mut().zip(b.iter()).for_each(|(ti, bi)| *ti = bi - *ti);
-        let link = &self.links[l];
+        let link = &self.levels.links[l];
         let next = &mut below[0];
         for_each_particle(&mut next[0], |c| link.members.of(c).iter().map(|&i| t[i as usize]).sum());
         self.cycle(l + 1, sys, below);
         let zc = &below[0][1];
-        let (alpha, g) = (self.alpha, &self.graphs[l]);
+        let (alpha, g) = (self.alpha, self.graph(l));
         x.iter_mut().enumerate().for_each(|(i, xi)| {
             if g.live[i] {
                 *xi += zc[link.agg[i] as usize] * alpha;
@@ -465,67 +374,6 @@ fn jacobi_update(x: &mut [V3], ax: &[V3], b: &[V3], dinv: &[Sym3], w: f64) {
     } else {
         x.par_iter_mut().with_min_len(super::PAR_N / 4).enumerate().for_each(f);
     }
-}
-
-/// The scalar graph of a level for the aggregation: −w on each edge between live nodes, the sum of the
-/// weights on the diagonal (empty rows for dead nodes).
-fn scalar_graph(g: &Graph, w: &[f64]) -> Csr {
-    Csr::from_rows(
-        g.n,
-        (0..g.n).map(|i| {
-            if !g.live[i] {
-                return Vec::new();
-            }
-            let mut row: Vec<(u32, f64)> =
-                g.incident(i).iter().filter(|&&[_, o]| g.live[o as usize]).map(|&[e, o]| (o, -w[e as usize])).collect();
-            let d: f64 = g.incident(i).iter().map(|&[e, _]| w[e as usize]).sum();
-            row.push((i as u32, d.max(f64::MIN_POSITIVE)));
-            row.sort_by_key(|&(j, _)| j);
-            // merge parallel edges
-            let mut merged: Vec<(u32, f64)> = Vec::with_capacity(row.len());
-            for (j, v) in row {
-                match merged.last_mut() {
-                    Some(last) if last.0 == j => last.1 += v,
-                    _ => merged.push((j, v)),
-                }
-            }
-            merged
-        }),
-    )
-}
-
-/// The next level from an aggregation of `g`: the link, the coarse graph and its edge weights.
-fn coarsen(g: &Graph, w: &[f64], agg: Vec<u32>, nc: usize) -> (Link, Graph, Vec<f64>) {
-    let mut ids: HashMap<(u32, u32), u32> = HashMap::new();
-    let (mut cends, mut cw, mut edge_keys, mut ground_keys) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (e, &[a, b]) in g.ends.iter().enumerate() {
-        let (ca, cb) = (agg[a as usize], agg[b as usize]);
-        match (ca == NONE, cb == NONE) {
-            (true, true) => {}
-            (false, true) => ground_keys.push((ca, e as u32)),
-            (true, false) => ground_keys.push((cb, e as u32)),
-            (false, false) if ca == cb => {}
-            (false, false) => {
-                let key = (ca.min(cb), ca.max(cb));
-                let id = *ids.entry(key).or_insert_with(|| {
-                    cends.push([key.0, key.1]);
-                    cw.push(0.0);
-                    (cends.len() - 1) as u32
-                });
-                cw[id as usize] += w[e];
-                edge_keys.push((id, e as u32));
-            }
-        }
-    }
-    let member_keys: Vec<(u32, u32)> = agg.iter().enumerate().filter(|(_, &c)| c != NONE).map(|(i, &c)| (c, i as u32)).collect();
-    let link = Link {
-        members: Lists::from_keys(nc, member_keys.iter().copied()),
-        grounded: Lists::from_keys(nc, ground_keys.iter().copied()),
-        edges: Lists::from_keys(cends.len(), edge_keys.iter().copied()),
-        agg,
-    };
-    let coarse = Graph::new(nc, cends, vec![true; nc]);
-    (link, coarse, cw)
 }
 
 /// A level's matrix, dense (3n × 3n).
