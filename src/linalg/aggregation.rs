@@ -5,8 +5,12 @@
 //! formed when they are read (the GPU's, whose finest matrix is never stored on the host:
 //! [`super::global_mg`]); both give the same hierarchy bit for bit.
 
-use super::multigrid::{Csr, THETA};
+pub use super::csr::merge_row;
+use super::csr::Csr;
 use super::PAR_N;
+
+/// The strength threshold θ of the aggregation.
+pub const THETA: f64 = 0.08;
 
 /// Power iterations for ρ(D⁻¹A) per level.
 const RHO_ITERATIONS: usize = 20;
@@ -30,23 +34,6 @@ impl Rows for Csr {
         out.clear();
         out.extend(self.row(i).map(|(j, v)| (j as u32, v)));
     }
-}
-
-/// Sorts a row's entries by column (stable) and sums those of one column in their order: the row as
-/// [`Csr::from_rows`] stores it.
-pub fn merge_row(row: &mut Vec<(u32, f64)>) {
-    row.sort_by_key(|e| e.0);
-    let mut kept = 0usize;
-    for k in 0..row.len() {
-        let (c, v) = row[k];
-        if kept > 0 && row[kept - 1].0 == c {
-            row[kept - 1].1 += v;
-        } else {
-            row[kept] = (c, v);
-            kept += 1;
-        }
-    }
-    row.truncate(kept);
 }
 
 /// The diagonal of `a` (0 where a row has no diagonal entry).

@@ -9,6 +9,7 @@
 pub mod aggregation;
 pub mod cg;
 pub mod chebyshev;
+pub mod csr;
 pub mod global;
 pub mod global_mg;
 pub mod multigrid;

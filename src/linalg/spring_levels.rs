@@ -6,11 +6,28 @@
 //! ([`SpringLevels::for_model`]): the same lists either way.
 
 use super::aggregation::{aggregate, merge_row, Rows};
-use super::spring_mg::{spring_order, COARSE_NODES, MAX_LEVELS};
 use crate::reference::local_global::entry_spring;
 use crate::reference::model::CpuModel;
 use std::cell::RefCell;
 use std::collections::HashMap;
+
+/// Coarsening stops once a level has at most this many nodes; that level is solved densely.
+pub const COARSE_NODES: usize = 128;
+/// The most levels of a hierarchy.
+pub const MAX_LEVELS: usize = 12;
+
+/// The model's springs in the order of the hierarchy's fine edges: sorted by (lower end, upper end,
+/// index), the order of the CPU engine's spring sweep (`crate::cpu::sweep::SpringSweep`, which a test
+/// there holds to this), so that both engines aggregate the same graph the same way.
+pub fn spring_order(m: &CpuModel) -> Vec<u32> {
+    let ends_of = |s: u32| {
+        let (a, b) = (m.end_a[s as usize], m.end_b[s as usize]);
+        [a.min(b), a.max(b)]
+    };
+    let mut spring: Vec<u32> = (0..m.end_a.len() as u32).collect();
+    spring.sort_by_key(|&s| (ends_of(s), s));
+    spring
+}
 
 /// No aggregate (a pinned node), no coarse edge.
 pub(crate) const NONE: u32 = u32::MAX;

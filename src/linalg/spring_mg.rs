@@ -31,20 +31,17 @@
 //! every mode.
 
 use super::for_each_particle;
+pub use super::spring_levels::{spring_order, COARSE_NODES, MAX_LEVELS};
 use super::spring_levels::{Graph, SpringLevels};
 use crate::error::{Error, Result};
 use crate::reference::implicit::{sym_apply, Sym3};
 use crate::reference::model::{CpuModel, V3};
 use nalgebra::{DMatrix, DVector};
 
-/// Coarsening stops once a level has at most this many nodes; that level is solved densely.
-pub const COARSE_NODES: usize = 128;
 /// The coarse correction's scale: on one step of the 128² cloth, PCG to 1e-6 takes 50 iterations with
 /// 1.0, 40 with 1.5 and 38 with 1.8 (one sweep each side); 1.5 keeps a margin below 2, where the
 /// two-level cycle would stop being a contraction.
 pub const ALPHA: f64 = 1.5;
-/// The most levels of a hierarchy.
-pub const MAX_LEVELS: usize = 12;
 
 /// A level's blocks for the current step.
 #[derive(Clone, Debug, Default)]
@@ -105,19 +102,6 @@ pub trait FineSystem {
     fn blocks(&self) -> &[Sym3];
     /// out = A x (pinned rows zero).
     fn apply(&self, x: &[V3], out: &mut [V3]);
-}
-
-/// The model's springs in the order of the hierarchy's fine edges: sorted by (lower end, upper end,
-/// index), the order of the CPU engine's spring sweep (`crate::cpu::sweep::SpringSweep`, which a test
-/// there holds to this), so that both engines aggregate the same graph the same way.
-pub fn spring_order(m: &CpuModel) -> Vec<u32> {
-    let ends_of = |s: u32| {
-        let (a, b) = (m.end_a[s as usize], m.end_b[s as usize]);
-        [a.min(b), a.max(b)]
-    };
-    let mut spring: Vec<u32> = (0..m.end_a.len() as u32).collect();
-    spring.sort_by_key(|&s| (ends_of(s), s));
-    spring
 }
 
 impl SpringMg {
