@@ -23,9 +23,9 @@ use super::state::{read_buffer, read_vec4s, read_words, xyz, GpuState};
 use super::step_end::StepEnd;
 // ρ of the Chebyshev iteration is estimated in f64 by power iteration on the CPU engine's operator.
 use crate::error::{Error, Result};
-use crate::linalg::chebyshev::{chebyshev_rho, multigrid_rho, CHEBYSHEV_POWER_ITERATIONS, MULTIGRID_RHO_ITERATIONS};
+use crate::linalg::chebyshev::{chebyshev_rho, CHEBYSHEV_POWER_ITERATIONS, MULTIGRID_RHO_ITERATIONS};
 use crate::linalg::global::GlobalCholesky;
-use crate::linalg::{global_mg::GlobalMg, multigrid::Multigrid};
+use crate::linalg::global_mg::GlobalMg;
 use crate::method::{FactorPrecision, GlobalSolve, Method, Preconditioner, StepSettings};
 use crate::reference::local_global::LgParams;
 use crate::reference::model::{CpuModel, V3};
@@ -314,14 +314,15 @@ impl LocalGlobalIntegrator {
         let mut alloc = if stream { Allocator::streaming(device, &self.buffers.queue) } else { Allocator::new(device) };
         let multigrid = match precond {
             Preconditioner::Multigrid => {
-                let (hierarchy, use_) = if global == GlobalSolve::Chebyshev {
-                    // ρ of I − BA, in f64 with the CPU twin of the V-cycle (which needs every level stored)
-                    let mut cpu = Multigrid::for_global(m, &params)?;
-                    rho = multigrid_rho(m, &params, &mut cpu, MULTIGRID_RHO_ITERATIONS);
-                    (GlobalMg::stored(cpu), MgUse::Chebyshev)
+                // the finest matrix formed from the model when read, never stored on the host
+                let mut hierarchy = GlobalMg::for_global(m, &params)?;
+                let use_ = if global == GlobalSolve::Chebyshev {
+                    // ρ of I − BA in f64 by the V-cycle's CPU twin on the same hierarchy (the CPU engine's
+                    // ρ bit for bit), its vectors freed before the upload
+                    rho = hierarchy.rho(m, &params, MULTIGRID_RHO_ITERATIONS);
+                    MgUse::Chebyshev
                 } else {
-                    // the finest matrix formed from the model when read, never stored on the host
-                    (GlobalMg::for_global(m, &params)?, MgUse::Pcg)
+                    MgUse::Pcg
                 };
                 let (kernels, split) = (self.kernels.ensure_multigrid(device, options)?, options.split_bytes(device));
                 Some(MultigridData::new(device, &mut alloc, kernels, &self.buffers.pcg, m.n, &hierarchy, use_, split)?)

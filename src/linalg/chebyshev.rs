@@ -91,10 +91,16 @@ pub const MULTIGRID_RHO_ITERATIONS: usize = 50;
 /// preconditioned iteration that `crate::cpu::local_global::chebyshev_solve_with` accelerates), by `iters` power iterations
 /// from the same start as [`chebyshev_rho`].
 pub fn multigrid_rho(m: &CpuModel, p: &LgParams, mg: &mut Multigrid, iters: usize) -> f64 {
-    let mut au = vec![V3::zeros(); m.n];
+    multigrid_rho_with(m, p, iters, |rz| mg.apply_in_place(rz))
+}
+
+/// [`multigrid_rho`] with the V-cycle given as `apply_b(rz)`, which replaces r by z = B r in place (a
+/// hierarchy whose finest matrix is formed from the model, [`super::global_mg::GlobalMg::apply_in_place`],
+/// gives the same ρ bit for bit).
+pub fn multigrid_rho_with(m: &CpuModel, p: &LgParams, iters: usize, mut apply_b: impl FnMut(&mut [V3])) -> f64 {
     power_radius(m, iters, |u, out| {
-        for_each_particle(&mut au, |i| kernel::lg_apply(i, m, p, u));
-        mg.apply(&au, out);
+        for_each_particle(out, |i| kernel::lg_apply(i, m, p, u));
+        apply_b(out);
         for (o, ui) in out.iter_mut().zip(u) {
             *o = ui - *o;
         }

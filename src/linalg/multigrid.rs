@@ -231,14 +231,37 @@ impl Multigrid {
         total as f64 / self.levels[0].a.nnz().max(1) as f64
     }
 
+    /// Frees the V-cycle's vectors (the next [`Multigrid::apply`] allocates them again).
+    pub fn release_work(&mut self) {
+        self.work = Vec::new();
+    }
+
     /// z = B r, one V(1,1)-cycle (see the module doc); z is 0 on eliminated rows. Each level's result is
     /// left in its x; t is the residual going down and x + P z_{l+1} coming up.
     pub fn apply(&mut self, r: &[V3], z: &mut [V3]) {
-        let nl = self.levels.len();
-        if self.work.len() != nl {
+        self.begin()[0][0].copy_from_slice(r);
+        self.cycle();
+        z.copy_from_slice(&self.work[0][1]);
+    }
+
+    /// [`Multigrid::apply`] in place: `rz` holds r, then z = B r (the same bits).
+    pub fn apply_in_place(&mut self, rz: &mut [V3]) {
+        self.begin()[0][0].copy_from_slice(rz);
+        self.cycle();
+        rz.copy_from_slice(&self.work[0][1]);
+    }
+
+    /// The V-cycle's vectors, allocated once.
+    fn begin(&mut self) -> &mut [[Vec<V3>; 3]] {
+        if self.work.len() != self.levels.len() {
             self.work = self.levels.iter().map(|l| [0, 1, 2].map(|_| vec![V3::zeros(); l.a.rows()])).collect();
         }
-        self.work[0][0].copy_from_slice(r);
+        &mut self.work
+    }
+
+    /// The V-cycle from level 0's b (`work[0][0]`) to its z (`work[0][1]`).
+    fn cycle(&mut self) {
+        let nl = self.levels.len();
         for l in 0..nl - 1 {
             let lv = &self.levels[l];
             let (fine, coarse) = self.work.split_at_mut(l + 1);
@@ -272,6 +295,5 @@ impl Multigrid {
             let (a, wdinv, b, t) = (lv.a.rows_view(), &lv.wdinv[..], &*b, &*t);
             for_each_particle(x, |i| kernel::mg_post(i, a, wdinv, b, t).0);
         }
-        z.copy_from_slice(&self.work[0][1]);
     }
 }

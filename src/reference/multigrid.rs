@@ -25,21 +25,39 @@ pub struct CsrRows<'a> {
 impl CsrRows<'_> {
     /// Σⱼ a_ij xⱼ over row `i`'s entries, in column order (the WGSL `row_dot`).
     pub fn row_dot(&self, i: usize, x: &[V3]) -> V3 {
-        let mut s = V3::zeros();
-        for e in self.ptr[i] as usize..self.ptr[i + 1] as usize {
-            s += x[self.col[e] as usize] * self.val[e];
-        }
-        s
+        entries_dot(self.entries(i), x)
     }
+
+    /// Row `i`'s entries (column, value) in column order.
+    #[inline]
+    pub fn entries(&self, i: usize) -> impl Iterator<Item = (usize, f64)> + '_ {
+        (self.ptr[i] as usize..self.ptr[i + 1] as usize).map(|e| (self.col[e] as usize, self.val[e]))
+    }
+}
+
+/// Σⱼ a_ij xⱼ over a row's `entries` (column, value), in their order: [`CsrRows::row_dot`] of a row
+/// stored or formed when read.
+#[inline]
+pub fn entries_dot(entries: impl IntoIterator<Item = (usize, f64)>, x: &[V3]) -> V3 {
+    let mut s = V3::zeros();
+    for (j, v) in entries {
+        s += x[j] * v;
+    }
+    s
 }
 
 /// `mg_down`: the downward smoothing of row `i`: returns (xᵢ, tᵢ) with x = ωD⁻¹b and t = b − A x, the
 /// neighbours' xⱼ = ωD⁻¹ⱼ bⱼ formed on the fly.
 pub fn mg_down(i: usize, a: CsrRows<'_>, wdinv: &[f64], b: &[V3]) -> (V3, V3) {
+    mg_down_row(i, a.entries(i), wdinv, b)
+}
+
+/// [`mg_down`] with row `i`'s entries (column, value) given in column order.
+#[inline]
+pub fn mg_down_row(i: usize, entries: impl IntoIterator<Item = (usize, f64)>, wdinv: &[f64], b: &[V3]) -> (V3, V3) {
     let mut t = b[i];
-    for e in a.ptr[i] as usize..a.ptr[i + 1] as usize {
-        let j = a.col[e] as usize;
-        t -= b[j] * (a.val[e] * wdinv[j]);
+    for (j, v) in entries {
+        t -= b[j] * (v * wdinv[j]);
     }
     (b[i] * wdinv[i], t)
 }
@@ -64,6 +82,12 @@ pub fn mg_up(i: usize, p: CsrRows<'_>, x: &[V3], z_coarse: &[V3]) -> V3 {
 /// `mg_post`: the upward smoothing of row `i`, z = t + ωD⁻¹(b − A t). Returns (zᵢ, bᵢ·zᵢ), the second the
 /// row's term of r·z on level 0 (the GPU sums it into the PCG's partials).
 pub fn mg_post(i: usize, a: CsrRows<'_>, wdinv: &[f64], b: &[V3], t: &[V3]) -> (V3, f64) {
-    let z = t[i] + (b[i] - a.row_dot(i, t)) * wdinv[i];
-    (z, b[i].dot(&z))
+    mg_post_row(i, a.entries(i), wdinv[i], b[i], t)
+}
+
+/// [`mg_post`] with row `i`'s entries (column, value) given in column order, its ωD⁻¹ᵢ and bᵢ.
+#[inline]
+pub fn mg_post_row(i: usize, entries: impl IntoIterator<Item = (usize, f64)>, wdinv_i: f64, b_i: V3, t: &[V3]) -> (V3, f64) {
+    let z = t[i] + (b_i - entries_dot(entries, t)) * wdinv_i;
+    (z, b_i.dot(&z))
 }
