@@ -231,14 +231,8 @@ mod tests {
 
     /// The `side`² cloth; at 40², pinned elsewhere and with two parallel springs (summed entries).
     fn cloth(side: usize) -> CpuModel {
-        let mut model = crate::model::cloth(side, None).expect("a cloth");
-        if side == 40 {
-            model.pinned.iter_mut().for_each(|p| *p = false);
-            model.pinned[7] = true;
-            let mut twin = model.springs[3];
-            twin.k *= 1.7;
-            model.springs.push(twin);
-        }
+        let model =
+            if side == 40 { crate::linalg::irregular_cloth(side, false) } else { crate::model::cloth(side, None).expect("a cloth") };
         CpuModel::new(&model).expect("laid out")
     }
 

@@ -33,3 +33,22 @@ pub fn for_each_particle<T: Send>(out: &mut [T], f: impl Fn(usize) -> T + Sync) 
         out.par_iter_mut().with_min_len(PAR_N / 4).enumerate().for_each(|(i, o)| *o = f(i));
     }
 }
+
+/// The hierarchy tests' irregular cloth: the `side`² cloth pinned at one particle elsewhere, with a second
+/// spring beside spring 3 (k × 1.7: summed entries) and, when `reversed`, spring 10 given again end
+/// first.
+#[cfg(test)]
+pub(crate) fn irregular_cloth(side: usize, reversed: bool) -> crate::model::Model {
+    let mut model = crate::model::cloth(side, None).expect("a cloth");
+    model.pinned.iter_mut().for_each(|p| *p = false);
+    model.pinned[7] = true;
+    let mut twin = model.springs[3];
+    twin.k *= 1.7;
+    model.springs.push(twin);
+    if reversed {
+        let mut back = model.springs[10];
+        std::mem::swap(&mut back.a, &mut back.b);
+        model.springs.push(back);
+    }
+    model
+}

@@ -383,18 +383,9 @@ mod tests {
     #[test]
     fn the_levels_from_the_model_are_those_of_the_fine_graph() {
         for side in [40, 64] {
-            let mut model = crate::model::cloth(side, None).expect("a cloth");
-            if side == 40 {
-                // pins elsewhere, a parallel spring and one whose ends are given the other way round
-                model.pinned.iter_mut().for_each(|p| *p = false);
-                model.pinned[7] = true;
-                let mut twin = model.springs[3];
-                twin.k *= 1.7;
-                model.springs.push(twin);
-                let mut back = model.springs[10];
-                std::mem::swap(&mut back.a, &mut back.b);
-                model.springs.push(back);
-            }
+            // at 40²: pins elsewhere, a parallel spring and one whose ends are given the other way round
+            let model =
+                if side == 40 { crate::linalg::irregular_cloth(side, true) } else { crate::model::cloth(side, None).expect("a cloth") };
             let m = CpuModel::new(&model).expect("laid out");
             let (lean, full) = (SpringLevels::for_model(&m), SpringMg::for_model(&m).expect("a hierarchy"));
             assert!(lean.levels() > 1, "a coarse level at {side}²");
