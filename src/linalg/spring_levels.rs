@@ -1,7 +1,7 @@
 //! The structure of the implicit multigrid's hierarchy ([`super::spring_mg`]), fixed per model: the
 //! greedy aggregation of each level's spring graph ([`super::aggregation::aggregate`] of its scalar
 //! graph, read a row at a time), the lists by which a level sums into the next and the coarse levels'
-//! graphs ([`SpringLevels`]). The CPU engine builds it from its fine graph ([`SpringLevels::build`]); the
+//! graphs ([`SpringLevels`]). The CPU engine builds it from its fine graph (`SpringLevels::build`); the
 //! GPU, which uploads only these lists, from the model's springs without a fine graph stored
 //! ([`SpringLevels::for_model`]): the same lists either way.
 
