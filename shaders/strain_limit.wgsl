@@ -6,6 +6,12 @@
 // method's rule: Δv = Δx/h, or (`rod`, explicit Euler and LEU) the relative velocity along each spring
 // at its limit removed, shared and averaged the same way.
 //
+// A pass after the first with S.acceleration = ω_c ≠ 1 accelerates a particle it moves (Wang 2015's
+// Chebyshev semi-iterative method at its limit weight): from the pass's result x̂ and what `dst` held,
+// the state two passes back x', it goes to x' + ω_c (x̂ − x'), its velocity likewise under Δv = Δx/h.
+// The host binds a uniform with ω_c = 1 to the first STRAIN_ACCELERATION_AFTER passes of a step and
+// one with the model's ω_c to the rest.
+//
 // The passes ping-pong between the step's state buffer and a scratch state, in pairs: the first of a
 // pair (`strain_limit_first` for the step's first, `strain_limit_check` after it) reads the state
 // buffer and also checks it: when no spring of it is stretched beyond S.stop = τ(1 + tolerance), its
@@ -19,6 +25,10 @@ struct StrainLimitInfo {
     relaxation: f32, // ω
     rod: u32,        // 1: the rod velocity rule, 0: Δv = Δx/h
     stop: f32,       // τ(1 + tolerance): a check pass that finds a spring beyond it lets the passes go on
+    acceleration: f32, // ω_c: a particle the pass moves goes to x' + ω_c (x̂ − x'), x' what dst held
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 // The words of `ctl` (Rust twin: gpu::strain_limit::CTL_*).
@@ -44,7 +54,9 @@ var<workgroup> wg_over: atomic<u32>;
 var<workgroup> wg_stopped: u32;
 
 // Particle i's pass from `src` into `dst`; true when one of its springs is stretched beyond S.stop.
-fn limit_particle(i: u32) -> bool {
+// `accel`: a pass after the first, whose `dst` holds the state two passes back (twin:
+// reference::strain_limit::accelerate).
+fn limit_particle(i: u32, accel: bool) -> bool {
     let n = P.n_particles;
     let xw = src[i];
     let v = src[n + i];
@@ -82,12 +94,21 @@ fn limit_particle(i: u32) -> bool {
     }
     let scale = S.relaxation / f32(count);
     dx *= scale;
-    dst[i] = vec4<f32>(xi + dx, wi);
+    var x_new = xi + dx;
+    var v_new = v.xyz + dx / P.h;
     if (S.rod != 0u) {
-        dst[n + i] = vec4<f32>(v.xyz + dv * scale, v.w);
-    } else {
-        dst[n + i] = vec4<f32>(v.xyz + dx / P.h, v.w);
+        v_new = v.xyz + dv * scale;
     }
+    if (accel && S.acceleration != 1.0) {
+        let xp = dst[i].xyz;
+        x_new = xp + (x_new - xp) * S.acceleration;
+        if (S.rod == 0u) {
+            let vp = dst[n + i].xyz;
+            v_new = vp + (v_new - vp) * S.acceleration;
+        }
+    }
+    dst[i] = vec4<f32>(x_new, wi);
+    dst[n + i] = vec4<f32>(v_new, v.w);
     return over;
 }
 
@@ -102,10 +123,10 @@ fn tally_pass() {
 // of `over` into CTL_DONE with its arrival, and, in the last workgroup to arrive, `stopped` set when no
 // workgroup saw a spring beyond S.stop (the same word carries the count and the flag, so the last
 // arrival sees every flag: per-location coherence).
-fn check_pass(i: u32, lid: u32, groups: u32) {
+fn check_pass(i: u32, lid: u32, groups: u32, accel: bool) {
     var over = false;
     if (i < P.n_particles) {
-        over = limit_particle(i);
+        over = limit_particle(i, accel);
     }
     if (over) {
         atomicOr(&wg_over, 1u);
@@ -136,7 +157,7 @@ fn strain_limit_first(
         atomicAdd(&ctl[CTL_STEPS], 1u);
         atomicMax(&ctl[CTL_MOST], 1u);
     }
-    check_pass(gid.x, lid, nwg.x);
+    check_pass(gid.x, lid, nwg.x, false);
 }
 
 // The first pass of a later pair: nothing once the passes have stopped.
@@ -156,7 +177,7 @@ fn strain_limit_check(
     if (gid.x == 0u) {
         tally_pass();
     }
-    check_pass(gid.x, lid, nwg.x);
+    check_pass(gid.x, lid, nwg.x, true);
 }
 
 // The second pass of a pair (scratch → state): nothing once the passes have stopped.
@@ -169,7 +190,7 @@ fn strain_limit_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
         tally_pass();
     }
     if (gid.x < P.n_particles) {
-        _ = limit_particle(gid.x);
+        _ = limit_particle(gid.x, true);
     }
 }
 

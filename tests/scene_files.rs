@@ -557,8 +557,8 @@ fn demo_takes_a_scene_file() {
 }
 
 /// `strain_limiting` (Provot's strain limiting, issue #17 item 3): applied to the model, defaults for
-/// what is left out, and a bad limit, pass count, relaxation or tolerance as a one-line error at its
-/// line and field.
+/// what is left out, and a bad limit, pass count, relaxation, tolerance or acceleration as a one-line
+/// error at its line and field.
 #[test]
 fn strain_limiting_applies_and_bad_values_name_the_field() {
     let text = ROPE.replace("    method", "    strain_limiting: (limit: 0.05, passes: 7),\n    method");
@@ -569,6 +569,9 @@ fn strain_limiting_applies_and_bad_values_name_the_field() {
     let text = ROPE.replace("    method", "    strain_limiting: (limit: 0.05, tolerance: 0.01),\n    method");
     let m = Scene::parse(&text, Path::new("good.ron")).and_then(|sc| sc.build(&SceneOptions::default())).unwrap();
     assert_eq!(m.strain_limit.map(|sl| sl.tolerance), Some(0.01));
+    let text = ROPE.replace("    method", "    strain_limiting: (limit: 0.05, acceleration: 1.0),\n    method");
+    let m = Scene::parse(&text, Path::new("good.ron")).and_then(|sc| sc.build(&SceneOptions::default())).unwrap();
+    assert_eq!(m.strain_limit.map(|sl| sl.acceleration), Some(1.0));
     let text = ROPE.replace("    method", "    strain_limiting: (limit: 0.2),\n    method");
     let m = Scene::parse(&text, Path::new("good.ron")).and_then(|sc| sc.build(&SceneOptions::default())).unwrap();
     assert_eq!(m.strain_limit, Some(springsim::model::StrainLimit::new(0.2)));
@@ -577,5 +580,6 @@ fn strain_limiting_applies_and_bad_values_name_the_field() {
     assert_bad(&with("limit: 0.1, passes: 0"), 3, "strain_limiting.passes", ">= 1");
     assert_bad(&with("limit: 0.1, relaxation: 2.5"), 3, "strain_limiting.relaxation", "(0, 2)");
     assert_bad(&with("limit: 0.1, tolerance: -0.5"), 3, "strain_limiting.tolerance", ">= 0");
+    assert_bad(&with("limit: 0.1, acceleration: 2.0"), 3, "strain_limiting.acceleration", "[1, 2)");
     assert_bad(&with("limit: 0.1, passez: 3"), 3, "strain_limiting.passez", "passez");
 }

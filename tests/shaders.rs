@@ -311,6 +311,7 @@ fn strain_limit_wgsl_validates_and_matches_rust() {
     assert_eq!(offset_of_member(&m, "StrainLimitInfo", "relaxation") as usize, offset_of!(StrainLimitInfo, relaxation));
     assert_eq!(offset_of_member(&m, "StrainLimitInfo", "rod") as usize, offset_of!(StrainLimitInfo, rod));
     assert_eq!(offset_of_member(&m, "StrainLimitInfo", "stop") as usize, offset_of!(StrainLimitInfo, stop));
+    assert_eq!(offset_of_member(&m, "StrainLimitInfo", "acceleration") as usize, offset_of!(StrainLimitInfo, acceleration));
     assert_eq!(size_of::<StrainLimitInfo>() % 16, 0);
     for ep in ["strain_limit_first", "strain_limit_check", "strain_limit_pass", "strain_limit_copy"] {
         assert!(module.entry_points.iter().any(|e| e.name == ep), "no entry point {ep}");

@@ -186,6 +186,11 @@ pub struct BenchCli {
     /// alone, it turns strain limiting on at τ = 0.1).
     #[arg(long, allow_negative_numbers = true)]
     strain_limiting_tolerance: Option<f64>,
+    /// Strain limiting's acceleration ω_c in [1, 2): after the first pass, a particle a pass moves is
+    /// extrapolated from its state two passes back (default 1.85; 1: plain Jacobi passes; alone, it
+    /// turns strain limiting on at τ = 0.1).
+    #[arg(long, allow_negative_numbers = true)]
+    strain_limiting_acceleration: Option<f64>,
     /// Write the run's model (particles, masses, pins, springs, forces) and step plan (h, substeps, α)
     /// to this file as JSON, for a peer implementation to step the same model (benches/peers/); one
     /// run only.
@@ -193,16 +198,17 @@ pub struct BenchCli {
     export_model: Option<PathBuf>,
 }
 
-/// The strain limiting that `--strain-limiting τ`, `--strain-limiting-passes n` and
-/// `--strain-limiting-tolerance t` ask for (`None` when none is given), validated: a one-line error
-/// names the option and value.
+/// The strain limiting that `--strain-limiting τ`, `--strain-limiting-passes n`,
+/// `--strain-limiting-tolerance t` and `--strain-limiting-acceleration ω_c` ask for (`None` when none
+/// is given), validated: a one-line error names the option and value.
 pub(crate) fn strain_limiting(
     limit: Option<f64>,
     passes: Option<i64>,
     tolerance: Option<f64>,
+    acceleration: Option<f64>,
 ) -> springsim::Result<Option<springsim::model::StrainLimit>> {
     use springsim::model::StrainLimit;
-    if limit.is_none() && passes.is_none() && tolerance.is_none() {
+    if limit.is_none() && passes.is_none() && tolerance.is_none() && acceleration.is_none() {
         return Ok(None);
     }
     let mut sl = StrainLimit::new(limit.unwrap_or(springsim::model::DEFAULT_STRAIN_LIMIT));
@@ -215,6 +221,12 @@ pub(crate) fn strain_limiting(
             return Err(springsim::Error::param("strain-limiting-tolerance", t, "must be finite and >= 0"));
         }
         sl.tolerance = t;
+    }
+    if let Some(a) = acceleration {
+        if !(a.is_finite() && (1.0..2.0).contains(&a)) {
+            return Err(springsim::Error::param("strain-limiting-acceleration", a, "must be in [1, 2)"));
+        }
+        sl.acceleration = a;
     }
     if !(sl.limit.is_finite() && sl.limit > 0.0) {
         return Err(springsim::Error::param("strain-limiting", sl.limit, "must be finite and > 0"));
@@ -303,7 +315,7 @@ fn plan_runs(b: &BenchCli, given: &dyn Fn(&str) -> bool) -> Result<Vec<BenchConf
         None => None,
     };
     let settings = base_settings(b)?;
-    let strain = strain_limiting(b.strain_limiting, b.strain_limiting_passes, b.strain_limiting_tolerance)?;
+    let strain = strain_limiting(b.strain_limiting, b.strain_limiting_passes, b.strain_limiting_tolerance, b.strain_limiting_acceleration)?;
     SceneOptions { size: None, stiffness: b.stiffness, mesh: b.mesh.clone() }.validate()?;
     if let Some(d) = b.drag.filter(|d| !(d.is_finite() && *d >= 0.0)) {
         return Err(springsim::Error::param("drag", d, "must be finite and >= 0").into());

@@ -91,6 +91,11 @@ pub struct RunCli {
     /// alone, it turns strain limiting on at τ = 0.1).
     #[arg(long, allow_negative_numbers = true)]
     strain_limiting_tolerance: Option<f64>,
+    /// Strain limiting's acceleration ω_c in [1, 2): after the first pass, a particle a pass moves is
+    /// extrapolated from its state two passes back (default 1.85; 1: plain Jacobi passes; alone, it
+    /// turns strain limiting on at τ = 0.1).
+    #[arg(long, allow_negative_numbers = true)]
+    strain_limiting_acceleration: Option<f64>,
 }
 
 /// One frame's row of frames.csv.
@@ -108,7 +113,12 @@ pub fn run(cli: RunCli) -> Result<()> {
     let sc = scene::load(&cli.scene)?;
     let size = crate::count_opt("size", cli.size)?;
     let mut model = sc.build(&SceneOptions { size, stiffness: cli.stiffness, mesh: cli.mesh.clone() })?;
-    if let Some(sl) = crate::bench_cli::strain_limiting(cli.strain_limiting, cli.strain_limiting_passes, cli.strain_limiting_tolerance)? {
+    if let Some(sl) = crate::bench_cli::strain_limiting(
+        cli.strain_limiting,
+        cli.strain_limiting_passes,
+        cli.strain_limiting_tolerance,
+        cli.strain_limiting_acceleration,
+    )? {
         model.strain_limit = Some(sl);
     }
     let frames = match cli.frames {

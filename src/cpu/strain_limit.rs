@@ -1,13 +1,15 @@
 //! Provot's strain limiting on the CPU engine: the reference kernel
-//! [`crate::reference::strain_limit::strain_limit_check`] (the twin of `shaders/strain_limit.wgsl`, with
-//! the equations in its docs) run over the particles in parallel, ping-ponging between the state and a
-//! scratch copy as the GPU does, and stopping where [`crate::reference::strain_limit::strain_limit_all`]
+//! [`crate::reference::strain_limit::strain_limit_first`] and
+//! [`crate::reference::strain_limit::strain_limit_check`] (the twins of `shaders/strain_limit.wgsl`,
+//! with the equations in their docs) run over the particles in parallel, ping-ponging between the state
+//! and a scratch copy as the GPU does (a pass reads the scratch's old contents, the state two passes
+//! back, for the acceleration), and stopping where [`crate::reference::strain_limit::strain_limit_all`]
 //! stops.
 
 use super::forces::MIN_PAR_LEN;
 use super::{CpuModel, V3};
 use crate::engine::PassTally;
-pub use crate::reference::strain_limit::{strain_limit_check, strain_limit_pass, VelocityRule};
+pub use crate::reference::strain_limit::{strain_limit_check, strain_limit_first, strain_limit_pass, VelocityRule};
 use rayon::prelude::*;
 
 /// The scratch state the passes write into (sized on first use), and the method's velocity rule.
@@ -51,7 +53,11 @@ pub fn strain_limit(m: &CpuModel, h: f64, x: &mut Vec<V3>, v: &mut Vec<V3>, scra
             .enumerate()
             .map(|(i, (xi, vi))| {
                 let over;
-                (*xi, *vi, over) = strain_limit_check(i, m, h, &sl, rule, xs, vs);
+                (*xi, *vi, over) = match k {
+                    0 => strain_limit_first(i, m, h, &sl, rule, xs, vs),
+                    // the scratch holds the state two passes back (swapped out after the pass before)
+                    _ => strain_limit_check(i, m, h, &sl.for_pass(k), rule, (xs, vs), (*xi, *vi)),
+                };
                 over
             })
             .reduce(|| false, |a, b| a | b);

@@ -252,12 +252,13 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
         // a gather per pass: the particle's state and offsets, per entry the record and the neighbour's
         // position; the first pass of each pair also checks (the control words: a few bytes a
         // workgroup). Every recorded pass counts in full: once the passes stop, the rest return at once,
-        // so this is the most they do.
+        // so this is the most they do. The passes after the first also read what they overwrite (the
+        // acceleration's state two passes back), at most once per particle.
         let p = s.strain_passes;
         let bytes = n * (ST + CSR) + e * (NB + V);
         m.add("strain_limit_first", Phase::Collide, steps, g, bytes, n * ST);
-        m.add("strain_limit_check", Phase::Collide, steps * (p.div_ceil(2) - 1), g, bytes, n * ST);
-        m.add("strain_limit_pass", Phase::Collide, steps * (p / 2), g, bytes, n * ST);
+        m.add("strain_limit_check", Phase::Collide, steps * (p.div_ceil(2) - 1), g, bytes + n * ST, n * ST);
+        m.add("strain_limit_pass", Phase::Collide, steps * (p / 2), g, bytes + n * ST, n * ST);
         m.add("strain_limit_copy", Phase::Collide, steps * (p % 2), g, n * ST, n * ST);
     }
     if s.self_collision_passes > 0 && n > 0 {

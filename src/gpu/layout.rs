@@ -201,6 +201,10 @@ pub struct StrainLimitInfo {
     /// τ(1 + tolerance) ([`crate::model::StrainLimit::stop_stretch`]): a check pass that finds a spring
     /// stretched beyond it lets the passes go on.
     pub stop: f32,
+    /// ω_c, the acceleration of the passes after the first ([`crate::model::StrainLimit::acceleration`]).
+    pub acceleration: f32,
+    /// Padding to 16 bytes.
+    pub _pad: [u32; 3],
 }
 
 /// `LgConsts` in `shaders/local_global.wgsl`: the constants of a local/global step (Liu et al. 2013, eq. 14)

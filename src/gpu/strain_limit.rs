@@ -18,7 +18,7 @@ use super::state::read_buffer;
 use super::state::GpuState;
 use crate::engine::PassTally;
 use crate::error::Result;
-use crate::model::StrainLimit;
+use crate::model::{StrainLimit, STRAIN_ACCELERATION_AFTER};
 use crate::reference::strain_limit::VelocityRule;
 
 /// The words of the control buffer (twins of `CTL_*` in `shaders/strain_limit.wgsl`): passes run in
@@ -39,18 +39,31 @@ pub struct StrainLimiter {
     pass: wgpu::ComputePipeline,
     /// `strain_limit_copy`.
     copy: wgpu::ComputePipeline,
-    /// Per state buffer q: (state\[q\] → scratch, scratch → state\[q\]).
-    groups: [[wgpu::BindGroup; 2]; 2],
+    /// Per uniform (plain, accelerated) and state buffer q: (state\[q\] → scratch, scratch → state\[q\]).
+    groups: [[[wgpu::BindGroup; 2]; 2]; 2],
     /// Jacobi passes per step.
     passes: u32,
-    /// The uniform `StrainLimitInfo`, rewritten when the method (and so the velocity rule) changes.
-    info: wgpu::Buffer,
+    /// The uniforms `StrainLimitInfo` of the plain passes (ω_c = 1) and of the accelerated ones (from
+    /// [`STRAIN_ACCELERATION_AFTER`] on), rewritten when the method (and so the velocity rule) changes.
+    info: [wgpu::Buffer; 2],
     /// The constants in `info`.
-    consts: StrainLimitInfo,
+    consts: [StrainLimitInfo; 2],
     /// The control words: the stop flag and the tally (`CTL_*`).
     ctl: wgpu::Buffer,
     /// Bytes of the buffers.
     pub bytes: u64,
+}
+
+/// The uniform of passes with the settings `sl` ([`StrainLimit::for_pass`]) and the velocity rule `rule`.
+fn info(sl: &StrainLimit, rule: VelocityRule) -> StrainLimitInfo {
+    StrainLimitInfo {
+        limit: sl.limit as f32,
+        relaxation: sl.relaxation as f32,
+        rod: rule.rod_flag(),
+        stop: sl.stop_stretch() as f32,
+        acceleration: sl.acceleration as f32,
+        _pad: [0; 3],
+    }
 }
 
 impl StrainLimiter {
@@ -82,18 +95,16 @@ impl StrainLimiter {
         let mut alloc = Allocator::new(device);
         let scratch = alloc.buffer("springsim.strain_scratch", st.state_bytes(), STORAGE_RW)?;
         let ctl = alloc.buffer("springsim.strain_ctl", CTL_BYTES, STORAGE_RW)?;
-        let consts = StrainLimitInfo {
-            limit: sl.limit as f32,
-            relaxation: sl.relaxation as f32,
-            rod: rule.rod_flag(),
-            stop: sl.stop_stretch() as f32,
-        };
+        let consts = [0, STRAIN_ACCELERATION_AFTER].map(|k| info(&sl.for_pass(k), rule));
         let usage = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
-        let info = alloc.buffer_init("springsim.strain_info", bytemuck::bytes_of(&consts), usage)?;
-        let group = |src: &wgpu::Buffer, dst: &wgpu::Buffer| {
-            bind(device, &layout, "springsim.strain_limit", &[&st.params, &st.csr, &st.nbr, src, dst, &info, &st.nbr_1, &ctl])
+        let info = [
+            alloc.buffer_init("springsim.strain_info_plain", bytemuck::bytes_of(&consts[0]), usage)?,
+            alloc.buffer_init("springsim.strain_info_accelerated", bytemuck::bytes_of(&consts[1]), usage)?,
+        ];
+        let group = |info: &wgpu::Buffer, src: &wgpu::Buffer, dst: &wgpu::Buffer| {
+            bind(device, &layout, "springsim.strain_limit", &[&st.params, &st.csr, &st.nbr, src, dst, info, &st.nbr_1, &ctl])
         };
-        let groups = [0, 1].map(|q| [group(&st.state[q], &scratch), group(&scratch, &st.state[q])]);
+        let groups = [0, 1].map(|a| [0, 1].map(|q| [group(&info[a], &st.state[q], &scratch), group(&info[a], &scratch, &st.state[q])]));
         Ok(Some(StrainLimiter {
             first: k.pipeline("strain_limit_first")?,
             check: k.pipeline("strain_limit_check")?,
@@ -110,9 +121,11 @@ impl StrainLimiter {
 
     /// Sets the velocity rule (when the method changes), by a queue write before the next submit.
     pub fn set_rule(&mut self, counters: &GpuCounters, queue: &wgpu::Queue, rule: VelocityRule) {
-        if self.consts.rod != rule.rod_flag() {
-            self.consts.rod = rule.rod_flag();
-            counters.write_buffer(queue, &self.info, 0, bytemuck::bytes_of(&self.consts));
+        if self.consts[0].rod != rule.rod_flag() {
+            for (c, info) in self.consts.iter_mut().zip(&self.info) {
+                c.rod = rule.rod_flag();
+                counters.write_buffer(queue, info, 0, bytemuck::bytes_of(c));
+            }
         }
     }
 
@@ -122,8 +135,9 @@ impl StrainLimiter {
     }
 
     /// Records the passes on `state[q]` (n particles): pass k reads state\[q\] (k even: the first of a
-    /// pair, which checks) or the scratch and writes the other; an odd count ends with a copy back into
-    /// state\[q\]. What runs after a check that found every spring within the tolerance returns at once.
+    /// pair, which checks) or the scratch and writes the other, with the plain uniform before
+    /// [`STRAIN_ACCELERATION_AFTER`] and the accelerated one from it on; an odd count ends with a copy
+    /// back into state\[q\]. What runs after a check that found every spring within the tolerance returns at once.
     pub fn encode(&self, pass: &mut CountedPass, q: usize, n: usize) {
         let g = groups(n);
         pass.phase(Phase::Collide);
@@ -134,12 +148,13 @@ impl StrainLimiter {
                 _ => &self.pass,
             };
             pass.set_pipeline(pipeline);
-            pass.set_bind_group(0, &self.groups[q][k % 2], &[]);
+            let accelerated = usize::from(k as u32 >= STRAIN_ACCELERATION_AFTER);
+            pass.set_bind_group(0, &self.groups[accelerated][q][k % 2], &[]);
             pass.dispatch_workgroups(g, 1, 1);
         }
         if self.passes % 2 == 1 {
             pass.set_pipeline(&self.copy);
-            pass.set_bind_group(0, &self.groups[q][1], &[]);
+            pass.set_bind_group(0, &self.groups[0][q][1], &[]);
             pass.dispatch_workgroups(g, 1, 1);
         }
     }

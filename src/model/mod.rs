@@ -17,7 +17,10 @@ pub use cursor::Cursor;
 pub use fields::{gust_shape, AeroWind, Falloff, Field, FieldKind, TriIncidence, MAX_FIELDS};
 pub use motion::{Motion, MotionTarget, Path};
 pub use self_collision::SelfCollision;
-pub use strain_limit::{StrainLimit, DEFAULT_STRAIN_LIMIT, DEFAULT_STRAIN_PASSES, DEFAULT_STRAIN_RELAXATION, DEFAULT_STRAIN_TOLERANCE};
+pub use strain_limit::{
+    StrainLimit, DEFAULT_STRAIN_ACCELERATION, DEFAULT_STRAIN_LIMIT, DEFAULT_STRAIN_PASSES, DEFAULT_STRAIN_RELAXATION,
+    DEFAULT_STRAIN_TOLERANCE, STRAIN_ACCELERATION_AFTER,
+};
 
 use crate::error::{Error, Result};
 

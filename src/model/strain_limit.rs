@@ -8,17 +8,41 @@ use crate::error::{Error, Result};
 /// The default limit τ: a spring may stretch by 10% of its rest length.
 pub const DEFAULT_STRAIN_LIMIT: f64 = 0.1;
 /// The default cap on Jacobi passes per step; the passes stop earlier once every spring is within
-/// [`DEFAULT_STRAIN_TOLERANCE`] (see [`StrainLimit::tolerance`]). Measured (`tests/strain_limit.rs`,
-/// `measure_passes`: the curtain at half its stiffness, τ = 0.1, 10 frames, the worst stretch after any
-/// step and the passes run a step): the small-step methods stop after a few (symplectic Euler, midpoint,
-/// RK4 3.3–4.3 a step on average, at most 7–25) and never reach the cap; explicit Euler and LEU run
-/// 9–13 on average, implicit Euler 41–54, Newton 27–39 and local/global 7–65, with single steps
-/// reaching 128 (a hanging cloth's correction travels one spring a pass). With ω = 1.95 and this cap
-/// every method stays within 1.005 τ on the 21×21 curtain (implicit Euler 0.10025).
+/// [`DEFAULT_STRAIN_TOLERANCE`] (see [`StrainLimit::tolerance`]). Measured with the defaults
+/// (`tests/strain_limit.rs`, `measure_passes`: the curtain at half its stiffness, τ = 0.1, 10 frames;
+/// the worst stretch after any step and the passes run a step, mean and most), every method within
+/// 1.005 τ:
+///
+/// | soft curtain | sympl. Euler | midpoint | RK4 | explicit Euler, LEU | implicit Euler | Newton | local/global |
+/// |---|---|---|---|---|---|---|---|
+/// | 41², ω = 1.95, plain (before) | 0.10002, 3.4 (9) | 0.10008, 3.7 (7) | 0.10010, 4.3 (25) | 0.10010, 13.4 (103) | 0.10071, 54.2 (128) | 0.10066, 39.0 (128) | 0.10272, 65.3 (128) |
+/// | 41², defaults | 0.10010, 6.4 (17) | 0.10010, 7.3 (17) | 0.10008, 7.7 (17) | 0.10009, 8.3 (19) | 0.10000, 16.8 (41) | 0.10000, 12.8 (29) | 0.10000, 14.6 (25) |
+/// | 81², ω = 1.95, plain (before) | | | | | 0.10270, 70.1 (128) | 0.10087, 41.0 (128) | 0.12031, 77.8 (128) |
+/// | 81², defaults | | | | | 0.10000, 21.4 (47) | 0.10006, 13.6 (27) | 0.10009, 27.4 (59) |
+///
+/// A cap of 32 is too few (41² implicit Euler 0.144; 81² implicit Euler 0.142, local/global 0.108).
 pub const DEFAULT_STRAIN_PASSES: u32 = 128;
-/// The default relaxation ω of a pass (the average correction over-relaxed). Implicit Euler at 128
-/// passes (21×21 soft curtain): ω = 1 0.122, 1.5 0.115, 1.8 0.112, 1.9 0.108, 1.95 0.10025, 1.97 0.10014.
-pub const DEFAULT_STRAIN_RELAXATION: f64 = 1.95;
+/// The default relaxation ω of a pass (the average correction scaled). Plain passes did best at ω = 1.95
+/// (implicit Euler at 128 passes, 21×21 soft curtain: ω = 1 0.122, 1.5 0.115, 1.9 0.108, 1.95
+/// 0.10025), but over-relaxed passes and the acceleration do not mix: the error's sign alternates from
+/// pass to pass and the extrapolation amplifies it (ω = 1.95 with ω_c ≥ 1.6 diverged; ω = 1.95 for
+/// the plain passes and 1 for the accelerated ones took explicit Euler from 8.3 passes a step to 28.9).
+/// With the plain average the small-step methods run about twice the passes they ran at ω = 1.95 without
+/// the acceleration (symplectic Euler 6.4 against 3.3 at 41²), and the large-step ones a third to a half.
+pub const DEFAULT_STRAIN_RELAXATION: f64 = 1.0;
+/// The passes of a step that run plain before the acceleration starts ([`StrainLimit::acceleration`]):
+/// passes 0 to 3 are not accelerated, pass 4 on are (as Wang 2015 waits some iterations before
+/// starting). Accelerated from the second pass on, the first passes' large corrections are extrapolated
+/// too and overshoot: on the 21×21 curtain at k = 125 N/m (symplectic Euler, τ = 0.1, ω_c = 1.85) the
+/// energy rose by 1.65 J in 7 frames and the divergence guard stopped the run; with 4 plain passes it
+/// lost 0.0096 J in 10 frames. After 2 or 8 plain passes the large-step methods ran as many passes
+/// (81² local/global 24.8 and 33.0 a step against 27.4).
+pub const STRAIN_ACCELERATION_AFTER: u32 = 4;
+/// The default acceleration ω_c of the passes ([`StrainLimit::acceleration`]). Measured on the soft
+/// curtain (ω = 1, 10 frames, cap 128, the worst stretch after any step, τ = 0.1): ω_c = 1.8 left
+/// 81² local/global at 0.10071 (56.7 passes a step, steps at the cap), 1.85 within the limit (27.4),
+/// and 1.9 (ω = 0.9, accelerated from the second pass) diverged at 81² (implicit Euler 0.199).
+pub const DEFAULT_STRAIN_ACCELERATION: f64 = 1.85;
 /// The default stopping tolerance: the passes stop once no spring is stretched beyond τ(1 + 0.001), a
 /// fifth of the 0.5% of τ that issue #17's must-show allows.
 pub const DEFAULT_STRAIN_TOLERANCE: f64 = 1e-3;
@@ -37,9 +61,13 @@ pub const DEFAULT_STRAIN_TOLERANCE: f64 = 1e-3;
 /// (the check's own output is dropped), so a step whose springs are already within the limit costs one
 /// pass, and a step that stretched them costs what it needs, at most `passes`.
 ///
+/// After a few plain passes, the particles a pass moves are extrapolated from their state two passes back
+/// ([`StrainLimit::acceleration`]): a hanging cloth's correction then crosses it in tens of passes
+/// instead of hundreds.
+///
 /// A model without one (`Model::strain_limit: None`, the default) steps exactly as before. In a scene
-/// file (serde): `strain_limiting: (limit: 0.1, passes: 128)`; `passes`, `relaxation` and `tolerance`
-/// may be left out.
+/// file (serde): `strain_limiting: (limit: 0.1, passes: 128)`; `passes`, `relaxation`, `tolerance` and
+/// `acceleration` may be left out.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StrainLimit {
@@ -55,6 +83,13 @@ pub struct StrainLimit {
     /// with no spring beyond τ at all stops them early).
     #[serde(default = "default_tolerance")]
     pub tolerance: f64,
+    /// The acceleration ω_c of the passes, in [1, 2): from pass [`STRAIN_ACCELERATION_AFTER`] on, a
+    /// particle the pass moves goes to x′ + ω_c (x̂ − x′), x̂ the pass's result and x′ its state two
+    /// passes back (Wang 2015's Chebyshev semi-iterative method at its limit weight, after a few plain
+    /// passes as there; `reference::strain_limit::accelerate`). 1: plain Jacobi passes. A hanging
+    /// cloth's correction then spreads in far fewer passes.
+    #[serde(default = "default_acceleration")]
+    pub acceleration: f64,
 }
 
 fn default_passes() -> u32 {
@@ -69,6 +104,10 @@ fn default_tolerance() -> f64 {
     DEFAULT_STRAIN_TOLERANCE
 }
 
+fn default_acceleration() -> f64 {
+    DEFAULT_STRAIN_ACCELERATION
+}
+
 impl Default for StrainLimit {
     fn default() -> Self {
         StrainLimit {
@@ -76,14 +115,25 @@ impl Default for StrainLimit {
             passes: DEFAULT_STRAIN_PASSES,
             relaxation: DEFAULT_STRAIN_RELAXATION,
             tolerance: DEFAULT_STRAIN_TOLERANCE,
+            acceleration: DEFAULT_STRAIN_ACCELERATION,
         }
     }
 }
 
 impl StrainLimit {
-    /// The limit τ with the default passes and relaxation.
+    /// The limit τ with the default passes, relaxation, tolerance and acceleration.
     pub fn new(limit: f64) -> Self {
         StrainLimit { limit, ..Default::default() }
+    }
+
+    /// The settings of pass k (0-based) of a step: plain passes before [`STRAIN_ACCELERATION_AFTER`]
+    /// (ω_c = 1), the acceleration from it on.
+    pub fn for_pass(&self, k: u32) -> StrainLimit {
+        if k < STRAIN_ACCELERATION_AFTER {
+            StrainLimit { acceleration: 1.0, ..*self }
+        } else {
+            *self
+        }
     }
 
     /// The stretch (l − L)/L beyond which a spring keeps the passes going: τ(1 + tolerance).
@@ -91,8 +141,8 @@ impl StrainLimit {
         self.limit * (1.0 + self.tolerance)
     }
 
-    /// Checks τ finite and > 0, passes ≥ 1, ω finite and in (0, 2), the tolerance finite and ≥ 0; the
-    /// error names the field and value.
+    /// Checks τ finite and > 0, passes ≥ 1, ω finite and in (0, 2), the tolerance finite and ≥ 0, ω_c
+    /// finite and in [1, 2); the error names the field and value.
     pub fn validate(&self) -> Result<()> {
         if !self.limit.is_finite() || self.limit <= 0.0 {
             return Err(Error::param("strain_limiting.limit", self.limit, "must be finite and > 0"));
@@ -105,6 +155,9 @@ impl StrainLimit {
         }
         if !self.tolerance.is_finite() || self.tolerance < 0.0 {
             return Err(Error::param("strain_limiting.tolerance", self.tolerance, "must be finite and >= 0"));
+        }
+        if !self.acceleration.is_finite() || !(1.0..2.0).contains(&self.acceleration) {
+            return Err(Error::param("strain_limiting.acceleration", self.acceleration, "must be in [1, 2)"));
         }
         Ok(())
     }

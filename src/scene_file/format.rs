@@ -36,7 +36,7 @@ pub struct SceneFile {
     #[serde(default, skip_serializing_if = "ForcesSpec::is_empty")]
     pub forces: ForcesSpec,
     /// Provot's strain limiting after every step ([`StrainLimit`]), e.g. `strain_limiting: (limit: 0.1)`
-    /// (`passes` and `relaxation` may be left out). Named apart from `method.strain_limit`, the adaptive
+    /// (`passes`, `relaxation`, `tolerance` and `acceleration` may be left out). Named apart from `method.strain_limit`, the adaptive
     /// step's strain guard.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strain_limiting: Option<StrainLimit>,
