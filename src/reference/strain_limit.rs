@@ -84,7 +84,7 @@ pub const EPS_LEN: f64 = 1e-9;
 pub type Prev = (V3, V3);
 
 /// `strain_limit_pass`: one pass for particle i after the first, reading the state (x, v) and
-/// returning its new (xᵢ, vᵢ): the Jacobi pass of [`project`], accelerated from `prev` (the state two
+/// returning its new (xᵢ, vᵢ): the Jacobi pass of the module docs, accelerated from `prev` (the state two
 /// passes back, [`accelerate`]); `h` is the step the displacement rule divides by, `rule` the velocity
 /// rule.
 pub fn strain_limit_pass(i: usize, m: &CpuModel, h: f64, sl: &StrainLimit, rule: VelocityRule, xv: (&[V3], &[V3]), prev: Prev) -> (V3, V3) {
@@ -115,7 +115,7 @@ pub fn strain_limit_check(
     (xa, va, over)
 }
 
-/// `strain_limit_first`: a step's first pass for particle i, the Jacobi pass of [`project`] (nothing to
+/// `strain_limit_first`: a step's first pass for particle i, the Jacobi pass of the module docs (nothing to
 /// accelerate from yet) with the check of [`strain_limit_check`]. The GPU's kernel also starts the
 /// step's tally of passes run, which the CPU engine keeps on the host.
 pub fn strain_limit_first(i: usize, m: &CpuModel, h: f64, sl: &StrainLimit, rule: VelocityRule, x: &[V3], v: &[V3]) -> (V3, V3, bool) {
