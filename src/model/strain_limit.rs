@@ -24,11 +24,13 @@ pub const DEFAULT_STRAIN_LIMIT: f64 = 0.1;
 pub const DEFAULT_STRAIN_PASSES: u32 = 128;
 /// The default relaxation ω of a pass (the average correction scaled). Plain passes did best at ω = 1.95
 /// (implicit Euler at 128 passes, 21×21 soft curtain: ω = 1 0.122, 1.5 0.115, 1.9 0.108, 1.95
-/// 0.10025), but over-relaxed passes and the acceleration do not mix: the error's sign alternates from
-/// pass to pass and the extrapolation amplifies it (ω = 1.95 with ω_c ≥ 1.6 diverged; ω = 1.95 for
-/// the plain passes and 1 for the accelerated ones took explicit Euler from 8.3 passes a step to 28.9).
-/// With the plain average the small-step methods run about twice the passes they ran at ω = 1.95 without
-/// the acceleration (symplectic Euler 6.4 against 3.3 at 41²), and the large-step ones a third to a half.
+/// 0.10025), but over-relaxed passes and the acceleration do not mix (likely because an over-relaxed
+/// pass leaves error that changes sign from pass to pass, which the extrapolation amplifies). An early
+/// variant that accelerated every particle from the second pass diverged with ω = 1.95 and ω_c = 1.6
+/// (41² implicit Euler 16.7). With the plain passes at ω = 1.95 and the accelerated ones at 1, explicit
+/// Euler went from 8.3 passes a step to 28.9. With the plain average the small-step methods run about
+/// twice the passes they ran at ω = 1.95 without the acceleration (symplectic Euler 6.4 against 3.4 at
+/// 41²), and the large-step ones a third to a half.
 pub const DEFAULT_STRAIN_RELAXATION: f64 = 1.0;
 /// The passes of a step that run plain before the acceleration starts ([`StrainLimit::acceleration`]):
 /// passes 0 to 3 are not accelerated, pass 4 on are (as Wang 2015 waits some iterations before
