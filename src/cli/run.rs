@@ -91,7 +91,7 @@ pub struct RunCli {
     /// alone, it turns strain limiting on at τ = 0.1).
     #[arg(long, allow_negative_numbers = true)]
     strain_limiting_tolerance: Option<f64>,
-    /// Strain limiting's acceleration ω_c in [1, 2): after the first pass, a particle a pass moves is
+    /// Strain limiting's acceleration ω_c in [1, 2): from the fifth pass of a step on, a particle a pass moves is
     /// extrapolated from its state two passes back (default 1.85; 1: plain Jacobi passes; alone, it
     /// turns strain limiting on at τ = 0.1).
     #[arg(long, allow_negative_numbers = true)]

@@ -252,8 +252,9 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
         // a gather per pass: the particle's state and offsets, per entry the record and the neighbour's
         // position; the first pass of each pair also checks (the control words: a few bytes a
         // workgroup). Every recorded pass counts in full: once the passes stop, the rest return at once,
-        // so this is the most they do. The passes after the first also read what they overwrite (the
-        // acceleration's state two passes back), at most once per particle.
+        // so this is the most they do. The accelerated passes (from STRAIN_ACCELERATION_AFTER on) also
+        // read what they overwrite, the state two passes back, for the particles they move: counted for
+        // every check and second pass, an upper bound like the rest.
         let p = s.strain_passes;
         let bytes = n * (ST + CSR) + e * (NB + V);
         m.add("strain_limit_first", Phase::Collide, steps, g, bytes, n * ST);
