@@ -10,7 +10,8 @@ Four rows, each run `--rounds` times, springsim then Taichi, alternating (so bot
 
 springsim's side is `springsim bench --format json`: its median frame time over the frames timed, divided by
 the steps per frame (the GPU runs `steps_per_frame` steps in one submit per frame). The implicit rows run
-`--cg-iterations 10 --cg-tolerance 0 --no-adaptive --divergence ignore` (the whole budget, no adaptive retry,
+`--preconditioner jacobi --cg-iterations 10 --cg-tolerance 0 --no-adaptive --divergence ignore` (the peer's
+Jacobi-PCG; springsim's default for implicit Euler is its multigrid) (the whole budget, no adaptive retry,
 no energy guard; the state must stay finite), as the peer does.
 The first round's springsim run exports its model (`--export-model`) and the Taichi peer
 (taichi_cloth.py) steps exactly that model. Per row: the median over the rounds of each side, and
@@ -29,7 +30,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
-IMPLICIT = ["--method", "implicit-euler", "--cg-iterations", "10", "--cg-tolerance", "0", "--no-adaptive", "--divergence", "ignore"]
+IMPLICIT = ["--method", "implicit-euler", "--preconditioner", "jacobi", "--cg-iterations", "10", "--cg-tolerance", "0", "--no-adaptive", "--divergence", "ignore"]
 ROWS = [
     # (key, label, springsim options, peer workload, springsim frames/warmup, peer reps/rounds/warmup)
     ("symplectic-81", "symplectic Euler substep, 81x81 curtain", ["--scene", "curtain"], "symplectic", (30, 3), (100, 5, 20)),
