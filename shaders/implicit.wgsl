@@ -34,7 +34,14 @@ struct ImplicitParams {
 @group(0) @binding(9) var<storage, read_write> blocks_2: array<vec4<f32>>;
 @group(0) @binding(10) var<storage, read_write> blocks_3: array<vec4<f32>>;
 
+// BLOCKS_SPLIT: whether the blocks span more than one binding (set per pipeline from the buffer,
+// gpu::specialize::split_constant). Without it blocks_at and blocks_set touch `blocks` alone, with no
+// branch: lavapipe runs the loads of every side of the split's branches (the PCG's mat-vec ran 23%
+// slower for them, BENCHMARKS, sixteenth session). The default keeps the branches, right for any model.
+override BLOCKS_SPLIT: bool = true;
+
 fn blocks_at(k: u32) -> vec4<f32> {
+    if (!BLOCKS_SPLIT) { return blocks[k]; }
     if (k < SPLIT_VEC4) { return blocks[k]; }
     if (k < 2u * SPLIT_VEC4) { return blocks_1[k - SPLIT_VEC4]; }
     if (k < 3u * SPLIT_VEC4) { return blocks_2[k - 2u * SPLIT_VEC4]; }
@@ -42,6 +49,7 @@ fn blocks_at(k: u32) -> vec4<f32> {
 }
 
 fn blocks_set(k: u32, v: vec4<f32>) {
+    if (!BLOCKS_SPLIT) { blocks[k] = v; return; }
     if (k < SPLIT_VEC4) { blocks[k] = v; }
     else if (k < 2u * SPLIT_VEC4) { blocks_1[k - SPLIT_VEC4] = v; }
     else if (k < 3u * SPLIT_VEC4) { blocks_2[k - 2u * SPLIT_VEC4] = v; }
@@ -80,6 +88,9 @@ fn implicit_prepare(@builtin(global_invocation_id) gid: vec3<u32>) {
     let mi = 1.0 / w;
     // J_x v₀ at i: −Σ K_s (v_i − v_j) − s m_i v_i
     var jxv = -vi * (P.wind.w * mi);
+    // the spring force at i, gathered in the same loop as the blocks (accel's, fused: one gather of the
+    // neighbours' x and v instead of two)
+    var f = vec3<f32>(0.0);
     let md = mass_diag(w);
     var diag = vec3<f32>(md);
     let e_end = csr[i + 1u];
@@ -91,6 +102,8 @@ fn implicit_prepare(@builtin(global_invocation_id) gid: vec3<u32>) {
         var b1 = vec4<f32>(0.0, 0.0, bitcast<f32>(s.j), 0.0);
         if (l > EPS_LEN) {
             let u = d / l;
+            let du = vi - src[n + s.j].xyz;
+            add_spring_force(&f, s, u, l, du);
             var c = 1.0 - s.rest / l;
             if (I.exact == 0u) {
                 c = max(c, 0.0);
@@ -99,7 +112,7 @@ fn implicit_prepare(@builtin(global_invocation_id) gid: vec3<u32>) {
             let o1 = vec3<f32>(u.x * u.y, u.x * u.z, u.y * u.z);
             let k0 = s.k * (o0 + c * (vec3<f32>(1.0) - o0));
             let k1 = s.k * (o1 - c * o1);
-            jxv -= sym6_apply(vec4<f32>(k0, k1.x), vec4<f32>(k1.y, k1.z, 0.0, 0.0), vi - src[n + s.j].xyz);
+            jxv -= sym6_apply(vec4<f32>(k0, k1.x), vec4<f32>(k1.y, k1.z, 0.0, 0.0), du);
             let bd = h * h * k0 + h * s.kd * o0;
             let bo = h * h * k1 + h * s.kd * o1;
             b0 = vec4<f32>(bd, bo.x);
@@ -109,7 +122,7 @@ fn implicit_prepare(@builtin(global_invocation_id) gid: vec3<u32>) {
         blocks_set(2u * e, b0);
         blocks_set(2u * e + 1u, b1);
     }
-    let f0 = accel(i) * mi;
+    let f0 = accel_from_springs(i, xi, vi, w, f) * mi;
     pcg_set_rhs(i, (f0 + jxv * h) * h, vec3<f32>(1.0) / diag);
 }
 

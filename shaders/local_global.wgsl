@@ -59,8 +59,16 @@ struct LgPass {
 @group(0) @binding(9) var<storage, read_write> lg_dirs: array<vec4<f32>>;
 @group(2) @binding(0) var<uniform> K: LgPass;
 
+// TABLES_SPLIT: whether the tables span both bindings (set per pipeline from the buffer,
+// gpu::specialize::split_constant); without it `tab` reads `csr` alone, with no branch (lavapipe runs the
+// loads of both sides). The default keeps the branch, right for any model.
+override TABLES_SPLIT: bool = true;
+
 // Word k of the tables (`csr` then `csr_1`).
 fn tab(k: u32) -> u32 {
+    if (!TABLES_SPLIT) {
+        return csr[k];
+    }
     if (k < 4u * SPLIT_VEC4) {
         return csr[k];
     }

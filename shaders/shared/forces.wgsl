@@ -11,10 +11,19 @@
 override SPRING_DAMPING: bool = true;
 override EXTERNAL_FIELDS: bool = true;
 
+// NBR_SPLIT: whether this model's incidence records span both bindings (set per pipeline from the
+// state, gpu::specialize::split_constant). Without it nbr_at reads `nbr` alone: lavapipe runs the loads of
+// both sides of the split's branch, and the force gather ran 19% slower for them (BENCHMARKS, sixteenth
+// session). The default keeps the branch, right for any model.
+override NBR_SPLIT: bool = true;
+
 // Incidence record e. The table is split over two bindings at SPLIT_VEC4 records (the one split size,
 // src/gpu/alloc.rs split_bytes): `nbr` holds [0, SPLIT_VEC4), `nbr_1` the rest (a placeholder when the
 // table fits one binding).
 fn nbr_at(e: u32) -> Nbr {
+    if (!NBR_SPLIT) {
+        return nbr[e];
+    }
     if (e < SPLIT_VEC4) {
         return nbr[e];
     }
@@ -82,6 +91,36 @@ fn external_accel(x: vec3<f32>, v: vec3<f32>) -> vec3<f32> {
     return a;
 }
 
+// Whether spring s damps: its k_d or the Rayleigh term (only then is the neighbour's velocity read).
+fn spring_damps(s: Nbr) -> bool {
+    return SPRING_DAMPING && (s.kd != 0.0 || P.alpha != 0.0);
+}
+
+// Adds to *f the force of spring s on its end i (dir = (x_i − x_j)/l, l = |x_i − x_j| > EPS_LEN):
+// Hooke, and where spring_damps(s) the damping along the spring and the Rayleigh term −α K_c du for the
+// relative velocity du = v_i − v_j.
+fn add_spring_force(f: ptr<function, vec3<f32>>, s: Nbr, dir: vec3<f32>, l: f32, du: vec3<f32>) {
+    var fs = s.k * (l - s.rest);
+    if (spring_damps(s)) {
+        fs += s.kd * dot(dir, du);
+        if (P.alpha != 0.0) {
+            let c = max(0.0, 1.0 - s.rest / l);
+            *f -= kc_apply(s.k, c, dir, du) * P.alpha;
+        }
+    }
+    *f -= dir * fs;
+}
+
+// a = M⁻¹ f + the external and cursor accelerations of a free particle i at (xi, vi) with w = 1/m, given
+// the spring force f.
+fn accel_from_springs(i: u32, xi: vec3<f32>, vi: vec3<f32>, w: f32, f: vec3<f32>) -> vec3<f32> {
+    var a = f * w + external_accel(xi, vi);
+    if (i == P.cursor_particle) {
+        a -= (xi - P.cursor.xyz) * P.cursor.w + vi * P.cursor_damping;
+    }
+    return a;
+}
+
 // a = M⁻¹ f(x, v) of particle i at state `src`: Hooke springs, damping along the spring, the
 // Rayleigh term −α K_c (v_i − v_j), the external fields and the cursor spring −c (x − target) − d v
 // (twin: cpu::forces::accelerations, cpu::forces::cursor_accel).
@@ -102,26 +141,13 @@ fn accel(i: u32) -> vec3<f32> {
         let d = xi - src[j].xyz;
         let l = length(d);
         if (l > EPS_LEN) {
-            let dir = d / l;
-            var fs = s.k * (l - s.rest);
             // The neighbour's velocity is read only when something damps (it is a second gather).
-            if (SPRING_DAMPING) {
-                if (s.kd != 0.0 || P.alpha != 0.0) {
-                    let u = vi - src[n + j].xyz;
-                    let un = dot(dir, u);
-                    fs += s.kd * un;
-                    if (P.alpha != 0.0) {
-                        let c = max(0.0, 1.0 - s.rest / l);
-                        f -= kc_apply(s.k, c, dir, u) * P.alpha;
-                    }
-                }
+            var du = vec3<f32>(0.0);
+            if (spring_damps(s)) {
+                du = vi - src[n + j].xyz;
             }
-            f -= dir * fs;
+            add_spring_force(&f, s, d / l, l, du);
         }
     }
-    var a = f * w + external_accel(xi, vi);
-    if (i == P.cursor_particle) {
-        a -= (xi - P.cursor.xyz) * P.cursor.w + vi * P.cursor_damping;
-    }
-    return a;
+    return accel_from_springs(i, xi, vi, w, f);
 }

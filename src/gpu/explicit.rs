@@ -8,7 +8,7 @@ use super::cost::{CountedPass, Phase};
 use super::layout::groups;
 use super::options::GpuOptions;
 use super::pipelines::{bind, build_specialized, storage, uniform};
-use super::specialize::ForceFeatures;
+use super::specialize::{ForceFeatures, Splits};
 use super::state::GpuState;
 use crate::error::{Error, Result};
 use crate::method::Method;
@@ -54,7 +54,7 @@ pub struct ExplicitKernels {
 
 impl ExplicitKernels {
     /// Compiles the entry points of `method`'s stages with the force terms of `features`.
-    pub fn new(device: &wgpu::Device, options: &GpuOptions, method: Method, features: ForceFeatures) -> Result<Self> {
+    pub fn new(device: &wgpu::Device, options: &GpuOptions, method: Method, features: ForceFeatures, splits: Splits) -> Result<Self> {
         let entries = [
             uniform(0),
             storage(1, true),
@@ -67,7 +67,8 @@ impl ExplicitKernels {
             storage(8, true),
         ];
         let names: Vec<&'static str> = stages(method)?.iter().map(|(name, _)| *name).collect();
-        let kernels = build_specialized(device, options, "explicit.wgsl", &[&entries], &names, &features.constants())?;
+        let constants = [features.constants().as_slice(), splits.constants().as_slice()].concat();
+        let kernels = build_specialized(device, options, "explicit.wgsl", &[&entries], &names, &constants)?;
         let stages = names.iter().map(|name| kernels.pipeline(name)).collect::<Result<_>>()?;
         Ok(ExplicitKernels { layout: kernels.layout(0)?, stages })
     }
@@ -115,7 +116,7 @@ impl ExplicitIntegrator {
     /// Compiles `method`'s kernels (with the force terms of `features`), allocates its buffers and builds
     /// its bind groups.
     pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState, method: Method, features: ForceFeatures) -> Result<Self> {
-        let kernels = ExplicitKernels::new(device, options, method, features)?;
+        let kernels = ExplicitKernels::new(device, options, method, features, Splits::of(st))?;
         let buffers = ExplicitBuffers::new(device, st, method)?;
         let b = &buffers;
         let stage_groups = stages(method)?

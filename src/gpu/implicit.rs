@@ -12,7 +12,7 @@ use super::layout::{groups, ImplicitParams, CG_STATE_WORDS};
 use super::options::GpuOptions;
 use super::pcg::{GpuCgState, PcgBuffers, PcgKernels, SOLUTION_VECTOR};
 use super::pipelines::{bind, build_specialized, storage, uniform};
-use super::specialize::ForceFeatures;
+use super::specialize::{split_constant, ForceFeatures, Splits};
 use super::state::{read_vec4s, read_words, xyz, GpuState};
 use crate::error::{Error, Result};
 use crate::method::StepSettings;
@@ -40,8 +40,16 @@ pub struct ImplicitKernels {
 
 impl ImplicitKernels {
     /// Compiles the kernels with the force terms of `features`, and with the multigrid kernels of
-    /// `implicit_mg.wgsl` when `multigrid`.
-    pub fn new(device: &wgpu::Device, options: &GpuOptions, features: ForceFeatures, multigrid: bool) -> Result<Self> {
+    /// `implicit_mg.wgsl` when `multigrid`; for the state's split tables `splits` and blocks held in
+    /// `block_parts` bindings (`BLOCKS_SPLIT`).
+    pub fn new(
+        device: &wgpu::Device,
+        options: &GpuOptions,
+        features: ForceFeatures,
+        multigrid: bool,
+        splits: Splits,
+        block_parts: usize,
+    ) -> Result<Self> {
         let operator = [
             uniform(0),
             storage(1, true),
@@ -61,7 +69,8 @@ impl ImplicitKernels {
         names.extend_from_slice(&PcgKernels::ENTRY_POINTS);
         // the PCG may keep Ap between iterations (pcg.wgsl's PCG_AP_RECURRENCE): the implicit V-cycle
         // keeps its level-0 temporary in its own buffer, not in Ap
-        let mut constants = features.constants().to_vec();
+        let mut constants = [features.constants().as_slice(), splits.constants().as_slice()].concat();
+        constants.push(split_constant("BLOCKS_SPLIT", block_parts));
         constants.push(("PCG_AP_RECURRENCE", 1.0));
         let k = if multigrid {
             names.extend_from_slice(&ImgKernels::ENTRY_POINTS);
@@ -136,7 +145,7 @@ impl ImplicitIntegrator {
     ) -> Result<Self> {
         let buffers = ImplicitBuffers::new(device, st, m.incidence.entries.len())?;
         let hierarchy = if multigrid { ImplicitMg::hierarchy(m)? } else { None };
-        let kernels = ImplicitKernels::new(device, options, features, hierarchy.is_some())?;
+        let kernels = ImplicitKernels::new(device, options, features, hierarchy.is_some(), Splits::of(st), buffers.blocks.parts())?;
         let mg = match (&hierarchy, &kernels.mg) {
             (Some(h), Some(k)) => Some(Box::new(ImplicitMg::new(device, &mut super::alloc::Allocator::new(device), k, m, h)?)),
             _ => None,
@@ -236,6 +245,14 @@ impl ImplicitIntegrator {
     /// The PCG's status words (one read-back).
     pub fn cg_state(&self, device: &wgpu::Device, queue: &wgpu::Queue, st: &GpuState) -> Result<GpuCgState> {
         Ok(GpuCgState::from_words(&read_words(device, queue, st, &self.buffers.pcg.status, 0, CG_STATE_WORDS)?))
+    }
+
+    /// Records the copy of the PCG's status words into `st.readback` (read as [`GpuCgState::from_words`]);
+    /// returns their bytes.
+    pub fn encode_report(&self, encoder: &mut wgpu::CommandEncoder, st: &GpuState) -> u64 {
+        let bytes = (CG_STATE_WORDS * 4) as u64;
+        encoder.copy_buffer_to_buffer(&self.buffers.pcg.status, 0, &st.readback, 0, bytes);
+        bytes
     }
 
     /// Clears the PCG's vectors (no warm start from a failed solve); submits the clear.

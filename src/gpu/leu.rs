@@ -7,7 +7,8 @@ use super::alloc::Allocator;
 use super::cost::{CountedPass, Phase};
 use super::layout::{groups, LeuPass};
 use super::options::GpuOptions;
-use super::pipelines::{bind, build, storage, uniform};
+use super::pipelines::{bind, build_specialized, storage, uniform};
+use super::specialize::Splits;
 use super::state::GpuState;
 use crate::error::Result;
 
@@ -25,7 +26,7 @@ pub struct LeuKernels {
 
 impl LeuKernels {
     /// Compiles the kernels.
-    pub fn new(device: &wgpu::Device, options: &GpuOptions) -> Result<Self> {
+    pub fn new(device: &wgpu::Device, options: &GpuOptions, splits: Splits) -> Result<Self> {
         let entries = [
             uniform(0),
             storage(1, true),
@@ -38,7 +39,8 @@ impl LeuKernels {
             uniform(8),
             storage(9, true),
         ];
-        let k = build(device, options, "leu.wgsl", &[&entries], &["leu_linearize", "leu_step", "leu_fixup"])?;
+        let names = ["leu_linearize", "leu_step", "leu_fixup"];
+        let k = build_specialized(device, options, "leu.wgsl", &[&entries], &names, &splits.constants())?;
         Ok(LeuKernels {
             layout: k.layout(0)?,
             linearize: k.pipeline("leu_linearize")?,
@@ -94,7 +96,7 @@ impl LeuIntegrator {
     /// Compiles the kernels, allocates the buffers for `entries` incidence entries, builds the groups.
     pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState, entries: usize) -> Result<Self> {
         let buffers = LeuBuffers::new(device, st, entries)?;
-        let kernels = LeuKernels::new(device, options)?;
+        let kernels = LeuKernels::new(device, options, Splits::of(st))?;
         let b = &buffers;
         let bind_groups = [0, 1].map(|p| {
             bind(

@@ -13,7 +13,8 @@ use super::layout::{grid, groups, LgPass};
 use super::multigrid::{MultigridData, MultigridKernels};
 use super::options::GpuOptions;
 use super::pcg::PcgKernels;
-use super::pipelines::{bind_dynamic, build, dynamic_uniform, storage, uniform};
+use super::pipelines::{bind_dynamic, build_specialized, dynamic_uniform, storage, uniform};
+use super::specialize::{split_constant, Splits};
 use crate::error::Result;
 use crate::linalg::chebyshev::{chebyshev_omega, chebyshev_rho_used};
 
@@ -148,8 +149,9 @@ impl LgPhase {
 }
 
 impl LocalGlobalKernels {
-    /// Compiles the kernels (the multigrid V-cycle's only when `multigrid`).
-    pub fn new(device: &wgpu::Device, options: &GpuOptions, multigrid: bool) -> Result<Self> {
+    /// Compiles the kernels (the multigrid V-cycle's only when `multigrid`) for the state's split tables
+    /// `splits` and Liu's tables held in `table_parts` bindings (`TABLES_SPLIT`).
+    pub fn new(device: &wgpu::Device, options: &GpuOptions, multigrid: bool, splits: Splits, table_parts: usize) -> Result<Self> {
         let operator = [
             uniform(0),
             uniform(1),
@@ -176,7 +178,9 @@ impl LocalGlobalKernels {
             "lg_cheb_combine",
         ];
         names.extend_from_slice(&PcgKernels::ENTRY_POINTS);
-        let k = build(device, options, "local_global.wgsl", &[&operator, &pcg, &pass], &names)?;
+        let mut constants = splits.constants().to_vec();
+        constants.push(split_constant("TABLES_SPLIT", table_parts));
+        let k = build_specialized(device, options, "local_global.wgsl", &[&operator, &pcg, &pass], &names, &constants)?;
         let mut kernels = LocalGlobalKernels {
             layout: k.layout(0)?,
             pass_layout: k.layout(2)?,

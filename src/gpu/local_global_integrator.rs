@@ -19,6 +19,7 @@ use super::multigrid::{MgUse, MultigridData};
 use super::options::GpuOptions;
 use super::pcg::{GpuCgState, PcgBuffers, INVERSE_DIAGONAL_VECTOR, SOLUTION_VECTOR};
 use super::pipelines::bind;
+use super::specialize::Splits;
 use super::state::{read_buffer, read_vec4s, read_words, xyz, GpuState};
 use super::step_end::StepEnd;
 // ρ of the Chebyshev iteration is estimated in f64 by power iteration on the CPU engine's operator.
@@ -170,7 +171,8 @@ impl LocalGlobalIntegrator {
     /// builds the groups; the global solver is prepared by [`LocalGlobalIntegrator::prepare`].
     pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState, m: &CpuModel, settings: &StepSettings) -> Result<Self> {
         let buffers = LocalGlobalBuffers::new(device, st, m)?;
-        let kernels = LocalGlobalKernels::new(device, options, settings.preconditioner == Preconditioner::Multigrid)?;
+        let multigrid = settings.preconditioner == Preconditioner::Multigrid;
+        let kernels = LocalGlobalKernels::new(device, options, multigrid, Splits::of(st), buffers.tables.parts())?;
         let b = &buffers;
         let tables = b.tables.bindings();
         let operator_groups = [0, 1].map(|p| {
@@ -551,15 +553,26 @@ impl LocalGlobalIntegrator {
     /// (‖∇g(y)‖, ‖∇g(x)‖, their ratio) of the last step (eq. 7; `lg_report`), and the PCG's status words:
     /// one read-back of both.
     pub fn read_report(&self, device: &wgpu::Device, queue: &wgpu::Queue, st: &GpuState) -> Result<([f64; 3], GpuCgState)> {
-        let stats = (3 * st.n + 2 * groups(st.n) as usize) as u64 * 16;
         let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.lg_report") });
+        let bytes = self.encode_report(&mut enc, st);
+        st.counters.submit(queue, enc.finish());
+        Ok(Self::decode_report(&read_buffer(device, &st.counters, &st.readback, bytes)?))
+    }
+
+    /// Records the copies of [`LocalGlobalIntegrator::read_report`]'s words into `st.readback`; returns
+    /// their bytes.
+    pub fn encode_report(&self, enc: &mut wgpu::CommandEncoder, st: &GpuState) -> u64 {
+        let stats = (3 * st.n + 2 * groups(st.n) as usize) as u64 * 16;
         enc.copy_buffer_to_buffer(&self.buffers.work, stats, &st.readback, 0, 16);
         enc.copy_buffer_to_buffer(&self.buffers.pcg.status, 0, &st.readback, 16, (CG_STATE_WORDS * 4) as u64);
-        st.counters.submit(queue, enc.finish());
-        let bytes = read_buffer(device, &st.counters, &st.readback, 16 + (CG_STATE_WORDS * 4) as u64)?;
+        16 + (CG_STATE_WORDS * 4) as u64
+    }
+
+    /// The report from the bytes [`LocalGlobalIntegrator::encode_report`] copied.
+    pub fn decode_report(bytes: &[u8]) -> ([f64; 3], GpuCgState) {
         let f: &[f32] = bytemuck::cast_slice(&bytes[..16]);
         let words: &[u32] = bytemuck::cast_slice(&bytes[16..]);
-        Ok(([f[0] as f64, f[1] as f64, f[2] as f64], GpuCgState::from_words(words)))
+        ([f[0] as f64, f[1] as f64, f[2] as f64], GpuCgState::from_words(words))
     }
 
     /// The PCG's status words (one read-back).

@@ -6,7 +6,8 @@ use super::alloc::Allocator;
 use super::cost::{CountedPass, Phase};
 use super::layout::groups;
 use super::options::GpuOptions;
-use super::pipelines::{bind, build, storage, uniform};
+use super::pipelines::{bind, build_specialized, storage, uniform};
+use super::specialize::Splits;
 use super::state::{read_buffer, GpuState};
 use crate::error::Result;
 use crate::reference::model::CpuModel;
@@ -24,7 +25,7 @@ pub struct PowerKernels {
 
 impl PowerKernels {
     /// Compiles the kernels.
-    pub fn new(device: &wgpu::Device, options: &GpuOptions) -> Result<Self> {
+    pub fn new(device: &wgpu::Device, options: &GpuOptions, splits: Splits) -> Result<Self> {
         let entries = [
             uniform(0),
             storage(1, true),
@@ -36,7 +37,7 @@ impl PowerKernels {
             storage(7, false),
             storage(8, true),
         ];
-        let k = build(device, options, "power.wgsl", &[&entries], &["power_matvec", "power_reduce"])?;
+        let k = build_specialized(device, options, "power.wgsl", &[&entries], &["power_matvec", "power_reduce"], &splits.constants())?;
         Ok(PowerKernels { layout: k.layout(0)?, matvec: k.pipeline("power_matvec")?, reduce: k.pipeline("power_reduce")? })
     }
 

@@ -5,8 +5,42 @@
 //! several times faster (BENCHMARKS, twelfth session). The constants only remove code that would compute
 //! zero: the results are the same.
 
+use super::state::GpuState;
 use crate::method::Method;
 use crate::reference::model::CpuModel;
+
+/// Which of a model's split tables span more than one binding (see [`super::alloc::SplitBuffer`]): the
+/// pipeline constants `NBR_SPLIT` (`shaders/shared/forces.wgsl`) and, per kernel, those of its own
+/// tables ([`split_constant`]). A kernel compiled with `false` for a table reads its first binding alone,
+/// with no branch on the index: lavapipe runs the loads of every side of such a branch, which cost the
+/// force gather 19% and the PCG's mat-vec 23% (BENCHMARKS, sixteenth session). A table that fits one
+/// binding is all in its first, so the results are the same; the shaders' defaults keep the branches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Splits {
+    /// The incidence records (`nbr`, `nbr_1`).
+    pub nbr: bool,
+}
+
+impl Splits {
+    /// Every table split (the shaders' defaults: right for any model).
+    pub const ALL: Splits = Splits { nbr: true };
+
+    /// The tables of the state `st`.
+    pub fn of(st: &GpuState) -> Self {
+        Splits { nbr: st.nbr_parts > 1 }
+    }
+
+    /// The pipeline constants (`NBR_SPLIT`).
+    pub fn constants(&self) -> [(&'static str, f64); 1] {
+        [split_constant("NBR_SPLIT", if self.nbr { 2 } else { 1 })]
+    }
+}
+
+/// The pipeline constant `name` of a split table held in `parts` bindings: 1 (branch on the index) when
+/// it spans more than one, else 0.
+pub fn split_constant(name: &'static str, parts: usize) -> (&'static str, f64) {
+    (name, (parts > 1) as u8 as f64)
+}
 
 /// Which optional force terms a force-gathering kernel keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +82,15 @@ mod tests {
         let b = m.add_particle([1.0, 0.0, 0.0], 1.0);
         m.add_spring(a, b, 10.0, kd);
         m
+    }
+
+    #[test]
+    fn split_constants_keep_the_branch_only_for_a_table_over_several_bindings() {
+        assert_eq!(split_constant("BLOCKS_SPLIT", 1), ("BLOCKS_SPLIT", 0.0));
+        assert_eq!(split_constant("BLOCKS_SPLIT", 2), ("BLOCKS_SPLIT", 1.0));
+        assert_eq!(split_constant("TABLES_SPLIT", 4), ("TABLES_SPLIT", 1.0));
+        assert_eq!(Splits { nbr: false }.constants(), [("NBR_SPLIT", 0.0)]);
+        assert_eq!(Splits::ALL.constants(), [("NBR_SPLIT", 1.0)]);
     }
 
     #[test]

@@ -33,6 +33,9 @@ pub struct GpuState {
     /// The bytes at which storage buffers are split into bindings ([`super::alloc::split_bytes`]; the
     /// kernels' `SPLIT_VEC4` = split / 16).
     pub split: u64,
+    /// The bindings the incidence records span (1 when `nbr` holds them all; the kernels' `NBR_SPLIT`,
+    /// [`super::specialize::Splits`]).
+    pub nbr_parts: usize,
     /// The n + 1 CSR offsets into `nbr`.
     pub csr: wgpu::Buffer,
     /// The ping-pong states: positions (`vec4<f32>`, w = 1/m) at [0, n), velocities at [n, 2n)
@@ -92,6 +95,7 @@ impl GpuState {
             GpuNbr { j, rest: m.rest[spring] as f32, k: m.k[spring] as f32, kd: m.kd[spring] as f32 }
         });
         let nbr = alloc.split_fill("springsim.nbr", nbr_bytes, split, NBR_SLOTS, read_only, |w| w.records(records))?;
+        let nbr_parts = nbr.parts();
         let (nbr, nbr_1) = (nbr.bindings()[0].clone(), nbr.bindings()[1].clone());
         let state = [
             alloc.buffer_fill("springsim.state0", state_bytes, state_usage, |w| w.records(packed_state(m, x, v)))?,
@@ -107,6 +111,7 @@ impl GpuState {
             nbr,
             nbr_1,
             split,
+            nbr_parts,
             csr,
             state,
             readback,

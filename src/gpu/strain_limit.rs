@@ -13,7 +13,8 @@ use super::alloc::{Allocator, STORAGE_RW};
 use super::cost::{CountedPass, GpuCounters, Phase};
 use super::layout::{groups, StrainLimitInfo};
 use super::options::GpuOptions;
-use super::pipelines::{bind, build, storage, uniform};
+use super::pipelines::{bind, build_specialized, storage, uniform};
+use super::specialize::Splits;
 use super::state::read_buffer;
 use super::state::GpuState;
 use crate::engine::PassTally;
@@ -90,7 +91,7 @@ impl StrainLimiter {
             storage(7, false),
         ];
         let names = ["strain_limit_first", "strain_limit_check", "strain_limit_pass", "strain_limit_copy"];
-        let k = build(device, options, "strain_limit.wgsl", &[&entries], &names)?;
+        let k = build_specialized(device, options, "strain_limit.wgsl", &[&entries], &names, &Splits::of(st).constants())?;
         let layout = k.layout(0)?;
         let mut alloc = Allocator::new(device);
         let scratch = alloc.buffer("springsim.strain_scratch", st.state_bytes(), STORAGE_RW)?;

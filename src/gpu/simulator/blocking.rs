@@ -10,8 +10,10 @@ use crate::error::{Error, Result};
 use crate::gpu::cost::CountedPass;
 use crate::gpu::integrator::Integrator;
 use crate::gpu::local_global::LgSplit;
+use crate::gpu::local_global_integrator::LocalGlobalIntegrator;
 use crate::gpu::power::PowerKernels;
-use crate::gpu::state::read_words;
+use crate::gpu::specialize::Splits;
+use crate::gpu::state::{read_buffer, read_words};
 use crate::gpu::step_end::StepEnd;
 use crate::method::{GlobalSolve, Method};
 
@@ -25,13 +27,37 @@ impl GpuEngine {
     }
 
     /// `steps` steps, submitted and waited for, with what the stepping policy needs to know: one submit of
-    /// [`GpuEngine::encode_steps`] (local/global with `--global cholesky`: the multi-submit driver), then
-    /// one small read-back of the report (the PCG's status, local/global's residual, LEU's retries or the
-    /// explicit methods' speed flag, which it clears).
+    /// [`GpuEngine::encode_steps`] followed by the copies of [`Integrator::encode_report`] (the PCG's
+    /// status, local/global's residual, LEU's retries or the explicit methods' speed flag, which it
+    /// clears), then their one small read-back. Local/global with `--global cholesky` runs the
+    /// multi-submit driver, then the report's copies in a submit of their own.
     pub fn take_steps_blocking(&mut self, steps: usize) -> Result<StepsReport> {
-        self.run_steps(steps)?;
+        self.prepare_lg()?;
+        self.prepare_steps(steps, self.plan.h)?;
+        let report = if self.lg_global() == Some(GlobalSolve::Cholesky) {
+            self.run_host_global_steps(steps, false)?;
+            let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.report") });
+            let bytes = self.integrator.encode_report(&mut enc, &self.state);
+            self.state.counters.submit(&self.queue, enc.finish());
+            read_buffer(&self.device, &self.state.counters, &self.state.readback, bytes)?
+        } else {
+            // the steps and the copy of their report in one submit, then one read-back
+            let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.steps") });
+            self.encode_steps(&mut enc, steps)?;
+            let bytes = self.integrator.encode_report(&mut enc, &self.state);
+            self.state.counters.submit(&self.queue, enc.finish());
+            let report = read_buffer(&self.device, &self.state.counters, &self.state.readback, bytes)?;
+            self.read_timestamps()?;
+            report
+        };
+        self.steps_report(steps, &report)
+    }
+
+    /// What the stepping policy needs to know of `steps` steps, from the bytes of
+    /// [`Integrator::encode_report`].
+    fn steps_report(&self, steps: usize, report: &[u8]) -> Result<StepsReport> {
         if let Integrator::LocalGlobal(lg) = &self.integrator {
-            let (stats, cg) = lg.read_report(&self.device, &self.queue, &self.state)?;
+            let (stats, cg) = LocalGlobalIntegrator::decode_report(report);
             let (iters, budget) = (self.settings.lg_iterations, self.settings.global_iterations);
             let global = lg.global().unwrap_or(GlobalSolve::Cg);
             let iterations = match global {
@@ -52,12 +78,13 @@ impl GpuEngine {
             }
             return Ok(StepsReport { iterations, residual: stats[2], ..Default::default() });
         }
+        let words: &[u32] = bytemuck::cast_slice(report);
         let mut report = StepsReport::default();
         match &self.integrator {
-            Integrator::Leu(_) => report.leu_retries = self.leu_retries_gpu()?,
-            Integrator::Explicit(_) => report.speed_exceeded = self.take_speed_flag()?,
+            Integrator::Leu(_) => report.leu_retries = words[2] as usize,
+            Integrator::Explicit(_) => report.speed_exceeded = words[3] != 0,
             Integrator::Implicit(implicit) => {
-                let cg = implicit.cg_state(&self.device, &self.queue, &self.state)?;
+                let cg = GpuCgState::from_words(words);
                 if cg.breakdowns > 0 {
                     // no warm start from a failed solve
                     implicit.clear_solution(&self.device, &self.queue, &self.state.counters);
@@ -242,7 +269,7 @@ impl GpuEngine {
     pub fn power_k0(&mut self, iters: usize) -> Result<f64> {
         let kernels = match self.power.take() {
             Some(kernels) => kernels,
-            None => PowerKernels::new(&self.device, &self.options)?,
+            None => PowerKernels::new(&self.device, &self.options, Splits::of(&self.state))?,
         };
         let kernels = self.power.insert(kernels);
         kernels.k0(&self.device, &self.queue, &self.state, &self.model, iters)
