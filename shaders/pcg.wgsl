@@ -33,7 +33,7 @@ struct CgPass {
     tol2: f32,     // ε²: converged when r·r <= ε² b·b
     warm: u32,     // 1: start from the x left by the last solve (r = b − Ax); 0: from x = 0
     reduced: u32,  // 1: the slots' sums are at [3G, 3G + 3), written by pcg_reduce
-    _pad1: u32,
+    per_lane: u32, // particles per thread of pcg_begin, pcg_matvec, pcg_update (pcg_particle)
     _pad2: u32,
 }
 
@@ -66,6 +66,13 @@ override PCG_AP_RECURRENCE: bool = false;
 var<private> pcg_beta: f32;
 var<private> pcg_dir_a: u32;
 var<private> pcg_dir_b: u32;
+
+// The k-th particle of thread lid of workgroup wid in pcg_begin, pcg_matvec and pcg_update: a workgroup
+// covers WG·per_lane consecutive particles, the threads striding through them (gpu::layout::PCG_PER_LANE);
+// with per_lane = 1 the global invocation index.
+fn pcg_particle(wid: u32, lid: u32, k: u32) -> u32 {
+    return (wid * C.per_lane + k) * WG + lid;
+}
 
 fn seg(s: u32, i: u32) -> u32 {
     return s * C.n + i;
@@ -148,9 +155,10 @@ fn pcg_begin(
     @builtin(local_invocation_index) lid: u32,
     @builtin(workgroup_id) wid: vec3<u32>,
 ) {
-    let i = gid.x;
     var c = vec4<f32>(0.0);
-    if (i < C.n) {
+    for (var k = 0u; k < C.per_lane; k++) {
+        let i = pcg_particle(wid.x, lid, k);
+        if (i >= C.n) { break; }
         let b = cg_vectors[seg(SEG_R, i)].xyz;
         var r = b;
         if (C.warm != 0u) {
@@ -167,7 +175,7 @@ fn pcg_begin(
         cg_vectors[seg(SEG_P, i)] = vec4<f32>(0.0);
         cg_vectors[seg(SEG_P + 1u, i)] = vec4<f32>(0.0);
         cg_vectors[seg(SEG_AP, i)] = vec4<f32>(0.0);
-        c = vec4<f32>(dot(r, z), dot(r, r), dot(b, b), 0.0);
+        c += vec4<f32>(dot(r, z), dot(r, r), dot(b, b), 0.0);
     }
     let t = wg_reduce(lid, c);
     if (lid == 0u) {
@@ -210,9 +218,10 @@ fn pcg_matvec(
     }
     pcg_dir_a = SEG_Z;
     pcg_dir_b = SEG_P + q;
-    let i = gid.x;
     var c = vec4<f32>(0.0);
-    if (i < C.n) {
+    for (var k = 0u; k < C.per_lane; k++) {
+        let i = pcg_particle(wid.x, lid, k);
+        if (i >= C.n) { break; }
         var p: vec3<f32>;
         var ap: vec3<f32>;
         if (PCG_AP_RECURRENCE) {
@@ -226,7 +235,7 @@ fn pcg_matvec(
         }
         cg_vectors[seg(SEG_P + 1u - q, i)] = vec4<f32>(p, 0.0);
         cg_vectors[seg(SEG_AP, i)] = vec4<f32>(ap, 0.0);
-        c = vec4<f32>(dot(p, ap), 0.0, 0.0, 0.0);
+        c += vec4<f32>(dot(p, ap), 0.0, 0.0, 0.0);
     }
     let t = wg_reduce(lid, c);
     if (lid == 0u) {
@@ -256,16 +265,17 @@ fn pcg_update(
         return;
     }
     let alpha = cur.x / pap;
-    let i = gid.x;
     var c = vec4<f32>(0.0);
-    if (i < C.n) {
+    for (var k = 0u; k < C.per_lane; k++) {
+        let i = pcg_particle(wid.x, lid, k);
+        if (i >= C.n) { break; }
         let p = cg_vectors[seg(SEG_P + 1u - q, i)].xyz;
         cg_vectors[seg(SEG_X, i)] += vec4<f32>(alpha * p, 0.0);
         let r = cg_vectors[seg(SEG_R, i)].xyz - alpha * cg_vectors[seg(SEG_AP, i)].xyz;
         let z = r * cg_vectors[seg(SEG_D, i)].xyz;
         cg_vectors[seg(SEG_R, i)] = vec4<f32>(r, 0.0);
         cg_vectors[seg(SEG_Z, i)] = vec4<f32>(z, 0.0);
-        c = vec4<f32>(dot(r, z), dot(r, r), 0.0, 0.0);
+        c += vec4<f32>(dot(r, z), dot(r, r), 0.0, 0.0);
     }
     let t = wg_reduce(lid, c);
     if (lid == 0u) {

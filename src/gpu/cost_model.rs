@@ -65,6 +65,9 @@ pub struct FrameShape {
     /// The PCG sums its dot products in `pcg_reduce` dispatches (one workgroup before each `pcg_matvec`
     /// and `pcg_update`) instead of in every workgroup of those ([`crate::gpu::pcg::PcgKernels::reduces`]).
     pub pcg_reduce: bool,
+    /// The workgroups of the PCG's per-particle kernels (`pcg_begin`, `pcg_matvec`, `pcg_update`: a
+    /// Jacobi solve's threads take [`crate::gpu::layout::PCG_PER_LANE`] particles each); 0: one a thread.
+    pub pcg_groups: u64,
     /// Implicit Euler's multigrid: each step's block sums and last-level factor (dispatches, workgroups,
     /// bytes of the lists, bytes of the blocks written).
     pub multigrid_update: Option<(u64, u64, u64, u64)>,
@@ -158,6 +161,7 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
     // the per-spring dispatch is a grid past 65535 workgroups (super::layout::grid): x·y of them
     let (gx, gy) = super::layout::grid(groups(ns as usize));
     let (g, gs) = (groups(n as usize) as u64, gx as u64 * gy as u64);
+    let pcg_g = if s.pcg_groups > 0 { s.pcg_groups } else { g };
     let gather = n * (ST + CSR) + e * (NB + ST);
     let table = e * NB + 4 * (n + 1);
     let steps = s.steps;
@@ -196,7 +200,7 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
                 // every list read once, the fine blocks once, the coarse blocks written and read once more
                 m.add_total("img_update", Phase::Global, [steps * d, steps * w, steps * (lists + e * 2 * V + blocks), steps * blocks]);
             }
-            pcg(&mut m, steps, it, g, n, matvec, s.multigrid, s.pcg_reduce);
+            pcg(&mut m, steps, it, pcg_g, n, matvec, s.multigrid, s.pcg_reduce);
             m.add("implicit_integrate", Phase::Integrate, steps, g, n * (ST + V), n * ST);
             if s.trial {
                 m.add("implicit_strain", Phase::Integrate, steps, g, n * (2 * ST + CSR) + e * (NB + 2 * ST), 4);
@@ -228,7 +232,7 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
                     }
                     None => m.add("lg_chebyshev", Phase::Global, solves * budget, g, matvec + n * 2 * V, n * V),
                 },
-                _ => pcg(&mut m, solves, budget, g, n, matvec, s.multigrid, s.pcg_reduce),
+                _ => pcg(&mut m, solves, budget, pcg_g, n, matvec, s.multigrid, s.pcg_reduce),
             }
             if global != GlobalSolve::Cholesky {
                 iterations = solves * budget;

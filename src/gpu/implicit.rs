@@ -8,7 +8,7 @@
 use super::alloc::{Allocator, SplitBuffer, STORAGE_RW};
 use super::cost::{CountedPass, GpuCounters, Phase};
 use super::implicit_mg::{ImgKernels, ImplicitMg};
-use super::layout::{groups, ImplicitParams, CG_STATE_WORDS};
+use super::layout::{groups, ImplicitParams, CG_STATE_WORDS, PCG_PER_LANE};
 use super::options::GpuOptions;
 use super::pcg::{GpuCgState, PcgBuffers, PcgKernels, SOLUTION_VECTOR};
 use super::pipelines::{bind, build_specialized, storage, uniform};
@@ -83,7 +83,7 @@ impl ImplicitKernels {
             prepare: k.pipeline("implicit_prepare")?,
             integrate: k.pipeline("implicit_integrate")?,
             strain: k.pipeline("implicit_strain")?,
-            pcg: PcgKernels::from_kernels(&k, options)?,
+            pcg: PcgKernels::from_kernels(&k, options, if multigrid { 1 } else { PCG_PER_LANE })?,
             mg: if multigrid { Some(Box::new(ImgKernels::from_kernels(&k)?)) } else { None },
         })
     }
@@ -187,7 +187,7 @@ impl ImplicitIntegrator {
             _pad: 0,
         };
         counters.write_buffer(queue, &self.buffers.params, 0, bytemuck::bytes_of(&ip));
-        self.buffers.pcg.write_pass(queue, counters, n, settings.cg_tolerance, settings.cg_warm_start, self.kernels.pcg.reduces(n));
+        self.buffers.pcg.write_pass(queue, counters, n, settings.cg_tolerance, settings.cg_warm_start, &self.kernels.pcg);
     }
 
     /// Records the start of a frame: clears the PCG's status words.
@@ -199,6 +199,11 @@ impl ImplicitIntegrator {
     /// ([`super::pcg::PcgKernels::reduces`]).
     pub fn pcg_reduces(&self, n: usize) -> bool {
         self.kernels.pcg.reduces(n)
+    }
+
+    /// The workgroups of its PCG's per-particle kernels at n particles ([`super::pcg::PcgKernels::groups`]).
+    pub fn pcg_groups(&self, n: usize) -> u32 {
+        self.kernels.pcg.groups(n)
     }
 
     /// Records one implicit step from state\[p\] into state[1−p]: the system (blocks, right-hand side,

@@ -100,9 +100,19 @@ pub struct CgPass {
     pub warm: u32,
     /// 1: the dot products' partials are summed by `pcg_reduce` ([`super::options::PCG_REDUCE_FROM`]).
     pub reduced: u32,
+    /// Particles per thread of `pcg_begin`, `pcg_matvec` and `pcg_update` (a workgroup covers WG·per_lane
+    /// consecutive particles, lane-strided): [`PCG_PER_LANE`] without an external preconditioner, else 1.
+    pub per_lane: u32,
     /// Padding to 32 bytes.
-    pub _pad: [u32; 2],
+    pub _pad: u32,
 }
+
+/// Particles per thread of a Jacobi-preconditioned PCG's per-particle kernels ([`CgPass::per_lane`]):
+/// a quarter of the workgroups, so a quarter of the dot products' partials. On lavapipe that took the
+/// 256² implicit row's 20 `pcg_reduce` dispatches away (G = 256 < [`super::options::PCG_REDUCE_FROM`])
+/// and a quarter of the per-workgroup barriers: 143 → 110 ms a step (BENCHMARKS, sixteenth session). A
+/// multigrid-preconditioned solve keeps 1: its V-cycle writes the r·z partials per particle workgroup.
+pub const PCG_PER_LANE: u32 = 4;
 
 /// `ImplicitParams` in `shaders/implicit.wgsl`.
 #[repr(C)]

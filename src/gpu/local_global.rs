@@ -193,7 +193,8 @@ impl LocalGlobalKernels {
             report: k.pipeline("lg_report")?,
             cheb_residual: k.pipeline("lg_cheb_residual")?,
             cheb_combine: k.pipeline("lg_cheb_combine")?,
-            pcg: PcgKernels::from_kernels(&k, options)?,
+            // one particle a thread: a multigrid V-cycle may precondition it (ensure_multigrid)
+            pcg: PcgKernels::from_kernels(&k, options, 1)?,
             multigrid: None,
         };
         if multigrid {

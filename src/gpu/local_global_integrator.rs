@@ -215,13 +215,18 @@ impl LocalGlobalIntegrator {
         };
         counters.write_buffer(queue, &self.buffers.consts, 0, bytemuck::bytes_of(&consts));
         // the global step solves for corrections from δ = 0 (the warm start is the iterate xₖ itself)
-        self.buffers.pcg.write_pass(queue, counters, n, settings.cg_tolerance, false, self.kernels.pcg.reduces(n));
+        self.buffers.pcg.write_pass(queue, counters, n, settings.cg_tolerance, false, &self.kernels.pcg);
     }
 
     /// Whether its PCG (the `cg` global step) sums its dot products in `pcg_reduce` dispatches at n
     /// particles ([`super::pcg::PcgKernels::reduces`]).
     pub fn pcg_reduces(&self, n: usize) -> bool {
         self.kernels.pcg.reduces(n)
+    }
+
+    /// The workgroups of its PCG's per-particle kernels at n particles ([`super::pcg::PcgKernels::groups`]).
+    pub fn pcg_groups(&self, n: usize) -> u32 {
+        self.kernels.pcg.groups(n)
     }
 
     /// The prepared multigrid V-cycle for the cost model: (dispatches, workgroups, bytes of its matrices,

@@ -8,7 +8,9 @@
 
 use super::alloc::Allocator;
 use super::cost::{CountedPass, GpuCounters};
-use super::layout::{groups, CgPass, CG_STATE_WORDS, CG_VECTORS};
+#[cfg(doc)]
+use super::layout::PCG_PER_LANE;
+use super::layout::{groups, CgPass, CG_STATE_WORDS, CG_VECTORS, WORKGROUP_SIZE};
 use super::options::GpuOptions;
 use super::pipelines::{bind, storage, uniform, Kernels};
 use crate::error::Result;
@@ -32,6 +34,8 @@ pub struct PcgKernels {
     pub reduce: wgpu::ComputePipeline,
     /// [`GpuOptions::pcg_reduce_from`] of the engine that compiled them.
     reduce_from: u32,
+    /// Particles per thread of the per-particle kernels ([`CgPass::per_lane`]).
+    per_lane: u32,
 }
 
 impl PcgKernels {
@@ -45,7 +49,10 @@ impl PcgKernels {
 
     /// Takes the group-1 layout (group 1 of `kernels`) and the pipelines of [`PcgKernels::ENTRY_POINTS`];
     /// `options` says from what size the dot products are reduced in a dispatch of their own.
-    pub fn from_kernels(kernels: &Kernels, options: &GpuOptions) -> Result<Self> {
+    /// `per_lane`: particles per thread of the per-particle kernels, [`PCG_PER_LANE`] for a Jacobi
+    /// solve; 1 where a multigrid V-cycle may precondition it (the V-cycle writes the r·z partials per
+    /// particle workgroup, one particle a thread).
+    pub fn from_kernels(kernels: &Kernels, options: &GpuOptions, per_lane: u32) -> Result<Self> {
         Ok(PcgKernels {
             layout: kernels.layout(1)?,
             begin: kernels.pipeline("pcg_begin")?,
@@ -54,7 +61,13 @@ impl PcgKernels {
             finish: kernels.pipeline("pcg_finish")?,
             reduce: kernels.pipeline("pcg_reduce")?,
             reduce_from: options.pcg_reduce_from(),
+            per_lane: per_lane.max(1),
         })
+    }
+
+    /// Workgroups of `pcg_begin`, `pcg_matvec` and `pcg_update` at n particles (the partials per slot).
+    pub fn groups(&self, n: usize) -> u32 {
+        (n as u32).div_ceil(WORKGROUP_SIZE * self.per_lane)
     }
 
     /// Whether a solve of n particles sums its dot products in `pcg_reduce` dispatches (one before each
@@ -62,7 +75,7 @@ impl PcgKernels {
     /// [`GpuOptions::pcg_reduce_from`] workgroups per vector on. [`PcgBuffers::write_pass`] must be told
     /// the same.
     pub fn reduces(&self, n: usize) -> bool {
-        groups(n) >= self.reduce_from
+        self.groups(n) >= self.reduce_from
     }
 
     /// The group-1 bind groups per iteration parity, built once.
@@ -88,7 +101,7 @@ impl PcgKernels {
         iterations: usize,
         precondition: Option<Precondition>,
     ) {
-        let g = groups(n);
+        let g = self.groups(n);
         let reduce = self.reduces(n);
         pass.set_bind_group(0, operator_group, &[]);
         pass.set_bind_group(1, &pcg_groups[0], &[]);
@@ -148,19 +161,20 @@ impl PcgBuffers {
         Ok(PcgBuffers { vectors, partials, status, pass })
     }
 
-    /// Writes the `CgPass` uniforms: n particles, tolerance `tolerance`, warm start or not, and whether
-    /// the solve is `reduced` ([`PcgKernels::reduces`]: the kernels that record it must agree).
-    pub fn write_pass(&self, queue: &wgpu::Queue, counters: &GpuCounters, n: usize, tolerance: f64, warm: bool, reduced: bool) {
+    /// Writes the `CgPass` uniforms: n particles, tolerance `tolerance`, warm start or not, and the shape
+    /// of the solves `kernels` record (workgroups, particles per thread, [`PcgKernels::reduces`]).
+    pub fn write_pass(&self, queue: &wgpu::Queue, counters: &GpuCounters, n: usize, tolerance: f64, warm: bool, kernels: &PcgKernels) {
         let tol = tolerance as f32;
         for (parity, buffer) in self.pass.iter().enumerate() {
             let cp = CgPass {
                 n: n as u32,
-                groups: groups(n),
+                groups: kernels.groups(n),
                 parity: parity as u32,
                 tol2: tol * tol,
                 warm: warm as u32,
-                reduced: reduced as u32,
-                _pad: [0; 2],
+                reduced: kernels.reduces(n) as u32,
+                per_lane: kernels.per_lane,
+                _pad: 0,
             };
             counters.write_buffer(queue, buffer, 0, bytemuck::bytes_of(&cp));
         }

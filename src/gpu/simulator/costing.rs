@@ -22,10 +22,10 @@ impl GpuEngine {
             },
             _ => (None, None, None),
         };
-        let pcg_reduce = match &self.integrator {
-            Integrator::LocalGlobal(lg) => lg.pcg_reduces(m.n),
-            Integrator::Implicit(im) => im.pcg_reduces(m.n),
-            _ => false,
+        let (pcg_reduce, pcg_groups) = match &self.integrator {
+            Integrator::LocalGlobal(lg) => (lg.pcg_reduces(m.n), lg.pcg_groups(m.n)),
+            Integrator::Implicit(im) => (im.pcg_reduces(m.n), im.pcg_groups(m.n)),
+            _ => (false, 0),
         };
         FrameShape {
             method: Some(self.method),
@@ -46,6 +46,7 @@ impl GpuEngine {
             global_iterations: s.global_iterations as u64,
             multigrid,
             pcg_reduce,
+            pcg_groups: pcg_groups as u64,
             multigrid_update,
         }
     }
