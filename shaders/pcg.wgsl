@@ -151,7 +151,6 @@ fn load_status(lid: u32) -> u32 {
 // iteration).
 @compute @workgroup_size(WG)
 fn pcg_begin(
-    @builtin(global_invocation_id) gid: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
     @builtin(workgroup_id) wid: vec3<u32>,
 ) {
@@ -193,7 +192,6 @@ fn pcg_begin(
 // p[1 − q]), Ap = A p by the operator's gather (A z + β Ap_old with PCG_AP_RECURRENCE), and the partials of p·Ap.
 @compute @workgroup_size(WG)
 fn pcg_matvec(
-    @builtin(global_invocation_id) gid: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
     @builtin(workgroup_id) wid: vec3<u32>,
 ) {
@@ -247,7 +245,6 @@ fn pcg_matvec(
 // with status 2), x += αp, r −= αAp, z = P⁻¹r, and the partials of the new (r·z, r·r, b·b) in slot 1 − q.
 @compute @workgroup_size(WG)
 fn pcg_update(
-    @builtin(global_invocation_id) gid: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
     @builtin(workgroup_id) wid: vec3<u32>,
 ) {

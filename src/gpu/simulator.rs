@@ -377,16 +377,38 @@ impl GpuEngine {
     /// Runs `steps` steps and waits for them: one submit of [`GpuEngine::encode_steps`], or, for
     /// local/global with the host's Cholesky global step, the multi-submit driver.
     pub fn run_steps(&mut self, steps: usize) -> Result<()> {
+        self.submit_steps(steps, false).map(|_| ())
+    }
+
+    /// [`GpuEngine::run_steps`]; with `report`, the copies of [`Integrator::encode_report`] are recorded
+    /// after the steps in the same submit (after the Cholesky driver's last submit, in one of their own)
+    /// and their bytes read back, else nothing is.
+    pub(super) fn submit_steps(&mut self, steps: usize, report: bool) -> Result<Vec<u8>> {
         self.prepare_lg()?;
         self.prepare_steps(steps, self.plan.h)?;
-        if self.lg_global() == Some(GlobalSolve::Cholesky) {
-            return self.run_host_global_steps(steps, false).map(|_| ());
+        let cholesky = self.lg_global() == Some(GlobalSolve::Cholesky);
+        if cholesky {
+            self.run_host_global_steps(steps, false)?;
+            if !report {
+                return Ok(Vec::new());
+            }
         }
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.steps") });
-        self.encode_steps(&mut enc, steps)?;
+        if !cholesky {
+            self.encode_steps(&mut enc, steps)?;
+        }
+        let bytes = if report { self.integrator.encode_report(&mut enc, &self.state) } else { 0 };
         self.state.counters.submit(&self.queue, enc.finish());
-        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| Error::Gpu(e.to_string()))?;
-        self.read_timestamps()
+        let out = if report {
+            super::state::read_buffer(&self.device, &self.state.counters, &self.state.readback, bytes)?
+        } else {
+            self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| Error::Gpu(e.to_string()))?;
+            Vec::new()
+        };
+        if !cholesky {
+            self.read_timestamps()?;
+        }
+        Ok(out)
     }
 
     /// What the engine recorded and transferred since it was built ([`GpuCost`]: passes, dispatches,

@@ -13,7 +13,7 @@ use crate::gpu::local_global::LgSplit;
 use crate::gpu::local_global_integrator::LocalGlobalIntegrator;
 use crate::gpu::power::PowerKernels;
 use crate::gpu::specialize::Splits;
-use crate::gpu::state::{read_buffer, read_words};
+use crate::gpu::state::read_words;
 use crate::gpu::step_end::StepEnd;
 use crate::method::{GlobalSolve, Method};
 
@@ -32,24 +32,7 @@ impl GpuEngine {
     /// clears), then their one small read-back. Local/global with `--global cholesky` runs the
     /// multi-submit driver, then the report's copies in a submit of their own.
     pub fn take_steps_blocking(&mut self, steps: usize) -> Result<StepsReport> {
-        self.prepare_lg()?;
-        self.prepare_steps(steps, self.plan.h)?;
-        let report = if self.lg_global() == Some(GlobalSolve::Cholesky) {
-            self.run_host_global_steps(steps, false)?;
-            let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.report") });
-            let bytes = self.integrator.encode_report(&mut enc, &self.state);
-            self.state.counters.submit(&self.queue, enc.finish());
-            read_buffer(&self.device, &self.state.counters, &self.state.readback, bytes)?
-        } else {
-            // the steps and the copy of their report in one submit, then one read-back
-            let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.steps") });
-            self.encode_steps(&mut enc, steps)?;
-            let bytes = self.integrator.encode_report(&mut enc, &self.state);
-            self.state.counters.submit(&self.queue, enc.finish());
-            let report = read_buffer(&self.device, &self.state.counters, &self.state.readback, bytes)?;
-            self.read_timestamps()?;
-            report
-        };
+        let report = self.submit_steps(steps, true)?;
         self.steps_report(steps, &report)
     }
 
