@@ -1,22 +1,27 @@
 // Liu et al. 2013, "Fast Simulation of Mass-Spring Systems" (§3-4): implicit Euler as the minimisation
 // of eq. 14 by block coordinate descent, in f32 on corrections. The twin of cpu::local_global (same
 // kernel names; the bindings follow the CPU functions' argument order: model, step constants, q and v,
-// y, d, x, r). Composed in front of shaders/pcg.wgsl: `operator_apply` is the global matrix
+// y, x, r). Composed in front of shaders/pcg.wgsl: `operator_apply` is the global matrix
 // A = M(1 + h d₀ + h² s) + h² L of the free particles (eq. 12 and 14, pinned columns eliminated).
 //
-// One local/global iteration (Liu §4): lg_local (d per spring, eq. 10), lg_residual (r = b − A xₖ per
-// particle, with J d gathered over the CSR incidence lists; it writes the PCG's right-hand side and
-// Jacobi diagonal), a global solve of A δ = r (the PCG of pcg.wgsl, Chebyshev-Jacobi iterations
-// lg_chebyshev (Wang 2015, eq. 12), or the host's f64 Cholesky which uploads δ into the PCG's solution
-// vector), then lg_advance (xₖ₊₁ = xₖ + δ). A step begins with lg_inertia (y = q + hαv, x = y) and ends
-// with lg_velocity (v = (x − q)/h; pinned: x = q bit for bit, v = 0) and lg_report.
+// One local/global iteration (Liu §4): lg_local_residual (the local step fused with r = b − A xₖ per
+// particle: each incident spring's d of eq. 10 formed where it is gathered, no d stored; it writes the
+// PCG's right-hand side and Jacobi diagonal), a global solve of A δ = r (the PCG of pcg.wgsl,
+// Chebyshev-Jacobi iterations lg_chebyshev (Wang 2015, eq. 12), or the host's f64 Cholesky which uploads
+// δ into the PCG's solution vector), then lg_advance (xₖ₊₁ = xₖ + δ). A step begins with lg_inertia
+// (y = q + hαv, x = y) and ends with lg_velocity (v = (x − q)/h; pinned: x = q bit for bit, v = 0) and
+// lg_report.
 //
 // Buffers: `src` is the state at the start of the step (q, v), `dst` the iterate x at [0, n) (w = 1/m,
 // 0 when pinned) with y at [n, 2n) during the step and the new velocities there after lg_velocity.
-// `csr` holds the CSR offsets (n + 1) and then Liu's tables: the incidence entries 2·spring + side
-// (the CPU's `Incidence::entries`) and the springs (a, b, rest bits, k bits), at the bases in `L`.
-// `lg_work` holds the Chebyshev iterates (3 slots of n), the partial sums of ‖r‖² (two slots of G
-// workgroups) and the report (‖r₀‖, ‖r_final‖, ratio, 0); `lg_dirs` holds d (one per spring).
+// `lg_rows` holds the rows of A as a sliced ELL table of vec4<u32> packets (gpu::lg_rows): the packet
+// offsets of the nb + 1 blocks of WG particles (u32 words, padded to whole packets), then per block of G
+// packets a particle (its longest incidence list, four slots a packet) three planes of G·WG packets,
+// packet-major so that a workgroup's loads of one packet are consecutive: the other end j, k bits and
+// the signed rest length (+rest when the particle is the spring's a, −rest when it is b) of each
+// incident spring in CSR order; padding slots are (i, 0, 0). A thread reads four slots a load and
+// issues their four gathers together. `lg_work` holds the Chebyshev iterates (3 slots of
+// n), the partial sums of ‖r‖² (two slots of G workgroups) and the report (‖r₀‖, ‖r_final‖, ratio, 0).
 
 // Rust twin: gpu::layout::LgConsts.
 struct LgConsts {
@@ -28,57 +33,60 @@ struct LgConsts {
     n: u32,              // particles
     n_springs: u32,      // springs
     groups: u32,         // workgroups of a per-particle dispatch
-    entries_base: u32,   // index in csr of the incidence entries
-    springs_base: u32,   // index in csr of the spring table (4 words per spring)
-    d_base: u32,         // index in lg_dirs of d (0)
     partials_base: u32,  // index in lg_work of the ‖r‖² partials (2 slots of `groups`)
     stats_base: u32,     // index in lg_work of the report
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 // Rust twin: gpu::layout::LgPass. One per dispatch that needs it, at a dynamic offset.
 struct LgPass {
     k: u32,       // lg_chebyshev: the iteration k
     omega: f32,   // lg_chebyshev: ω_{k+1}
-    slot: u32,    // lg_residual: partials slot (0: first residual, 1: the final one, 2: none); lg_advance: δ's slot (0..2 Chebyshev, 3 PCG/Cholesky)
+    slot: u32,    // lg_local_residual: partials slot (0: first residual, 1: the final one, 2: none); lg_advance: δ's slot (0..2 Chebyshev, 3 PCG/Cholesky)
     _pad: u32,
 }
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<uniform> L: LgConsts;
-@group(0) @binding(2) var<storage, read> nbr: array<Nbr>;
-@group(0) @binding(3) var<storage, read> csr: array<u32>;
-@group(0) @binding(4) var<storage, read> src: array<vec4<f32>>;
-@group(0) @binding(5) var<storage, read_write> dst: array<vec4<f32>>;
-@group(0) @binding(6) var<storage, read_write> lg_work: array<vec4<f32>>;
-// The incidence records from SPLIT_VEC4 on and the tables from word 4·SPLIT_VEC4 on (placeholders where
-// the first binding holds them all; the split size is src/gpu/alloc.rs split_bytes): nbr_at, tab.
-@group(0) @binding(7) var<storage, read> nbr_1: array<Nbr>;
-@group(0) @binding(8) var<storage, read> csr_1: array<u32>;
-// The local step's directions d, one per spring (at L.d_base): a buffer of their own, so that lg_work
-// keeps to 3n + 2·groups + 1 vec4 and each stays under the binding limit to 8.4 M springs.
-@group(0) @binding(9) var<storage, read_write> lg_dirs: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> lg_rows: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> src: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> dst: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read_write> lg_work: array<vec4<f32>>;
+// The table's packets from SPLIT_VEC4 on (a placeholder where the first binding holds them all; the split
+// size is src/gpu/alloc.rs split_bytes): tab.
+@group(0) @binding(6) var<storage, read> lg_rows_1: array<vec4<u32>>;
 @group(2) @binding(0) var<uniform> K: LgPass;
 
 // TABLES_SPLIT: whether the tables span both bindings (set per pipeline from the buffer,
-// gpu::specialize::split_constant); without it `tab` reads `csr` alone, with no branch (lavapipe runs the
+// gpu::specialize::split_constant); without it `tab` reads `lg_rows` alone, with no branch (lavapipe runs the
 // loads of both sides). The default keeps the branch, right for any model.
 override TABLES_SPLIT: bool = true;
 
-// Word k of the tables (`csr` then `csr_1`).
-fn tab(k: u32) -> u32 {
+// Packet k of the table (`lg_rows` then `lg_rows_1`).
+fn tab(k: u32) -> vec4<u32> {
     if (!TABLES_SPLIT) {
-        return csr[k];
+        return lg_rows[k];
     }
-    if (k < 4u * SPLIT_VEC4) {
-        return csr[k];
+    if (k < SPLIT_VEC4) {
+        return lg_rows[k];
     }
-    return csr_1[k - 4u * SPLIT_VEC4];
+    return lg_rows_1[k - SPLIT_VEC4];
 }
 
-// The spring of incidence entry e and the sign of its term in J d (twin: cpu::local_global::entry_spring).
-fn lg_entry(e: u32) -> vec2<u32> {
-    let code = tab(L.entries_base + e);
-    return vec2<u32>(code >> 1u, code & 1u);
+// Word k of the table's header.
+fn tab_word(k: u32) -> u32 {
+    return tab(k / 4u)[k % 4u];
+}
+
+// Particle i's row in the sliced ELL table: (packet of its slots 0-3, its block's packets a particle G,
+// G·WG: the packets between planes; packet g is at g·WG from the first). Twin: gpu::lg_rows::LgRows::row.
+fn lg_row(i: u32) -> vec3<u32> {
+    let b = i / WG;
+    let o = tab_word(b);
+    let plane = (tab_word(b + 1u) - o) / 3u;
+    return vec3<u32>(o + i % WG, plane / WG, plane);
 }
 
 // The damped inertia y = q + h α v (Liu §4.1) plus h²α a_fields(q), and x = y to start from; pinned:
@@ -103,34 +111,18 @@ fn lg_inertia(@builtin(global_invocation_id) gid: vec3<u32>) {
     dst[n + i] = vec4<f32>(y, 0.0);
 }
 
-// The local step, one thread per spring (Liu eq. 10 and the lemma of §4): d_s = r_s (x_a − x_b)/‖x_a − x_b‖,
-// r_s·(1, 0, 0) when the endpoints coincide.
-@compute @workgroup_size(WG)
-// Dispatched as rows of 65535 workgroups (gpu::layout::grid) when the springs need more than one.
-fn lg_local(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let s = gid.x + gid.y * (65535u * WG);
-    if (s >= L.n_springs) { return; }
-    let base = L.springs_base + 4u * s;
-    let a = tab(base);
-    let b = tab(base + 1u);
-    let rest = bitcast<f32>(tab(base + 2u));
-    let p = dst[a].xyz - dst[b].xyz;
-    let l = length(p);
-    var d = vec3<f32>(rest, 0.0, 0.0);
-    if (l > EPS_LEN) {
-        d = p * (rest / l);
-    }
-    lg_dirs[L.d_base + s] = vec4<f32>(d, 0.0);
-}
-
-// The global step's residual at x (Liu eq. 14, ∂g/∂x = 0), per particle: for a free i
+// The local step fused with the global step's residual at x (Liu eq. 10 and 14, ∂g/∂x = 0), per particle:
+// each incident spring's direction ±d_e = rest_e (x_i − x_j)/‖x_i − x_j‖ (eq. 10 and the lemma of §4; the
+// sign of the table's rest when the ends coincide, so that d is r_s·(1, 0, 0) from a to b) is formed where
+// it is gathered, and for a free i
 //   r_i = M̃_i y_i + h² [(J d)_i + m_i (g + d₀ w + s c)] − m_i (1 + h d₀ + h² s) x_i − h² Σ_e k_e (x_i − x_j),
 // evaluated as m_i (1 + h d₀)(y_i − x_i) − h² m_i s x_i + h² [Σ_e k_e (±d_e − (x_i − x_j)) + m_i f_ext]
-// (the same sum, without the cancellation of two large terms in f32); 0 for a pinned i. Writes r and the
-// Jacobi inverse diagonal 1/A_ii for the global solve, zeroes the Chebyshev iterates δ₀ = δ₋₁ = 0, and
-// the partial sums of ‖r‖² into slot K.slot (none for slot 2).
+// (the same sum, without the cancellation of two large terms in f32); 0 for a pinned i. Writes r with the
+// Jacobi inverse diagonal 1/A_ii in its w (read by lg_chebyshev) and in D (the PCG's), zeroes the
+// Chebyshev iterates δ₀ = δ₋₁ = 0, and the partial sums of ‖r‖² into slot K.slot (none for slot 2).
+// Twin: reference::local_global::lg_local_residual.
 @compute @workgroup_size(WG)
-fn lg_residual(
+fn lg_local_residual(
     @builtin(global_invocation_id) gid: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -150,20 +142,29 @@ fn lg_residual(
             let xi = xi4.xyz;
             var acc = vec3<f32>(0.0);
             var ksum = 0.0;
-            let e_end = tab(i + 1u);
-            for (var e = tab(i); e < e_end; e++) {
-                let nb = nbr_at(e);
-                let se = lg_entry(e);
-                var d = lg_dirs[L.d_base + se.x].xyz;
-                if (se.y != 0u) {
-                    d = -d;
+            let row = lg_row(i);
+            for (var g = 0u; g < row.y; g++) {
+                let e = row.x + g * WG;
+                let j = tab(e);
+                let k = bitcast<vec4<f32>>(tab(e + row.z));
+                let rest = bitcast<vec4<f32>>(tab(e + 2u * row.z));
+                for (var c = 0u; c < 4u; c += 1u) {
+                    let p = xi - dst[j[c]].xyz;
+                    let l = length(p);
+                    var d = vec3<f32>(rest[c], 0.0, 0.0);
+                    if (l > EPS_LEN) {
+                        d = p * (abs(rest[c]) / l);
+                    }
+                    acc += (d - p) * k[c];
+                    ksum += k[c];
                 }
-                acc += (d - (xi - dst[nb.j].xyz)) * nb.k;
-                ksum += nb.k;
             }
             let s = L.mass_diag - L.inertia; // h² s
             let r = (dst[n + i].xyz - xi) * (mi * L.inertia) - xi * (mi * s) + (acc + L.fext.xyz * mi) * h2;
-            pcg_set_rhs(i, r, vec3<f32>(1.0 / (mi * L.mass_diag + h2 * ksum)));
+            let inv_diag = 1.0 / (mi * L.mass_diag + h2 * ksum);
+            // pcg_set_rhs, with D⁻¹ also in r's w
+            cg_vectors[seg(SEG_R, i)] = vec4<f32>(r, inv_diag);
+            cg_vectors[seg(SEG_D, i)] = vec4<f32>(vec3<f32>(inv_diag), 0.0);
             rr = dot(r, r);
         }
     }
@@ -186,16 +187,20 @@ fn lg_apply(i: u32, u_i: vec3<f32>, slot: u32) -> vec3<f32> {
         return vec3<f32>(0.0);
     }
     var acc = vec3<f32>(0.0);
-    let e_end = tab(i + 1u);
-    for (var e = tab(i); e < e_end; e++) {
-        let nb = nbr_at(e);
-        var u_j: vec3<f32>;
-        if (slot == 3u) {
-            u_j = pcg_dir(nb.j);
-        } else {
-            u_j = lg_work[slot * L.n + nb.j].xyz;
+    let row = lg_row(i);
+    for (var g = 0u; g < row.y; g++) {
+        let e = row.x + g * WG;
+        let j = tab(e);
+        let k = bitcast<vec4<f32>>(tab(e + row.z));
+        for (var c = 0u; c < 4u; c += 1u) {
+            var u_j: vec3<f32>;
+            if (slot == 3u) {
+                u_j = pcg_dir(j[c]);
+            } else {
+                u_j = lg_work[slot * L.n + j[c]].xyz;
+            }
+            acc += (u_i - u_j) * k[c];
         }
-        acc += (u_i - u_j) * nb.k;
     }
     return u_i * (L.mass_diag / w) + acc * (L.h * L.h);
 }
@@ -205,20 +210,28 @@ fn operator_apply(i: u32, p_i: vec3<f32>) -> vec3<f32> {
     return lg_apply(i, p_i, 3u);
 }
 
-// One Chebyshev-accelerated Jacobi iteration on A δ = r (Wang 2015, eq. 12; twin: the loop body of
-// cpu::local_global::chebyshev_solve): δ̂ = δ_k + D⁻¹(r − A δ_k), δ_{k+1} = ω_{k+1}(δ̂ − δ_{k−1}) + δ_{k−1},
-// with δ_k in slot k mod 3, δ_{k−1} in slot (k + 2) mod 3 and δ_{k+1} written to slot (k + 1) mod 3.
+// One Chebyshev-accelerated Jacobi iteration on A δ = r (Wang 2015, eq. 12; twin:
+// reference::local_global::lg_chebyshev): δ̂ = δ_k + D⁻¹(r − A δ_k), formed as the Jacobi sweep
+// δ̂_i = D⁻¹_i (r_i + h² Σ_e k_e δ_k,j) (A's off-diagonal gathered, the diagonal cancelled: no read of δ_k,i
+// or of the state), δ_{k+1} = ω_{k+1}(δ̂ − δ_{k−1}) + δ_{k−1}, with δ_k in slot k mod 3, δ_{k−1} in slot
+// (k + 2) mod 3 and δ_{k+1} written to slot (k + 1) mod 3. D⁻¹ is r's w (lg_local_residual), 0 when pinned.
 @compute @workgroup_size(WG)
 fn lg_chebyshev(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     let n = L.n;
     if (i >= n) { return; }
-    let cur = K.k % 3u;
-    let dk = lg_work[cur * n + i].xyz;
+    let cur = (K.k % 3u) * n;
     let prev = lg_work[((K.k + 2u) % 3u) * n + i].xyz;
-    let ad = lg_apply(i, dk, cur);
-    let r = cg_vectors[seg(SEG_R, i)].xyz;
-    let hat = dk + (r - ad) * cg_vectors[seg(SEG_D, i)].xyz;
+    var acc = vec3<f32>(0.0);
+    let row = lg_row(i);
+    for (var g = 0u; g < row.y; g++) {
+        let e = row.x + g * WG;
+        let j = tab(e) + vec4<u32>(cur);
+        let k = bitcast<vec4<f32>>(tab(e + row.z));
+        acc += lg_work[j.x].xyz * k.x + lg_work[j.y].xyz * k.y + lg_work[j.z].xyz * k.z + lg_work[j.w].xyz * k.w;
+    }
+    let rd = cg_vectors[seg(SEG_R, i)];
+    let hat = (rd.xyz + acc * (L.h * L.h)) * rd.w;
     lg_work[((K.k + 1u) % 3u) * n + i] = vec4<f32>((hat - prev) * K.omega + prev, 0.0);
 }
 

@@ -93,17 +93,18 @@ fn expected(
             (3 + 2 * it, 0, 1 + r * 2 * it, (v.0 + u.0, v.1 + u.1))
         }
         (Method::LocalGlobal, GlobalSolve::Chebyshev) => {
-            // inertia; li × (local, residual, budget iterations, advance); local, residual, velocity, report
+            // inertia; li × (local step with the residual, budget iterations, advance); local step with the
+            // residual, velocity, report
             let (cheb, v) = match mg {
                 Some((d, w)) => (2 * b, (li * b * d, li * b * w)),
                 None => (b, (0, 0)),
             };
-            (1 + li * (1 + cheb + 1) + 1 + 1, li + 1, 1, v)
+            (1 + li * (1 + cheb + 1) + 1 + 1, 0, 1, v)
         }
         (Method::LocalGlobal, _) => {
             // the PCG: begin, budget × (matvec, update), finish (one workgroup), a V-cycle after begin and each update
             let v = mg.map_or((0, 0), |(d, w)| (li * (b + 1) * d, li * (b + 1) * w));
-            (1 + li * (1 + 1 + 2 * b + 1) + 1 + 1, li + 1, 1 + li + r * li * 2 * b, v)
+            (1 + li * (1 + 1 + 2 * b + 1) + 1 + 1, 0, 1 + li + r * li * 2 * b, v)
         }
         _ => unreachable!(),
     };

@@ -215,7 +215,7 @@ fn power_kernels_match_the_engine() {
 #[test]
 fn local_global_kernels_match_the_engine() {
     use springsim::cpu::local_global::{
-        chebyshev_omega, chebyshev_rho, chebyshev_rho_used, chebyshev_solve, chebyshev_solve_with, lg_apply, lg_inv_diag,
+        chebyshev_omega, chebyshev_rho, chebyshev_rho_used, chebyshev_solve, chebyshev_solve_with, jacobi_apply, lg_apply, lg_inv_diag,
         lg_local_residual, ChebyshevWork, LgParams, LocalGlobal,
     };
     use springsim::cpu::multigrid::Multigrid;
@@ -252,6 +252,24 @@ fn local_global_kernels_match_the_engine() {
     }
     assert!(cur.iter().any(|a| a.norm() > 0.0));
     assert_eq!(cur, delta, "lg_chebyshev against chebyshev_solve");
+    // the Jacobi sweep is the preconditioned form δ̂ = δₖ + D⁻¹(r − Aδₖ) to rounding
+    let mut pre = vec![V3::zeros(); cm.n];
+    chebyshev_solve_with(&cm, &p, |s, z| jacobi_apply(&inv_diag, s, z), &r, &mut pre, rho, iters, &mut work);
+    let scale = pre.iter().map(|a| a.norm()).fold(0.0, f64::max);
+    let gap = pre.iter().zip(&cur).map(|(a, b)| (a - b).norm()).fold(0.0, f64::max);
+    assert!(scale > 0.0 && gap <= 1e-12 * scale, "lg_chebyshev's sweep against δ + D⁻¹(r − Aδ): {gap:e} of {scale:e}");
+    // the fused local step and residual: lg_local then lg_residual, to rounding, with one spring's ends
+    // made to coincide (the guard direction, seen from both ends)
+    let mut x: Vec<V3> = (0..cm.n).map(|i| free(i, V3::new(hash(3 * i + 8), hash(3 * i + 9), hash(3 * i + 10)) * 0.01) + q[i]).collect();
+    let s = (0..cm.end_a.len()).find(|&s| cm.inv_mass[cm.end_a[s] as usize] != 0.0 && cm.inv_mass[cm.end_b[s] as usize] != 0.0).unwrap();
+    let (a, b) = (cm.end_a[s] as usize, cm.end_b[s] as usize);
+    x[a] = x[b];
+    let y: Vec<V3> = (0..cm.n).map(|i| q[i] + v[i] * 0.01).collect();
+    let d: Vec<V3> = (0..cm.end_a.len()).map(|s| kernel::lg_local(s, &cm, &x)).collect();
+    for i in 0..cm.n {
+        let (fused, two) = (kernel::lg_local_residual(i, &cm, &p, &y, &x), kernel::lg_residual(i, &cm, &p, &y, &d, &x));
+        assert!((fused - two).norm() <= 1e-12 * two.norm().max(1e-3), "lg_local_residual, particle {i}: {fused:?} against {two:?}");
+    }
     // Chebyshev with the multigrid V-cycle: lg_cheb_residual, B, lg_cheb_combine
     let mut mg = Multigrid::for_global(&cm, &p).unwrap();
     let rho = 0.5;

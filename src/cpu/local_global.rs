@@ -60,7 +60,7 @@ pub fn lg_residual(m: &CpuModel, p: &LgParams, y: &[V3], d: &[V3], x: &[V3], r: 
 }
 
 /// [`lg_local`] followed by [`lg_residual`], fused into one sweep over the springs ([`SpringSweep`]; the
-/// CPU's own path, the GPU runs the two kernels): each spring's direction dₛ (eq. 10) is formed once and
+/// CPU's own path, the GPU's fuses them per particle, [`kernel::lg_local_residual`]): each spring's direction dₛ (eq. 10) is formed once and
 /// its term kₛ (dₛ − (x_lo − x_hi)) added at its lower end and subtracted at its upper one, so no d is
 /// stored and gathered. The sums run in sorted spring order instead of incidence order, so r agrees
 /// with the two-pass twin to rounding.
@@ -188,7 +188,9 @@ pub struct ChebyshevWork {
 }
 
 /// `iters` Jacobi iterations on A δ = r from δ = 0, with Chebyshev weights (Wang 2015): δ̂ = δₖ +
-/// D⁻¹(r − A δₖ), δ_{k+1} = ω_{k+1}(δ̂ − δ_{k−1}) + δ_{k−1}. `rho` is the radius to build the weights for
+/// D⁻¹(r − A δₖ), δ_{k+1} = ω_{k+1}(δ̂ − δ_{k−1}) + δ_{k−1}, each iteration [`kernel::lg_chebyshev`]'s
+/// Jacobi sweep per particle (the GPU's numbers; the preconditioned form of [`chebyshev_solve_with`] with
+/// z = D⁻¹ s gives the same iterates to rounding). `rho` is the radius to build the weights for
 /// ([`chebyshev_rho_used`]). Returns the relative residual ‖r − Aδ‖/‖r‖ of the result. Pinned entries
 /// stay 0 (their inverse diagonal is 0).
 #[allow(clippy::too_many_arguments)] // the solve's operator, preconditioner, bounds and work
@@ -202,9 +204,34 @@ pub fn chebyshev_solve(
     iters: usize,
     w: &mut ChebyshevWork,
 ) -> f64 {
-    // D⁻¹(r − Aδₖ), formed as r − Aδₖ then the product: the same operations, in the same order, as the
-    // fused `lg_chebyshev` on the GPU
-    chebyshev_solve_with(m, p, |s, z| jacobi_apply(inv_diag, s, z), r, delta, rho, iters, w)
+    let n = m.n;
+    w.prev.clear();
+    w.prev.resize(n, V3::zeros());
+    w.next.resize(n, V3::zeros());
+    delta.iter_mut().for_each(|a| *a = V3::zeros());
+    let mut omega = 1.0;
+    for k in 0..iters {
+        omega = chebyshev_omega(k, rho, omega);
+        let delta_k: &[V3] = delta;
+        for_each_particle(&mut w.next, |i| kernel::lg_chebyshev(i, m, p, omega, r, inv_diag, delta_k, &w.prev));
+        // δ_{k−1} ← δₖ, δₖ ← δ_{k+1}
+        std::mem::swap(&mut w.prev, &mut w.next);
+        w.prev.swap_with_slice(delta);
+    }
+    relative_residual(m, p, r, delta, &mut w.ad)
+}
+
+/// ‖r − Aδ‖/‖r‖ (0 when r = 0), with `ad` as room for Aδ.
+fn relative_residual(m: &CpuModel, p: &LgParams, r: &[V3], delta: &[V3], ad: &mut Vec<V3>) -> f64 {
+    ad.resize(m.n, V3::zeros());
+    lg_apply(m, p, delta, ad);
+    let rr: f64 = r.iter().map(|a| a.norm_squared()).sum();
+    let res: f64 = r.iter().zip(ad.iter()).map(|(a, b)| (a - b).norm_squared()).sum();
+    if rr > 0.0 {
+        (res / rr).sqrt()
+    } else {
+        0.0
+    }
 }
 
 /// The Jacobi preconditioner's product z = D⁻¹ s (`inv_diag` from [`lg_inv_diag`]).
@@ -218,7 +245,7 @@ pub fn jacobi_apply(inv_diag: &[V3], s: &[V3], z: &mut [V3]) {
 /// Chebyshev weights (Wang 2015, eq. 12, with B in place of D⁻¹): δ_{k+1} = ω_{k+1}(δ̂ − δ_{k−1}) + δ_{k−1};
 /// `precondition(s, z)` forms z = B s (the multigrid V-cycle), `rho` is the radius of I − BA to build
 /// the weights for. [`kernel::lg_cheb_residual`], the V-cycle and [`kernel::lg_cheb_combine`] per
-/// iteration, as on the GPU (with Jacobi, the numbers of the fused [`kernel::lg_chebyshev`]). Returns the relative residual ‖r − Aδ‖/‖r‖ of the result.
+/// iteration, as on the GPU (with Jacobi, [`chebyshev_solve`] runs the fused [`kernel::lg_chebyshev`] instead). Returns the relative residual ‖r − Aδ‖/‖r‖ of the result.
 #[allow(clippy::too_many_arguments)]
 pub fn chebyshev_solve_with(
     m: &CpuModel,
@@ -248,14 +275,7 @@ pub fn chebyshev_solve_with(
         std::mem::swap(&mut w.prev, &mut w.next);
         w.prev.swap_with_slice(delta);
     }
-    lg_apply(m, p, delta, &mut w.ad);
-    let rr: f64 = r.iter().map(|a| a.norm_squared()).sum();
-    let res: f64 = r.iter().zip(&w.ad).map(|(a, b)| (a - b).norm_squared()).sum();
-    if rr > 0.0 {
-        (res / rr).sqrt()
-    } else {
-        0.0
-    }
+    relative_residual(m, p, r, delta, &mut w.ad)
 }
 
 /// What a local/global step did.

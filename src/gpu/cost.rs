@@ -19,10 +19,9 @@ pub enum Phase {
     /// The update of the state: LEU's step and fix-up, implicit Euler's integration and strain check,
     /// local/global's inertia, advance (x += δ) and velocity.
     Integrate,
-    /// Local/global's local step (`lg_local`).
+    /// Local/global's local step fused with its right-hand side (`lg_local_residual`: d of eq. 10 per
+    /// spring and r = b − A x per particle).
     Local,
-    /// Local/global's right-hand side (`lg_residual`: r = b − A x).
-    Rhs,
     /// The global solve: the PCG (with its multigrid V-cycles) or the Chebyshev iterations.
     Global,
     /// The end of a step: the moving pins (`move_pins`), Provot's strain limiting (`strain_limit_pass`,
@@ -33,15 +32,14 @@ pub enum Phase {
 
 impl Phase {
     /// Every phase, in order.
-    pub const ALL: [Phase; 6] = [Phase::Forces, Phase::Integrate, Phase::Local, Phase::Rhs, Phase::Global, Phase::Collide];
+    pub const ALL: [Phase; 5] = [Phase::Forces, Phase::Integrate, Phase::Local, Phase::Global, Phase::Collide];
 
-    /// The name in records (`forces`, `integrate`, `local`, `rhs`, `global`, `collide`).
+    /// The name in records (`forces`, `integrate`, `local`, `global`, `collide`).
     pub fn name(self) -> &'static str {
         match self {
             Phase::Forces => "forces",
             Phase::Integrate => "integrate",
             Phase::Local => "local",
-            Phase::Rhs => "rhs",
             Phase::Global => "global",
             Phase::Collide => "collide",
         }
@@ -59,7 +57,7 @@ pub struct GpuCost {
     /// Workgroups dispatched (x·y·z summed).
     pub workgroups: u64,
     /// Dispatches per [`Phase`] (indexed as [`Phase::ALL`]).
-    pub phase_dispatches: [u64; 6],
+    pub phase_dispatches: [u64; 5],
     /// `queue.submit` calls.
     pub submits: u64,
     /// Buffers mapped and copied back to the host.
@@ -77,7 +75,7 @@ pub struct GpuCost {
 impl GpuCost {
     /// `self − earlier`, figure by figure.
     pub fn since(&self, earlier: &GpuCost) -> GpuCost {
-        let mut phase_dispatches = [0; 6];
+        let mut phase_dispatches = [0; 5];
         for (k, d) in phase_dispatches.iter_mut().enumerate() {
             *d = self.phase_dispatches[k].saturating_sub(earlier.phase_dispatches[k]);
         }
@@ -107,7 +105,7 @@ pub struct GpuCounters {
     passes: AtomicU64,
     dispatches: AtomicU64,
     workgroups: AtomicU64,
-    phase_dispatches: [AtomicU64; 6],
+    phase_dispatches: [AtomicU64; 5],
     submits: AtomicU64,
     readbacks: AtomicU64,
     readback_bytes: AtomicU64,

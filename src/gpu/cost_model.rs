@@ -19,6 +19,11 @@ const ST: u64 = 32;
 const V: u64 = 16;
 const NB: u64 = 16;
 const CSR: u64 = 8;
+/// Local/global's rows (sliced ELL, [`super::lg_rows`]): a particle's two block offsets, and per slot
+/// its neighbour and k (the global matrix) and its signed rest length (the local step).
+const ROW: u64 = 8;
+const SLOT_MATRIX: u64 = 8;
+const SLOT_LOCAL: u64 = 12;
 /// A collider's record (`GpuCollider`).
 const COLLIDER: u64 = size_of::<super::layout::GpuCollider>() as u64;
 
@@ -71,6 +76,9 @@ pub struct FrameShape {
     /// Implicit Euler's multigrid: each step's block sums and last-level factor (dispatches, workgroups,
     /// bytes of the lists, bytes of the blocks written).
     pub multigrid_update: Option<(u64, u64, u64, u64)>,
+    /// Local/global's row table: its slots, the padding included ([`super::lg_rows::LgRows::slots`]);
+    /// 0: counted as the incidence entries.
+    pub lg_slots: u64,
 }
 
 /// One kernel of the model, per frame.
@@ -157,10 +165,8 @@ impl CostModel {
 
 /// The model of one planned frame of `s` (an empty model for a method that does not run on the GPU).
 pub fn frame_model(s: &FrameShape) -> CostModel {
-    let (n, e, ns) = (s.n, s.entries, s.springs);
-    // the per-spring dispatch is a grid past 65535 workgroups (super::layout::grid): x·y of them
-    let (gx, gy) = super::layout::grid(groups(ns as usize));
-    let (g, gs) = (groups(n as usize) as u64, gx as u64 * gy as u64);
+    let (n, e) = (s.n, s.entries);
+    let g = groups(n as usize) as u64;
     let pcg_g = if s.pcg_groups > 0 { s.pcg_groups } else { g };
     let gather = n * (ST + CSR) + e * (NB + ST);
     let table = e * NB + 4 * (n + 1);
@@ -212,16 +218,17 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
             let global = s.global.unwrap_or(GlobalSolve::Cg);
             m.add("lg_inertia", Phase::Integrate, steps, g, n * ST, n * 2 * V);
             let local = steps * (li + 1);
-            m.add("lg_local", Phase::Local, local, gs, ns * (16 + 2 * V), ns * V);
-            m.add("lg_residual", Phase::Rhs, local, g, n * (3 * V + CSR) + e * (4 + 2 * V + 16), n * 2 * V + g * V);
+            let slots = if s.lg_slots > 0 { s.lg_slots } else { e };
+            // x and y, R and D written, the two Chebyshev slots zeroed, the ‖r‖² partials
+            m.add("lg_local_residual", Phase::Local, local, g, n * (2 * V + ROW) + slots * (SLOT_LOCAL + V), n * 4 * V + g * V);
             let solves = steps * li;
-            let matvec = n * (2 * V + CSR) + e * (NB + V);
+            let matvec = n * (2 * V + ROW) + slots * (SLOT_MATRIX + V);
             match global {
                 GlobalSolve::Cholesky => {
                     // every phase its own pass, and one submit per iteration (r read back, δ uploaded) and at the end
                     let contact = s.colliders > 0 || s.moving_pins > 0 || s.self_collision_passes > 0 || s.strain_passes > 0;
                     let projections = (s.colliders > 0) as u64 * li.saturating_sub(1);
-                    m.passes = steps * (1 + 3 * li + 3 + contact as u64 + projections + s.wind_entries.is_some() as u64);
+                    m.passes = steps * (1 + 2 * li + 2 + contact as u64 + projections + s.wind_entries.is_some() as u64);
                     m.submits = solves + 1;
                 }
                 GlobalSolve::Chebyshev => match s.multigrid {
@@ -230,7 +237,8 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
                         vcycles(&mut m, solves * budget, mg);
                         m.add("lg_cheb_combine", Phase::Global, solves * budget, g, n * 3 * V, n * V);
                     }
-                    None => m.add("lg_chebyshev", Phase::Global, solves * budget, g, matvec + n * 2 * V, n * V),
+                    // the Jacobi sweep: δ_{k−1} and r (D⁻¹ in its w) beside the gather, no δ_k,i or state
+                    None => m.add("lg_chebyshev", Phase::Global, solves * budget, g, matvec, n * V),
                 },
                 _ => pcg(&mut m, solves, budget, pcg_g, n, matvec, s.multigrid, s.pcg_reduce),
             }

@@ -238,16 +238,12 @@ pub struct LgConsts {
     pub n_springs: u32,
     /// Workgroups of a per-particle dispatch.
     pub groups: u32,
-    /// Index in `csr` of the incidence entries (n + 1).
-    pub entries_base: u32,
-    /// Index in `csr` of the spring table (4 words per spring).
-    pub springs_base: u32,
-    /// Index in `lg_work` of d.
-    pub d_base: u32,
     /// Index in `lg_work` of the ‖r‖² partials.
     pub partials_base: u32,
     /// Index in `lg_work` of the report.
     pub stats_base: u32,
+    /// Padding to 64 bytes.
+    pub _pad: [u32; 3],
 }
 
 /// `LgPass` in `shaders/local_global.wgsl`: the per-dispatch values, one per dynamic offset.
@@ -258,7 +254,7 @@ pub struct LgPass {
     pub k: u32,
     /// `lg_chebyshev`: ω_{k+1} (Wang 2015, eq. 12).
     pub omega: f32,
-    /// `lg_residual`: the partials slot (0 first iteration, 1 later, 2 none); `lg_advance`: δ's slot
+    /// `lg_local_residual`: the partials slot (0 first iteration, 1 later, 2 none); `lg_advance`: δ's slot
     /// (0..2 Chebyshev, 3 the PCG's solution).
     pub slot: u32,
     /// Padding to 16 bytes.
@@ -380,10 +376,11 @@ pub const CG_VECTORS: usize = 7;
 pub const CG_STATE_WORDS: usize = 8;
 
 /// The shared WGSL files, in inclusion order.
-pub const SHARED_WGSL: [(&str, &str); 3] = [
+pub const SHARED_WGSL: [(&str, &str); 4] = [
     ("shared/common.wgsl", include_str!("../../shaders/shared/common.wgsl")),
     ("shared/forces.wgsl", include_str!("../../shaders/shared/forces.wgsl")),
     ("shared/reduce.wgsl", include_str!("../../shaders/shared/reduce.wgsl")),
+    ("shared/fields.wgsl", include_str!("../../shaders/shared/fields.wgsl")),
 ];
 
 /// The kernel WGSL files, by name ([`kernel_wgsl`] looks one up).
@@ -424,6 +421,7 @@ pub fn kernel_wgsl(name: &str) -> crate::error::Result<&'static str> {
 /// A kernel file's full module source: the workgroup size, the shared structs, then the kernel file,
 /// then the force gather (which refers to the kernel's bindings `nbr`, `csr` and `src`) when the
 /// kernel binds the incidence records (`nbr`); a kernel without them (`collide.wgsl`) gets no gather;
+/// then the point fields (`shared/fields.wgsl`) with the gather or where the kernel calls `field_accel`;
 /// then the workgroup reduction (`shared/reduce.wgsl`) when the kernel calls `wg_reduce`.
 pub fn compose(kernel: &str) -> String {
     compose_split(kernel, super::alloc::DEFAULT_SPLIT_BYTES)
@@ -437,9 +435,14 @@ pub fn compose_split(kernel: &str, split_bytes: u64) -> String {
     s.push_str(SHARED_WGSL[0].1);
     s.push('\n');
     s.push_str(kernel);
-    if kernel.contains(" nbr: array<Nbr>") {
+    let gather = kernel.contains(" nbr: array<Nbr>");
+    if gather {
         s.push('\n');
         s.push_str(SHARED_WGSL[1].1);
+    }
+    if gather || kernel.contains("field_accel(") {
+        s.push('\n');
+        s.push_str(SHARED_WGSL[3].1);
     }
     if kernel.contains("wg_reduce(") {
         s.push('\n');

@@ -3,34 +3,32 @@
 //! uniform table, the phases of a step and the time split. The integrator (buffers, bind groups, the
 //! global solver's runtime) is in [`super::local_global_integrator`].
 //!
-//! Groups: 0 the operator's buffers (Params, LgConsts, nbr, the CSR offsets with Liu's tables, the state
-//! at the start of the step, the iterate, `lg_work`), per state parity; 1 the PCG's; 2 the per-dispatch
+//! Groups: 0 the operator's buffers (Params, LgConsts, the rows of the global matrix
+//! ([`super::lg_rows`]), the state at the start of the step, the iterate, `lg_work`, the rows past the
+//! split), per state parity; 1 the PCG's; 2 the per-dispatch
 //! [`LgPass`] at a dynamic offset into one buffer ([`LgPassTable`]).
 
 use super::alloc::Allocator;
 use super::cost::{CountedPass, Phase};
-use super::layout::{grid, groups, LgPass};
+use super::layout::{groups, LgPass};
 use super::multigrid::{MultigridData, MultigridKernels};
 use super::options::GpuOptions;
 use super::pcg::PcgKernels;
 use super::pipelines::{bind_dynamic, build_specialized, dynamic_uniform, storage, uniform};
-use super::specialize::{split_constant, Splits};
+use super::specialize::split_constant;
 use crate::error::Result;
 use crate::linalg::chebyshev::{chebyshev_omega, chebyshev_rho_used};
 
 /// The local/global kernels, the PCG compiled with them, and their layouts.
 pub struct LocalGlobalKernels {
-    /// Group 0: (P, LgConsts, nbr, csr + tables, src, dst, lg_work, nbr_1, tables past the split,
-    /// lg_work past the split).
+    /// Group 0: (P, LgConsts, the rows' table, src, dst, lg_work, the table past the split).
     pub layout: wgpu::BindGroupLayout,
     /// Group 2: `LgPass` with a dynamic offset.
     pub pass_layout: wgpu::BindGroupLayout,
     /// `lg_inertia`.
     pub inertia: wgpu::ComputePipeline,
-    /// `lg_local`.
-    pub local: wgpu::ComputePipeline,
-    /// `lg_residual`.
-    pub residual: wgpu::ComputePipeline,
+    /// `lg_local_residual`.
+    pub local_residual: wgpu::ComputePipeline,
     /// `lg_chebyshev`.
     pub chebyshev: wgpu::ComputePipeline,
     /// `lg_advance`.
@@ -104,7 +102,7 @@ impl LgPassTable {
         k as u32 * self.stride
     }
 
-    /// The offset of `lg_residual` writing its ‖r‖² partials into `slot` (0 the step's first residual,
+    /// The offset of `lg_local_residual` writing its ‖r‖² partials into `slot` (0 the step's first residual,
     /// 1 its final one, 2 none).
     pub fn residual(&self, slot: u32) -> u32 {
         (self.budget + [0, 1, 3][slot.min(2) as usize]) as u32 * self.stride
@@ -121,11 +119,10 @@ impl LgPassTable {
 pub enum LgPhase {
     /// `lg_inertia`: y = q + hαv, x = y.
     Inertia,
-    /// `lg_local`: d (eq. 10).
-    Local,
-    /// `lg_residual`: r = b − A x and the Jacobi diagonal, with its ‖r‖² partials into a slot (0 the
-    /// step's first residual, ‖∇g(y)‖; 1 its final one, ‖∇g(x)‖; 2 none).
-    Residual(u32),
+    /// `lg_local_residual`: the local step (d of eq. 10, formed where gathered) and r = b − A x with the
+    /// Jacobi diagonal, with its ‖r‖² partials into a slot (0 the step's first residual, ‖∇g(y)‖; 1 its
+    /// final one, ‖∇g(x)‖; 2 none).
+    LocalResidual(u32),
     /// The PCG's solve of A δ = r with a budget.
     Cg(usize),
     /// Chebyshev-Jacobi iterations (the table's budget).
@@ -141,35 +138,22 @@ impl LgPhase {
     pub fn cost_phase(self) -> Phase {
         match self {
             LgPhase::Inertia | LgPhase::Advance | LgPhase::Finish => Phase::Integrate,
-            LgPhase::Local => Phase::Local,
-            LgPhase::Residual(_) => Phase::Rhs,
+            LgPhase::LocalResidual(_) => Phase::Local,
             LgPhase::Cg(_) | LgPhase::Chebyshev => Phase::Global,
         }
     }
 }
 
 impl LocalGlobalKernels {
-    /// Compiles the kernels (the multigrid V-cycle's only when `multigrid`) for the state's split tables
-    /// `splits` and Liu's tables held in `table_parts` bindings (`TABLES_SPLIT`).
-    pub fn new(device: &wgpu::Device, options: &GpuOptions, multigrid: bool, splits: Splits, table_parts: usize) -> Result<Self> {
-        let operator = [
-            uniform(0),
-            uniform(1),
-            storage(2, true),
-            storage(3, true),
-            storage(4, true),
-            storage(5, false),
-            storage(6, false),
-            storage(7, true),
-            storage(8, true),
-            storage(9, false),
-        ];
+    /// Compiles the kernels (the multigrid V-cycle's only when `multigrid`) for the global matrix's
+    /// rows' table held in `table_parts` bindings (`TABLES_SPLIT`).
+    pub fn new(device: &wgpu::Device, options: &GpuOptions, multigrid: bool, table_parts: usize) -> Result<Self> {
+        let operator = [uniform(0), uniform(1), storage(2, true), storage(3, true), storage(4, false), storage(5, false), storage(6, true)];
         let pcg = PcgKernels::layout_entries();
         let pass = [dynamic_uniform(0, std::mem::size_of::<LgPass>())];
         let mut names = vec![
             "lg_inertia",
-            "lg_local",
-            "lg_residual",
+            "lg_local_residual",
             "lg_chebyshev",
             "lg_advance",
             "lg_velocity",
@@ -178,15 +162,14 @@ impl LocalGlobalKernels {
             "lg_cheb_combine",
         ];
         names.extend_from_slice(&PcgKernels::ENTRY_POINTS);
-        let mut constants = splits.constants().to_vec();
-        constants.push(split_constant("TABLES_SPLIT", table_parts));
+        // no force gather is composed in: the rows' own split is the one constant
+        let constants = [split_constant("TABLES_SPLIT", table_parts)];
         let k = build_specialized(device, options, "local_global.wgsl", &[&operator, &pcg, &pass], &names, &constants)?;
         let mut kernels = LocalGlobalKernels {
             layout: k.layout(0)?,
             pass_layout: k.layout(2)?,
             inertia: k.pipeline("lg_inertia")?,
-            local: k.pipeline("lg_local")?,
-            residual: k.pipeline("lg_residual")?,
+            local_residual: k.pipeline("lg_local_residual")?,
             chebyshev: k.pipeline("lg_chebyshev")?,
             advance: k.pipeline("lg_advance")?,
             velocity: k.pipeline("lg_velocity")?,
@@ -224,7 +207,6 @@ impl LocalGlobalKernels {
         pcg_groups: &[wgpu::BindGroup; 2],
         table: &LgPassTable,
         n: usize,
-        n_springs: usize,
         mg: Option<&MultigridData>,
     ) {
         let g = groups(n);
@@ -240,14 +222,7 @@ impl LocalGlobalKernels {
         };
         match phase {
             LgPhase::Inertia => run(pass, &self.inertia, table.advance(), g),
-            LgPhase::Local => {
-                // one thread per spring: more than one row of workgroups past 65535 · 64 springs
-                let (x, y) = grid(groups(n_springs));
-                pass.set_bind_group(2, &table.group, &[table.advance()]);
-                pass.set_pipeline(&self.local);
-                pass.dispatch_workgroups(x, y, 1);
-            }
-            LgPhase::Residual(k) => run(pass, &self.residual, table.residual(k), g),
+            LgPhase::LocalResidual(k) => run(pass, &self.local_residual, table.residual(k), g),
             LgPhase::Cg(budget) => match mg {
                 Some((mg, mg_kernels)) => {
                     let v_cycle = |pass: &mut CountedPass, slot: usize| mg.encode(pass, mg_kernels, slot);
@@ -288,10 +263,9 @@ pub struct LgSplit {
     pub frames: usize,
     /// `lg_inertia`, `lg_velocity` and `lg_report`.
     pub other_ms: f64,
-    /// The local step (`lg_local`).
+    /// The local step with the right-hand side (`lg_local_residual`: d formed and J d gathered,
+    /// r = b − A x).
     pub local_ms: f64,
-    /// The right-hand side (`lg_residual`: r = b − A x, J d gathered).
-    pub rhs_ms: f64,
     /// The GPU global step (PCG or Chebyshev); for `cholesky` the GPU work waited for before each
     /// read-back when not profiled phase by phase.
     pub global_ms: f64,
@@ -315,7 +289,6 @@ impl LgSplit {
             frames: 1,
             other_ms: self.other_ms / f,
             local_ms: self.local_ms / f,
-            rhs_ms: self.rhs_ms / f,
             global_ms: self.global_ms / f,
             advance_ms: self.advance_ms / f,
             readback_ms: self.readback_ms / f,
@@ -329,8 +302,7 @@ impl LgSplit {
     pub fn bucket(&mut self, phase: LgPhase) -> &mut f64 {
         match phase {
             LgPhase::Inertia | LgPhase::Finish => &mut self.other_ms,
-            LgPhase::Local => &mut self.local_ms,
-            LgPhase::Residual(_) => &mut self.rhs_ms,
+            LgPhase::LocalResidual(_) => &mut self.local_ms,
             LgPhase::Cg(_) | LgPhase::Chebyshev => &mut self.global_ms,
             LgPhase::Advance => &mut self.advance_ms,
         }

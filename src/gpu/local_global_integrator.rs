@@ -1,10 +1,11 @@
 //! Liu et al. 2013's local/global method on the GPU: [`LocalGlobalIntegrator`] owns its buffers
-//! ([`LocalGlobalBuffers`]: Liu's tables, the work vectors, `LgConsts`, the PCG's), its kernels
+//! ([`LocalGlobalBuffers`]: the global matrix's rows, the work vectors, `LgConsts`, the PCG's), its kernels
 //! ([`super::local_global::LocalGlobalKernels`]), its bind groups, and the global solver prepared for
 //! one step h and pinned set (the per-dispatch table, the Cholesky factor, ρ, the multigrid hierarchy).
 //!
-//! Each step is y = q + hαv, then `lg_iterations` × (local step, residual r = b − A x, global solve
-//! A δ = r, x += δ) on corrections, then the local step and residual at the final x and v = (x − q)/h.
+//! Each step is y = q + hαv, then `lg_iterations` × (local step with the residual r = b − A x, one
+//! kernel; global solve A δ = r; x += δ) on corrections, then the local step and residual at the final x
+//! and v = (x − q)/h.
 //! With `cg` and `chebyshev` a frame is recorded into one encoder with no read-back
 //! ([`LocalGlobalIntegrator::encode_step`]). With `cholesky` the global solve is the f64 factor on the
 //! host: [`LocalGlobalIntegrator::host_frame`] submits once per iteration, reads r back and uploads δ
@@ -14,12 +15,12 @@ use super::alloc::{Allocator, SplitBuffer};
 use super::collide::Colliders;
 use super::cost::{CountedPass, GpuCounters};
 use super::layout::{groups, LgConsts, CG_STATE_WORDS};
+use super::lg_rows::LgRows;
 use super::local_global::{LgPassTable, LgPhase, LgSplit, LocalGlobalKernels};
 use super::multigrid::{MgUse, MultigridData};
 use super::options::GpuOptions;
 use super::pcg::{GpuCgState, PcgBuffers, INVERSE_DIAGONAL_VECTOR, SOLUTION_VECTOR};
 use super::pipelines::bind;
-use super::specialize::Splits;
 use super::state::{read_buffer, read_vec4s, read_words, xyz, GpuState};
 use super::step_end::StepEnd;
 // ρ of the Chebyshev iteration is estimated in f64 by power iteration on the CPU engine's operator.
@@ -33,15 +34,14 @@ use crate::reference::model::{CpuModel, V3};
 
 /// Local/global's own buffers.
 pub struct LocalGlobalBuffers {
-    /// The CSR offsets (n + 1), then the incidence entries `2·spring + side` and the spring table (a, b,
-    /// rest bits, k bits): `csr` and `csr_1` of `shaders/local_global.wgsl` (bases in [`LgConsts`]), split
-    /// at the state's split size.
+    /// The global matrix's rows as a sliced ELL table ([`LgRows`]): `csr` and `csr_1` of
+    /// `shaders/local_global.wgsl`, split at the state's split size.
     pub tables: SplitBuffer,
+    /// The table's slots, padding included ([`LgRows::slots`]).
+    pub row_slots: u64,
     /// The Chebyshev iterates (3n), the ‖r‖² partials (2 slots of `groups`) and the report (one
     /// `vec4`): `lg_work` of `shaders/local_global.wgsl`.
     pub work: wgpu::Buffer,
-    /// The local step's directions d (one `vec4` per spring): `lg_dirs` of `shaders/local_global.wgsl`.
-    pub dirs: wgpu::Buffer,
     /// `LgConsts` (uniform).
     pub consts: wgpu::Buffer,
     /// The PCG's vectors (its r is the residual, its x the correction δ), partials and status.
@@ -52,11 +52,10 @@ pub struct LocalGlobalBuffers {
     pub bytes: u64,
 }
 
-/// Bindings of local/global's tables (split in two at most: 2 × 128 MiB).
+/// Bindings of local/global's table (split in two at most: 2 × 128 MiB).
 pub const LG_SLOTS: usize = 2;
 
-/// `vec4`s of the work buffer: 3n Chebyshev iterates, 2G partials and the report (the directions have a
-/// buffer of their own, n_springs `vec4`).
+/// `vec4`s of the work buffer: 3n Chebyshev iterates, 2G partials and the report.
 pub fn work_len(n: usize) -> usize {
     3 * n + 2 * groups(n) as usize + 1
 }
@@ -65,24 +64,18 @@ impl LocalGlobalBuffers {
     /// Allocates and uploads them (checked against the device's limits).
     pub fn new(device: &wgpu::Device, st: &GpuState, m: &CpuModel) -> Result<Self> {
         let mut alloc = Allocator::streaming(device, &st.queue);
-        let (n, springs) = (m.n, m.end_a.len());
-        let (work_bytes, dir_bytes) = ((work_len(n) * 16) as u64, (springs * 16) as u64);
-        let table_bytes = ((n + 1 + m.incidence.entries.len() + 4 * springs) * 4) as u64;
+        let n = m.n;
+        let work_bytes = (work_len(n) * 16) as u64;
+        let rows = LgRows::plan(m)?;
         alloc.check("springsim.lg_work", work_bytes, super::alloc::STORAGE_RW)?;
-        alloc.check("springsim.lg_dirs", dir_bytes, super::alloc::STORAGE_RW)?;
-        alloc.check_split("springsim.lg_tables", table_bytes, st.split, LG_SLOTS)?;
+        alloc.check_split("springsim.lg_rows", rows.bytes(), st.split, LG_SLOTS)?;
         let read_only = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-        // streamed through the queue a chunk at a time: no host copy of the tables
-        let tables = alloc.split_fill("springsim.lg_tables", table_bytes, st.split, LG_SLOTS, read_only, |w| {
-            w.words(&m.incidence.offsets)?;
-            w.words(&m.incidence.entries)?;
-            w.records((0..springs).map(|s| [m.end_a[s], m.end_b[s], (m.rest[s] as f32).to_bits(), (m.k[s] as f32).to_bits()]))
-        })?;
+        // streamed through the queue a block at a time: no host copy of the table
+        let tables = alloc.split_fill("springsim.lg_rows", rows.bytes(), st.split, LG_SLOTS, read_only, |w| rows.write(m, w))?;
         let work = alloc.storage("springsim.lg_work", work_bytes, wgpu::BufferUsages::empty())?;
-        let dirs = alloc.storage("springsim.lg_dirs", dir_bytes, wgpu::BufferUsages::empty())?;
         let consts = alloc.uniform("springsim.lg_consts", std::mem::size_of::<LgConsts>() as u64)?;
         let pcg = PcgBuffers::new(&mut alloc, n)?;
-        Ok(LocalGlobalBuffers { tables, work, dirs, consts, pcg, queue: st.queue.clone(), bytes: alloc.bytes() })
+        Ok(LocalGlobalBuffers { tables, row_slots: rows.slots(), work, consts, pcg, queue: st.queue.clone(), bytes: alloc.bytes() })
     }
 }
 
@@ -133,9 +126,9 @@ fn lg_ops(global: GlobalSolve, iters: usize, budget: usize) -> Vec<LgOp> {
     let mut ops = vec![LgOp::Gpu(LgPhase::Inertia)];
     for k in 0..iters {
         let slot = if k == 0 { 0 } else { 2 };
-        ops.extend([LgOp::Gpu(LgPhase::Local), LgOp::Gpu(LgPhase::Residual(slot)), solve, LgOp::Gpu(LgPhase::Advance)]);
+        ops.extend([LgOp::Gpu(LgPhase::LocalResidual(slot)), solve, LgOp::Gpu(LgPhase::Advance)]);
     }
-    ops.extend([LgOp::Gpu(LgPhase::Local), LgOp::Gpu(LgPhase::Residual(1)), LgOp::Gpu(LgPhase::Finish)]);
+    ops.extend([LgOp::Gpu(LgPhase::LocalResidual(1)), LgOp::Gpu(LgPhase::Finish)]);
     ops
 }
 
@@ -144,11 +137,9 @@ fn lg_ops(global: GlobalSolve, iters: usize, budget: usize) -> Vec<LgOp> {
 pub struct LgEval {
     /// y = q + hαv (`lg_inertia`).
     pub y: Vec<[f64; 3]>,
-    /// d per spring (`lg_local`).
-    pub d: Vec<[f64; 3]>,
-    /// r = b − A x per particle (`lg_residual`).
+    /// r = b − A x per particle (`lg_local_residual`).
     pub r: Vec<[f64; 3]>,
-    /// The Jacobi inverse diagonal 1/A_ii (`lg_residual`).
+    /// The Jacobi inverse diagonal 1/A_ii (`lg_local_residual`).
     pub inv_diag: Vec<[f64; 3]>,
 }
 
@@ -172,7 +163,7 @@ impl LocalGlobalIntegrator {
     pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState, m: &CpuModel, settings: &StepSettings) -> Result<Self> {
         let buffers = LocalGlobalBuffers::new(device, st, m)?;
         let multigrid = settings.preconditioner == Preconditioner::Multigrid;
-        let kernels = LocalGlobalKernels::new(device, options, multigrid, Splits::of(st), buffers.tables.parts())?;
+        let kernels = LocalGlobalKernels::new(device, options, multigrid, buffers.tables.parts())?;
         let b = &buffers;
         let tables = b.tables.bindings();
         let operator_groups = [0, 1].map(|p| {
@@ -180,7 +171,7 @@ impl LocalGlobalIntegrator {
                 device,
                 &kernels.layout,
                 "springsim.local_global",
-                &[&st.params, &b.consts, &st.nbr, tables[0], &st.state[p], &st.state[1 - p], &b.work, &st.nbr_1, tables[1], &b.dirs],
+                &[&st.params, &b.consts, tables[0], &st.state[p], &st.state[1 - p], &b.work, tables[1]],
             )
         });
         let pcg_groups = kernels.pcg.bind_groups(device, &b.pcg);
@@ -207,15 +198,18 @@ impl LocalGlobalIntegrator {
             n: n as u32,
             n_springs: springs as u32,
             groups: groups(n),
-            entries_base: (n + 1) as u32,
-            springs_base: (n + 1 + m.incidence.entries.len()) as u32,
-            d_base: 0,
             partials_base: (3 * n) as u32,
             stats_base: (3 * n + 2 * groups(n) as usize) as u32,
+            ..Default::default()
         };
         counters.write_buffer(queue, &self.buffers.consts, 0, bytemuck::bytes_of(&consts));
         // the global step solves for corrections from δ = 0 (the warm start is the iterate xₖ itself)
         self.buffers.pcg.write_pass(queue, counters, n, settings.cg_tolerance, false, &self.kernels.pcg);
+    }
+
+    /// The slots of its row table, padding included ([`LgRows::slots`]): the cost model's count.
+    pub fn row_slots(&self) -> u64 {
+        self.buffers.row_slots
     }
 
     /// Whether its PCG (the `cg` global step) sums its dot products in `pcg_reduce` dispatches at n
@@ -367,7 +361,7 @@ impl LocalGlobalIntegrator {
     /// Records one phase of a step from state\[p\] into `pass`.
     fn encode_phase(&self, pass: &mut CountedPass, rt: &LgRuntime, phase: LgPhase, p: usize, st: &GpuState) {
         let operator = &self.operator_groups[p];
-        self.kernels.encode(pass, phase, operator, &self.pcg_groups, &rt.table, st.n, st.n_springs, rt.multigrid.as_ref());
+        self.kernels.encode(pass, phase, operator, &self.pcg_groups, &rt.table, st.n, rt.multigrid.as_ref());
     }
 
     /// Records one phase of a step from state\[p\] into a compute pass of its own.
@@ -585,8 +579,8 @@ impl LocalGlobalIntegrator {
         Ok(GpuCgState::from_words(&read_words(device, queue, st, &self.buffers.pcg.status, 0, CG_STATE_WORDS)?))
     }
 
-    /// For checks against the CPU twins: runs `lg_inertia` on the current state (q, v), then `lg_local`
-    /// and `lg_residual` at the positions `x` (pinned particles: give their q), and reads back y, d, r and
+    /// For checks against the CPU twins: runs `lg_inertia` on the current state (q, v), then
+    /// `lg_local_residual` at the positions `x` (pinned particles: give their q), and reads back y, r and
     /// the inverse diagonal. state\[0\] is left as it was.
     pub fn eval(&self, device: &wgpu::Device, queue: &wgpu::Queue, st: &GpuState, m: &CpuModel, x: &[[f64; 3]]) -> Result<LgEval> {
         let rt = self.runtime()?;
@@ -600,13 +594,11 @@ impl LocalGlobalIntegrator {
             st.counters.write_buffer(queue, &st.state[1], 0, bytemuck::cast_slice(&packed));
         }
         let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.lg_eval") });
-        self.record_phase(&mut enc, rt, LgPhase::Local, 0, st);
-        self.record_phase(&mut enc, rt, LgPhase::Residual(0), 0, st);
+        self.record_phase(&mut enc, rt, LgPhase::LocalResidual(0), 0, st);
         st.counters.submit(queue, enc.finish());
-        let d = xyz(&read_vec4s(device, queue, &st.counters, &self.buffers.dirs, 0, m.end_a.len())?);
         let r = xyz(&read_vec4s(device, queue, &st.counters, &self.buffers.pcg.vectors, 0, n)?);
         let inv_diag = xyz(&read_vec4s(device, queue, &st.counters, &self.buffers.pcg.vectors, INVERSE_DIAGONAL_VECTOR * n, n)?);
-        Ok(LgEval { y, d, r, inv_diag })
+        Ok(LgEval { y, r, inv_diag })
     }
 }
 

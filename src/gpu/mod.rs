@@ -15,6 +15,7 @@ pub mod implicit_mg;
 pub mod integrator;
 pub mod layout;
 pub mod leu;
+pub mod lg_rows;
 pub mod local_global;
 pub mod local_global_integrator;
 pub mod multigrid;

@@ -59,7 +59,7 @@ pub struct GpuTimes {
     /// Frames (submits of timed work) read.
     pub frames: u64,
     /// Milliseconds per [`Phase`] (indexed as [`Phase::ALL`]; zeros in pass-only mode).
-    pub phase_ms: [f64; 6],
+    pub phase_ms: [f64; 5],
     /// Milliseconds from the first timestamp of each frame to its last.
     pub total_ms: f64,
     /// Frames whose phase changes outran [`MAX_QUERIES`] (their tail is not timed).
@@ -69,8 +69,8 @@ pub struct GpuTimes {
 /// Milliseconds per phase from resolved `ticks`: interval k (from query k to k + 1) belongs to
 /// `marks[k]` (`None`: a closing mark, nothing after it); `period_ns` is the queue's timestamp period
 /// (nanoseconds per tick). A tick that goes backwards counts as 0.
-pub fn phase_ms(ticks: &[u64], marks: &[Option<Phase>], period_ns: f32) -> ([f64; 6], f64) {
-    let mut out = [0.0; 6];
+pub fn phase_ms(ticks: &[u64], marks: &[Option<Phase>], period_ns: f32) -> ([f64; 5], f64) {
+    let mut out = [0.0; 5];
     let mut total = 0.0;
     for k in 0..marks.len().min(ticks.len()).saturating_sub(1) {
         let ms = ticks[k + 1].saturating_sub(ticks[k]) as f64 * period_ns as f64 * 1e-6;
@@ -231,7 +231,7 @@ mod tests {
         assert_eq!(phase_ms(&[7], &[Some(Phase::Local)], 1.0).1, 0.0);
         // pass-only: two closing-style marks time the total only
         let (ms, total) = phase_ms(&[100, 350], &[None, None], 1.0);
-        assert_eq!(ms, [0.0; 6]);
+        assert_eq!(ms, [0.0; 5]);
         assert!(close(total, 250e-6), "{total}");
     }
 

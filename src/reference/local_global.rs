@@ -76,6 +76,32 @@ pub fn lg_residual(i: usize, m: &CpuModel, p: &LgParams, y: &[V3], d: &[V3], x: 
     y[i] * (mi * p.inertia) + (acc + fext * mi) * h2 - xi * (mi * p.mass_diag)
 }
 
+/// `lg_local_residual`: the local step fused with the global step's residual, particle `i`: [`lg_residual`]
+/// with each incident spring's direction formed where it is gathered, dₛ·(±1) = rₛ (xᵢ − xⱼ)/‖xᵢ − xⱼ‖
+/// (eq. 10 and the lemma of §4, seen from i; [`lg_local`]'s guard direction rₛ·(1, 0, 0) from a to b when
+/// the ends coincide), so that no d is stored: the sum of [`lg_local`] then [`lg_residual`] to rounding,
+/// over the same incidence list in the same order. The GPU kernel reads the list as the rows of a sliced
+/// ELL table (`gpu::lg_rows`), its padding slots adding zero.
+pub fn lg_local_residual(i: usize, m: &CpuModel, p: &LgParams, y: &[V3], x: &[V3]) -> V3 {
+    let h2 = p.h * p.h;
+    let fext = m.gravity + m.wind * m.drag + m.central_center * m.central_strength;
+    if m.inv_mass[i] == 0.0 {
+        return V3::zeros();
+    }
+    let mi = m.mass[i];
+    let xi = x[i];
+    let mut acc = V3::zeros();
+    for &e in m.incidence.of(i) {
+        let (s, sign) = entry_spring(e);
+        let j = if sign > 0.0 { m.end_b[s] } else { m.end_a[s] } as usize;
+        let e = xi - x[j];
+        let l = e.norm();
+        let d = if l > EPS_LEN { e * (m.rest[s] / l) } else { V3::new(sign * m.rest[s], 0.0, 0.0) };
+        acc += (d - e) * m.k[s];
+    }
+    y[i] * (mi * p.inertia) + (acc + fext * mi) * h2 - xi * (mi * p.mass_diag)
+}
+
 /// The global matrix of Liu eq. 12 and 14 times u, row `i`: (A u)ᵢ = mᵢ(1 + h d₀ + h² s) uᵢ + h² Σₑ kₑ (uᵢ − uⱼ)
 /// with uⱼ = 0 for a pinned j (its column is eliminated); 0 on a pinned row. The WGSL helper `lg_apply`
 /// (the operator of `pcg_matvec` and of the Chebyshev kernels).
@@ -95,10 +121,20 @@ pub fn lg_apply(i: usize, m: &CpuModel, p: &LgParams, u: &[V3]) -> V3 {
 }
 
 /// `lg_chebyshev`: one Chebyshev-accelerated Jacobi iteration on A δ = r (Wang 2015, eq. 12) for particle
-/// `i`: δ̂ᵢ = δₖ,ᵢ + D⁻¹ᵢ(rᵢ − (A δₖ)ᵢ), δₖ₊₁,ᵢ = ωₖ₊₁(δ̂ᵢ − δₖ₋₁,ᵢ) + δₖ₋₁,ᵢ (`inv_diag` = D⁻¹, 0 when pinned).
+/// `i`: δ̂ᵢ = δₖ,ᵢ + D⁻¹ᵢ(rᵢ − (A δₖ)ᵢ), formed as the Jacobi sweep δ̂ᵢ = D⁻¹ᵢ(rᵢ + h² Σₑ kₑ δₖ,ⱼ) (A's
+/// diagonal cancelled; δₖ,ⱼ = 0 for a pinned j), then δₖ₊₁,ᵢ = ωₖ₊₁(δ̂ᵢ − δₖ₋₁,ᵢ) + δₖ₋₁,ᵢ (`inv_diag` = D⁻¹,
+/// 0 when pinned).
 #[allow(clippy::too_many_arguments)] // the kernel's bindings, in order
 pub fn lg_chebyshev(i: usize, m: &CpuModel, p: &LgParams, omega: f64, r: &[V3], inv_diag: &[V3], delta: &[V3], delta_prev: &[V3]) -> V3 {
-    let hat = delta[i] + (r[i] - lg_apply(i, m, p, delta)).component_mul(&inv_diag[i]);
+    let mut acc = V3::zeros();
+    for &e in m.incidence.of(i) {
+        let (s, sign) = entry_spring(e);
+        let j = if sign > 0.0 { m.end_b[s] } else { m.end_a[s] } as usize;
+        if m.inv_mass[j] != 0.0 {
+            acc += delta[j] * m.k[s];
+        }
+    }
+    let hat = (r[i] + acc * (p.h * p.h)).component_mul(&inv_diag[i]);
     (hat - delta_prev[i]) * omega + delta_prev[i]
 }
 

@@ -120,7 +120,6 @@ impl GpuEngine {
             total.frames += 1;
             total.other_ms += s.other_ms;
             total.local_ms += s.local_ms;
-            total.rhs_ms += s.rhs_ms;
             total.global_ms += s.global_ms;
             total.advance_ms += s.advance_ms;
             total.readback_ms += s.readback_ms;
@@ -149,8 +148,8 @@ impl GpuEngine {
     }
 
     /// Local/global, for checks against the CPU twins: runs `lg_inertia` on the current state (q, v), then
-    /// `lg_local` and `lg_residual` at the positions `x` (pinned particles: give their q), and reads back
-    /// y, d, r and the inverse diagonal. The current state is left as it was.
+    /// `lg_local_residual` at the positions `x` (pinned particles: give their q), and reads back y, r and
+    /// the inverse diagonal. The current state is left as it was.
     pub fn lg_eval(&mut self, x: &[[f64; 3]]) -> Result<LgEval> {
         if self.method != Method::LocalGlobal {
             return Err(Error::param("method", self.method.name(), "lg_eval needs local-global"));

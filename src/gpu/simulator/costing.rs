@@ -48,6 +48,10 @@ impl GpuEngine {
             pcg_reduce,
             pcg_groups: pcg_groups as u64,
             multigrid_update,
+            lg_slots: match &self.integrator {
+                Integrator::LocalGlobal(lg) => lg.row_slots(),
+                _ => 0,
+            },
         }
     }
 
