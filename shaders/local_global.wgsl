@@ -14,15 +14,13 @@
 //
 // Buffers: `src` is the state at the start of the step (q, v), `dst` the iterate x at [0, n) (w = 1/m,
 // 0 when pinned) with y at [n, 2n) during the step and the new velocities there after lg_velocity.
-// `lg_rows` holds the rows of A as a sliced ELL table of vec4<u32> packets (gpu::lg_rows): a header of
-// u32 words (the packet offsets of the nb + 1 blocks of WG particles; in the compact layout then the
-// spring classes (k, rest)), then per block of G packets a particle (its longest incidence list, four
-// slots a packet) its planes of G·WG packets, packet-major so that a workgroup's loads of one packet are
-// consecutive. Compact (LG_COMPACT): one plane of words, j − i + 32768 in bits 0-15, the spring's class
-// in bits 16-30, bit 31 set where the particle is the spring's b; padding is j = i with class 0, (0, 0).
-// Wide: three planes, the other end j, k bits and the signed rest length (+rest when the particle is the
-// spring's a, −rest when it is b); padding (i, 0, 0). Slots follow the CSR incidence lists in order. A
-// thread reads four slots a load and issues their four gathers together. `lg_work` holds the Chebyshev iterates (3 slots of
+// `lg_rows` holds the rows of A as a sliced ELL table of vec4<u32> packets (gpu::lg_rows): the packet
+// offsets of the nb + 1 blocks of WG particles (u32 words, padded to whole packets), then per block of G
+// packets a particle (its longest incidence list, four slots a packet) three planes of G·WG packets,
+// packet-major so that a workgroup's loads of one packet are consecutive: the other end j, k bits and
+// the signed rest length (+rest when the particle is the spring's a, −rest when it is b) of each
+// incident spring in CSR order; padding slots are (i, 0, 0). A thread reads four slots a load and
+// issues their four gathers together. `lg_work` holds the Chebyshev iterates (3 slots of
 // n), the partial sums of ‖r‖² (two slots of G workgroups) and the report (‖r₀‖, ‖r_final‖, ratio, 0).
 
 // Rust twin: gpu::layout::LgConsts.
@@ -82,39 +80,12 @@ fn tab_word(k: u32) -> u32 {
     return tab(k / 4u)[k % 4u];
 }
 
-// LG_COMPACT: the table is in the compact layout (set per pipeline from gpu::lg_rows::LgRows::compact).
-override LG_COMPACT: bool = false;
-
-// Planes of a block of the table.
-fn lg_planes() -> u32 {
-    if (LG_COMPACT) {
-        return 1u;
-    }
-    return 3u;
-}
-
-// Slot (j, k bits, signed rest bits, the rest only `with_rest`) from its word w of the first plane and,
-// in the wide layout, its k and rest words (twin: gpu::lg_rows::LgRows::decode). Compact: j = i + w₀₋₁₅ −
-// 32768, (k, rest) the class's from the header after the block offsets, the rest's sign bit flipped by
-// w's bit 31.
-fn lg_slot(i: u32, w: u32, k: u32, rest: u32, with_rest: bool) -> vec3<u32> {
-    if (LG_COMPACT) {
-        let at = (L.n + WG - 1u) / WG + 1u + 2u * ((w >> 16u) & 0x7fffu);
-        var r = 0u;
-        if (with_rest) {
-            r = tab_word(at + 1u) ^ (w & 0x80000000u);
-        }
-        return vec3<u32>(i + (w & 0xffffu) - 32768u, tab_word(at), r);
-    }
-    return vec3<u32>(w, k, rest);
-}
-
 // Particle i's row in the sliced ELL table: (packet of its slots 0-3, its block's packets a particle G,
 // G·WG: the packets between planes; packet g is at g·WG from the first). Twin: gpu::lg_rows::LgRows::row.
 fn lg_row(i: u32) -> vec3<u32> {
     let b = i / WG;
     let o = tab_word(b);
-    let plane = (tab_word(b + 1u) - o) / lg_planes();
+    let plane = (tab_word(b + 1u) - o) / 3u;
     return vec3<u32>(o + i % WG, plane / WG, plane);
 }
 
@@ -174,25 +145,18 @@ fn lg_local_residual(
             let row = lg_row(i);
             for (var g = 0u; g < row.y; g++) {
                 let e = row.x + g * WG;
-                let w = tab(e);
-                var kw = vec4<u32>(0u);
-                var rw = vec4<u32>(0u);
-                if (!LG_COMPACT) {
-                    kw = tab(e + row.z);
-                    rw = tab(e + 2u * row.z);
-                }
+                let j = tab(e);
+                let k = bitcast<vec4<f32>>(tab(e + row.z));
+                let rest = bitcast<vec4<f32>>(tab(e + 2u * row.z));
                 for (var c = 0u; c < 4u; c += 1u) {
-                    let sl = lg_slot(i, w[c], kw[c], rw[c], true);
-                    let k = bitcast<f32>(sl.y);
-                    let rest = bitcast<f32>(sl.z);
-                    let p = xi - dst[sl.x].xyz;
+                    let p = xi - dst[j[c]].xyz;
                     let l = length(p);
-                    var d = vec3<f32>(rest, 0.0, 0.0);
+                    var d = vec3<f32>(rest[c], 0.0, 0.0);
                     if (l > EPS_LEN) {
-                        d = p * (abs(rest) / l);
+                        d = p * (abs(rest[c]) / l);
                     }
-                    acc += (d - p) * k;
-                    ksum += k;
+                    acc += (d - p) * k[c];
+                    ksum += k[c];
                 }
             }
             let s = L.mass_diag - L.inertia; // h² s
@@ -226,20 +190,16 @@ fn lg_apply(i: u32, u_i: vec3<f32>, slot: u32) -> vec3<f32> {
     let row = lg_row(i);
     for (var g = 0u; g < row.y; g++) {
         let e = row.x + g * WG;
-        let w = tab(e);
-        var kw = vec4<u32>(0u);
-        if (!LG_COMPACT) {
-            kw = tab(e + row.z);
-        }
+        let j = tab(e);
+        let k = bitcast<vec4<f32>>(tab(e + row.z));
         for (var c = 0u; c < 4u; c += 1u) {
-            let sl = lg_slot(i, w[c], kw[c], 0u, false);
             var u_j: vec3<f32>;
             if (slot == 3u) {
-                u_j = pcg_dir(sl.x);
+                u_j = pcg_dir(j[c]);
             } else {
-                u_j = lg_work[slot * L.n + sl.x].xyz;
+                u_j = lg_work[slot * L.n + j[c]].xyz;
             }
-            acc += (u_i - u_j) * bitcast<f32>(sl.y);
+            acc += (u_i - u_j) * k[c];
         }
     }
     return u_i * (L.mass_diag / w) + acc * (L.h * L.h);
@@ -266,17 +226,9 @@ fn lg_chebyshev(@builtin(global_invocation_id) gid: vec3<u32>) {
     let row = lg_row(i);
     for (var g = 0u; g < row.y; g++) {
         let e = row.x + g * WG;
-        let w = tab(e);
-        var kw = vec4<u32>(0u);
-        if (!LG_COMPACT) {
-            kw = tab(e + row.z);
-        }
-        let s0 = lg_slot(i, w.x, kw.x, 0u, false);
-        let s1 = lg_slot(i, w.y, kw.y, 0u, false);
-        let s2 = lg_slot(i, w.z, kw.z, 0u, false);
-        let s3 = lg_slot(i, w.w, kw.w, 0u, false);
-        acc += lg_work[cur + s0.x].xyz * bitcast<f32>(s0.y) + lg_work[cur + s1.x].xyz * bitcast<f32>(s1.y)
-            + lg_work[cur + s2.x].xyz * bitcast<f32>(s2.y) + lg_work[cur + s3.x].xyz * bitcast<f32>(s3.y);
+        let j = tab(e) + vec4<u32>(cur);
+        let k = bitcast<vec4<f32>>(tab(e + row.z));
+        acc += lg_work[j.x].xyz * k.x + lg_work[j.y].xyz * k.y + lg_work[j.z].xyz * k.z + lg_work[j.w].xyz * k.w;
     }
     let rd = cg_vectors[seg(SEG_R, i)];
     let hat = (rd.xyz + acc * (L.h * L.h)) * rd.w;

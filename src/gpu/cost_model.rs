@@ -19,10 +19,11 @@ const ST: u64 = 32;
 const V: u64 = 16;
 const NB: u64 = 16;
 const CSR: u64 = 8;
-/// Local/global's rows (sliced ELL, [`super::lg_rows`]): a particle's two block offsets; per slot, in the
-/// compact layout one word (its class's k and rest come from the header, cached), in the wide one its
-/// neighbour and k (the global matrix) and its signed rest length (the local step).
+/// Local/global's rows (sliced ELL, [`super::lg_rows`]): a particle's two block offsets, and per slot
+/// its neighbour and k (the global matrix) and its signed rest length (the local step).
 const ROW: u64 = 8;
+const SLOT_MATRIX: u64 = 8;
+const SLOT_LOCAL: u64 = 12;
 /// A collider's record (`GpuCollider`).
 const COLLIDER: u64 = size_of::<super::layout::GpuCollider>() as u64;
 
@@ -75,9 +76,9 @@ pub struct FrameShape {
     /// Implicit Euler's multigrid: each step's block sums and last-level factor (dispatches, workgroups,
     /// bytes of the lists, bytes of the blocks written).
     pub multigrid_update: Option<(u64, u64, u64, u64)>,
-    /// Local/global's row table: its slots, the padding included ([`super::lg_rows::LgRows::slots`]),
-    /// and whether it is compact; `None`: counted as the incidence entries, compact.
-    pub lg_rows: Option<(u64, bool)>,
+    /// Local/global's row table: its slots, the padding included ([`super::lg_rows::LgRows::slots`]);
+    /// 0: counted as the incidence entries.
+    pub lg_slots: u64,
 }
 
 /// One kernel of the model, per frame.
@@ -217,12 +218,11 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
             let global = s.global.unwrap_or(GlobalSolve::Cg);
             m.add("lg_inertia", Phase::Integrate, steps, g, n * ST, n * 2 * V);
             let local = steps * (li + 1);
-            let (slots, compact) = s.lg_rows.unwrap_or((e, true));
-            let (slot_matrix, slot_local) = if compact { (4, 4) } else { (8, 12) };
+            let slots = if s.lg_slots > 0 { s.lg_slots } else { e };
             // x and y, R and D written, the two Chebyshev slots zeroed, the ‖r‖² partials
-            m.add("lg_local_residual", Phase::Local, local, g, n * (2 * V + ROW) + slots * (slot_local + V), n * 4 * V + g * V);
+            m.add("lg_local_residual", Phase::Local, local, g, n * (2 * V + ROW) + slots * (SLOT_LOCAL + V), n * 4 * V + g * V);
             let solves = steps * li;
-            let matvec = n * (2 * V + ROW) + slots * (slot_matrix + V);
+            let matvec = n * (2 * V + ROW) + slots * (SLOT_MATRIX + V);
             match global {
                 GlobalSolve::Cholesky => {
                     // every phase its own pass, and one submit per iteration (r read back, δ uploaded) and at the end

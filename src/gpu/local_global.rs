@@ -146,9 +146,8 @@ impl LgPhase {
 
 impl LocalGlobalKernels {
     /// Compiles the kernels (the multigrid V-cycle's only when `multigrid`) for the global matrix's
-    /// rows' table held in `table_parts` bindings (`TABLES_SPLIT`), in the compact layout or not
-    /// (`LG_COMPACT`, [`super::lg_rows::LgRows::compact`]).
-    pub fn new(device: &wgpu::Device, options: &GpuOptions, multigrid: bool, table_parts: usize, compact: bool) -> Result<Self> {
+    /// rows' table held in `table_parts` bindings (`TABLES_SPLIT`).
+    pub fn new(device: &wgpu::Device, options: &GpuOptions, multigrid: bool, table_parts: usize) -> Result<Self> {
         let operator = [uniform(0), uniform(1), storage(2, true), storage(3, true), storage(4, false), storage(5, false), storage(6, true)];
         let pcg = PcgKernels::layout_entries();
         let pass = [dynamic_uniform(0, std::mem::size_of::<LgPass>())];
@@ -163,8 +162,8 @@ impl LocalGlobalKernels {
             "lg_cheb_combine",
         ];
         names.extend_from_slice(&PcgKernels::ENTRY_POINTS);
-        // no force gather is composed in: the rows' own split and layout are the constants
-        let constants = [split_constant("TABLES_SPLIT", table_parts), ("LG_COMPACT", if compact { 1.0 } else { 0.0 })];
+        // no force gather is composed in: the rows' own split is the one constant
+        let constants = [split_constant("TABLES_SPLIT", table_parts)];
         let k = build_specialized(device, options, "local_global.wgsl", &[&operator, &pcg, &pass], &names, &constants)?;
         let mut kernels = LocalGlobalKernels {
             layout: k.layout(0)?,

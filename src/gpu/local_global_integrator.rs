@@ -39,8 +39,6 @@ pub struct LocalGlobalBuffers {
     pub tables: SplitBuffer,
     /// The table's slots, padding included ([`LgRows::slots`]).
     pub row_slots: u64,
-    /// The table is in the compact layout ([`LgRows::compact`]).
-    pub compact: bool,
     /// The Chebyshev iterates (3n), the ‖r‖² partials (2 slots of `groups`) and the report (one
     /// `vec4`): `lg_work` of `shaders/local_global.wgsl`.
     pub work: wgpu::Buffer,
@@ -64,11 +62,11 @@ pub fn work_len(n: usize) -> usize {
 
 impl LocalGlobalBuffers {
     /// Allocates and uploads them (checked against the device's limits).
-    pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState, m: &CpuModel) -> Result<Self> {
+    pub fn new(device: &wgpu::Device, st: &GpuState, m: &CpuModel) -> Result<Self> {
         let mut alloc = Allocator::streaming(device, &st.queue);
         let n = m.n;
         let work_bytes = (work_len(n) * 16) as u64;
-        let rows = LgRows::plan_with(m, options.lg_compact_rows())?;
+        let rows = LgRows::plan(m)?;
         alloc.check("springsim.lg_work", work_bytes, super::alloc::STORAGE_RW)?;
         alloc.check_split("springsim.lg_rows", rows.bytes(), st.split, LG_SLOTS)?;
         let read_only = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
@@ -77,16 +75,7 @@ impl LocalGlobalBuffers {
         let work = alloc.storage("springsim.lg_work", work_bytes, wgpu::BufferUsages::empty())?;
         let consts = alloc.uniform("springsim.lg_consts", std::mem::size_of::<LgConsts>() as u64)?;
         let pcg = PcgBuffers::new(&mut alloc, n)?;
-        Ok(LocalGlobalBuffers {
-            tables,
-            row_slots: rows.slots(),
-            compact: rows.compact(),
-            work,
-            consts,
-            pcg,
-            queue: st.queue.clone(),
-            bytes: alloc.bytes(),
-        })
+        Ok(LocalGlobalBuffers { tables, row_slots: rows.slots(), work, consts, pcg, queue: st.queue.clone(), bytes: alloc.bytes() })
     }
 }
 
@@ -172,9 +161,9 @@ impl LocalGlobalIntegrator {
     /// Allocates the buffers, compiles the kernels (the V-cycle's with the multigrid preconditioner) and
     /// builds the groups; the global solver is prepared by [`LocalGlobalIntegrator::prepare`].
     pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState, m: &CpuModel, settings: &StepSettings) -> Result<Self> {
-        let buffers = LocalGlobalBuffers::new(device, options, st, m)?;
+        let buffers = LocalGlobalBuffers::new(device, st, m)?;
         let multigrid = settings.preconditioner == Preconditioner::Multigrid;
-        let kernels = LocalGlobalKernels::new(device, options, multigrid, buffers.tables.parts(), buffers.compact)?;
+        let kernels = LocalGlobalKernels::new(device, options, multigrid, buffers.tables.parts())?;
         let b = &buffers;
         let tables = b.tables.bindings();
         let operator_groups = [0, 1].map(|p| {
@@ -218,10 +207,9 @@ impl LocalGlobalIntegrator {
         self.buffers.pcg.write_pass(queue, counters, n, settings.cg_tolerance, false, &self.kernels.pcg);
     }
 
-    /// The slots of its row table, padding included ([`LgRows::slots`]), and whether the table is compact:
-    /// the cost model's count.
-    pub fn row_slots(&self) -> (u64, bool) {
-        (self.buffers.row_slots, self.buffers.compact)
+    /// The slots of its row table, padding included ([`LgRows::slots`]): the cost model's count.
+    pub fn row_slots(&self) -> u64 {
+        self.buffers.row_slots
     }
 
     /// Whether its PCG (the `cg` global step) sums its dot products in `pcg_reduce` dispatches at n

@@ -13,9 +13,6 @@ pub struct GpuOptions {
     /// The PCG's dot products are reduced by a one-workgroup dispatch from this many workgroups per
     /// vector on ([`GpuOptions::with_pcg_reduce_from`]); `None`: [`PCG_REDUCE_FROM`].
     pcg_reduce_from: Option<u32>,
-    /// Local/global's row table in the wide layout even where the compact one fits
-    /// ([`GpuOptions::with_lg_wide_rows`]).
-    lg_wide_rows: bool,
 }
 
 /// From this many workgroups per vector (64 particles each, so from 65,536 particles, the 256² cloth)
@@ -66,19 +63,6 @@ impl GpuOptions {
     pub fn with_pcg_reduce_from(mut self, groups: u32) -> Self {
         self.pcg_reduce_from = Some(groups);
         self
-    }
-
-    /// Local/global's row table ([`super::lg_rows`]) in the wide layout (12 bytes a slot) even where the
-    /// compact one (4 bytes a slot) fits. Both give the same numbers bit for bit (the same k and rest in
-    /// f32, summed in the same order); tests use it to run the wide path on models that fit the compact one.
-    pub fn with_lg_wide_rows(mut self) -> Self {
-        self.lg_wide_rows = true;
-        self
-    }
-
-    /// Whether local/global's row table may take the compact layout.
-    pub fn lg_compact_rows(&self) -> bool {
-        !self.lg_wide_rows
     }
 
     /// The threshold of [`GpuOptions::with_pcg_reduce_from`].
