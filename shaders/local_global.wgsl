@@ -80,10 +80,28 @@ fn tab_word(k: u32) -> u32 {
     return tab(k / 4u)[k % 4u];
 }
 
+// LG_PACKETS: every block of the table has this many packets a particle (a uniform table, set per
+// pipeline from gpu::lg_rows::LgRows::uniform_packets): a row is then found by arithmetic, without the
+// header's loads, and the loops over its packets have a constant count, so that all of a row's loads
+// can be issued at once. 0: the widths per block, from the header.
+override LG_PACKETS: u32 = 0u;
+
+// The packets of a row (the constant LG_PACKETS of a uniform table).
+fn lg_packets(row: vec3<u32>) -> u32 {
+    if (LG_PACKETS != 0u) {
+        return LG_PACKETS;
+    }
+    return row.y;
+}
+
 // Particle i's row in the sliced ELL table: (packet of its slots 0-3, its block's packets a particle G,
 // G·WG: the packets between planes; packet g is at g·WG from the first). Twin: gpu::lg_rows::LgRows::row.
 fn lg_row(i: u32) -> vec3<u32> {
     let b = i / WG;
+    if (LG_PACKETS != 0u) {
+        let header = ((L.n + WG - 1u) / WG + 4u) / 4u;
+        return vec3<u32>(header + b * 3u * LG_PACKETS * WG + i % WG, LG_PACKETS, LG_PACKETS * WG);
+    }
     let o = tab_word(b);
     let plane = (tab_word(b + 1u) - o) / 3u;
     return vec3<u32>(o + i % WG, plane / WG, plane);
@@ -143,7 +161,7 @@ fn lg_local_residual(
             var acc = vec3<f32>(0.0);
             var ksum = 0.0;
             let row = lg_row(i);
-            for (var g = 0u; g < row.y; g++) {
+            for (var g = 0u; g < lg_packets(row); g++) {
                 let e = row.x + g * WG;
                 let j = tab(e);
                 let k = bitcast<vec4<f32>>(tab(e + row.z));
@@ -188,7 +206,7 @@ fn lg_apply(i: u32, u_i: vec3<f32>, slot: u32) -> vec3<f32> {
     }
     var acc = vec3<f32>(0.0);
     let row = lg_row(i);
-    for (var g = 0u; g < row.y; g++) {
+    for (var g = 0u; g < lg_packets(row); g++) {
         let e = row.x + g * WG;
         let j = tab(e);
         let k = bitcast<vec4<f32>>(tab(e + row.z));
@@ -224,7 +242,7 @@ fn lg_chebyshev(@builtin(global_invocation_id) gid: vec3<u32>) {
     let prev = lg_work[((K.k + 2u) % 3u) * n + i].xyz;
     var acc = vec3<f32>(0.0);
     let row = lg_row(i);
-    for (var g = 0u; g < row.y; g++) {
+    for (var g = 0u; g < lg_packets(row); g++) {
         let e = row.x + g * WG;
         let j = tab(e) + vec4<u32>(cur);
         let k = bitcast<vec4<f32>>(tab(e + row.z));

@@ -447,3 +447,31 @@ fn encode_frame_is_one_submit_and_set_method_keeps_state() {
         assert!(after.0.iter().all(|p| p.iter().all(|c| c.is_finite())));
     }
 }
+
+/// A model whose row table is not uniform (gpu::lg_rows: a hub particle with 40 more springs makes its
+/// block 13 packets wide, the others 3 or 4), so that the kernels find rows through the table's header:
+/// one frame with each GPU global step against the CPU's.
+#[test]
+fn a_hub_model_steps_like_the_cpu() {
+    let Some(ctx) = gpu() else { return };
+    let mut model = moving_curtain(21);
+    let n = model.n_particles() as u32;
+    for j in 0..40 {
+        let b = (j * 4 + 1) % n;
+        let (pa, pb) = (model.positions[100], model.positions[b as usize]);
+        let rest = ((pa[0] - pb[0]).powi(2) + (pa[1] - pb[1]).powi(2) + (pa[2] - pb[2]).powi(2)).sqrt();
+        model.springs.push(springsim::model::Spring { a: 100, b, rest, k: 50.0, kd: 0.0 });
+    }
+    for global in [GlobalSolve::Cg, GlobalSolve::Chebyshev] {
+        let s = settings(global, 3, 20);
+        let mut cpu = CpuSimulator::new(&model, Method::LocalGlobal, s.clone()).unwrap();
+        let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, s).unwrap();
+        cpu.step_frame().unwrap();
+        g.step_frame().unwrap();
+        let (xg, _) = g.read_state().unwrap();
+        let (xc, _) = cpu.read_state().unwrap();
+        let e = rel_to(&xg, &xc, &model.positions);
+        eprintln!("hub model, {global:?}: ‖x_gpu − x_cpu‖/‖x_cpu − q‖ = {e:.2e}");
+        assert!(e < 1e-4, "{global:?}: {e:e}");
+    }
+}

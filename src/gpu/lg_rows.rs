@@ -35,19 +35,30 @@ const P: usize = 4;
 pub struct LgRows {
     /// Packet offset of each block's planes (nb + 1; the last is the table's length in packets).
     pub offsets: Vec<u32>,
+    /// Every block G packets a particle (G ≤ [`UNIFORM_MAX_PACKETS`]): `Some(G)`.
+    pub uniform: Option<u32>,
 }
+
+/// The most packets a particle of a uniform table (16 slots): the kernels unroll their loop over them.
+pub const UNIFORM_MAX_PACKETS: u64 = 4;
 
 impl LgRows {
     /// The blocks and widths of `m`'s table; an error when it would pass 2³² packets.
     pub fn plan(m: &CpuModel) -> Result<Self> {
         let nb = m.n.div_ceil(C);
         let deg = |i: usize| (m.incidence.offsets[i + 1] - m.incidence.offsets[i]) as u64;
+        let packets: Vec<u64> = (0..nb).map(|b| (b * C..((b + 1) * C).min(m.n)).map(deg).max().unwrap_or(0).div_ceil(P as u64)).collect();
+        // one width for every block where that pads the table by at most a quarter and unrolls at most
+        // UNIFORM_MAX_PACKETS packets: the kernels then find a row by arithmetic and run a loop of a
+        // constant count (LG_PACKETS), all of a row's loads at once
+        let widest = packets.iter().copied().max().unwrap_or(0);
+        let sum: u64 = packets.iter().sum();
+        let uniform = (widest > 0 && widest <= UNIFORM_MAX_PACKETS && 4 * widest * nb as u64 <= 5 * sum).then_some(widest);
         let mut offsets = Vec::with_capacity(nb + 1);
         let mut at = (nb + 1).div_ceil(P) as u64;
-        for b in 0..nb {
+        for &g in &packets {
             offsets.push(at);
-            let width = (b * C..((b + 1) * C).min(m.n)).map(deg).max().unwrap_or(0);
-            at += 3 * width.div_ceil(P as u64) * C as u64;
+            at += 3 * uniform.unwrap_or(g) * C as u64;
         }
         offsets.push(at);
         if at > u32::MAX as u64 {
@@ -55,7 +66,13 @@ impl LgRows {
                 "springsim.lg_rows: the local/global table needs {at} packets, past the 2^32 its indices reach"
             )));
         }
-        Ok(LgRows { offsets: offsets.into_iter().map(|o| o as u32).collect() })
+        Ok(LgRows { offsets: offsets.into_iter().map(|o| o as u32).collect(), uniform: uniform.map(|g| g as u32) })
+    }
+
+    /// Packets a particle in every block, where the table is uniform (`LG_PACKETS` in the shader; 0:
+    /// per block, from the header).
+    pub fn uniform_packets(&self) -> u32 {
+        self.uniform.unwrap_or(0)
     }
 
     /// Bytes of the table.
@@ -138,20 +155,28 @@ mod tests {
         let model = curtain(13, None).unwrap();
         let m = CpuModel::new(&model).unwrap();
         let rows = LgRows::plan(&m).unwrap();
+        assert_eq!(rows.uniform, Some(3), "a curtain's rows: 12 slots, uniform");
+        let padded = check(&m, &rows);
+        // the curtain's edges are shorter lists than its interior: some padding, not most of it
+        assert!(padded > 0 && padded < rows.slots() / 4, "{padded} padding slots of {}", rows.slots());
+    }
+
+    /// Checks every row of `rows` against `m`'s lists; returns the padding slots.
+    fn check(m: &CpuModel, rows: &LgRows) -> u64 {
         let mut t = Vec::new();
-        rows.emit(&m, |w| {
+        rows.emit(m, |w| {
             t.extend_from_slice(w);
             Ok(())
         })
         .unwrap();
         assert_eq!(t.len() as u64 * 4, rows.bytes());
         assert!(rows.slots() >= m.incidence.entries.len() as u64);
-        let mut padded = 0;
+        let mut padded = 0u64;
         for i in 0..m.n {
             let (o, packets, plane) = rows.row(i);
             let list = m.incidence.of(i);
             let widest = (i / C * C..((i / C + 1) * C).min(m.n)).map(|p| m.incidence.of(p).len()).max().unwrap();
-            assert_eq!(packets, widest.div_ceil(P), "particle {i}: the block's packets");
+            assert_eq!(packets, rows.uniform.map_or(widest.div_ceil(P), |g| g as usize), "particle {i}: the block's packets");
             for s in 0..packets * P {
                 // word c of packet e, as the shader's vec4 loads see it
                 let e = (o + (s / P) * C) * P + s % P;
@@ -169,7 +194,31 @@ mod tests {
                 }
             }
         }
-        // the curtain's edges are shorter lists than its interior: some padding, not most of it
-        assert!(padded > 0 && (padded as u64) < rows.slots() / 4, "{padded} padding slots of {}", rows.slots());
+        // a uniform table: each row where the shader's arithmetic puts it (no header read)
+        if let Some(g) = rows.uniform {
+            let (g, header) = (g as usize, (m.n.div_ceil(C) + 1).div_ceil(P));
+            for i in 0..m.n {
+                assert_eq!(rows.row(i), (header + (i / C) * 3 * g * C + i % C, g, g * C), "particle {i}: the uniform row");
+            }
+        }
+        padded
+    }
+
+    /// A hub (a particle with 40 springs, 10 packets) makes the table per block: the hub's block is
+    /// 10 packets wide, the others 3, and every row still reads back as its list.
+    #[test]
+    fn a_hub_makes_the_widths_per_block() {
+        let mut model = curtain(21, None).unwrap();
+        let n = model.n_particles() as u32;
+        for j in 0..40 {
+            model.springs.push(crate::model::Spring { a: 100, b: (j * 4 + 1) % n, rest: 0.5, k: 10.0, kd: 0.0 });
+        }
+        let m = CpuModel::new(&model).unwrap();
+        let rows = LgRows::plan(&m).unwrap();
+        assert_eq!(rows.uniform, None);
+        assert_eq!(rows.uniform_packets(), 0);
+        assert_eq!(rows.row(100).1, m.incidence.of(100).len().div_ceil(P));
+        assert_eq!(rows.row(300).1, 3);
+        check(&m, &rows);
     }
 }

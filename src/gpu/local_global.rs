@@ -146,8 +146,10 @@ impl LgPhase {
 
 impl LocalGlobalKernels {
     /// Compiles the kernels (the multigrid V-cycle's only when `multigrid`) for the global matrix's
-    /// rows' table held in `table_parts` bindings (`TABLES_SPLIT`).
-    pub fn new(device: &wgpu::Device, options: &GpuOptions, multigrid: bool, table_parts: usize) -> Result<Self> {
+    /// rows' table held in `table_parts` bindings (`TABLES_SPLIT`), with `packets` packets a particle in
+    /// every block where it is uniform (`LG_PACKETS`, [`super::lg_rows::LgRows::uniform_packets`]; 0 per
+    /// block).
+    pub fn new(device: &wgpu::Device, options: &GpuOptions, multigrid: bool, table_parts: usize, packets: u32) -> Result<Self> {
         let operator = [uniform(0), uniform(1), storage(2, true), storage(3, true), storage(4, false), storage(5, false), storage(6, true)];
         let pcg = PcgKernels::layout_entries();
         let pass = [dynamic_uniform(0, std::mem::size_of::<LgPass>())];
@@ -162,8 +164,8 @@ impl LocalGlobalKernels {
             "lg_cheb_combine",
         ];
         names.extend_from_slice(&PcgKernels::ENTRY_POINTS);
-        // no force gather is composed in: the rows' own split is the one constant
-        let constants = [split_constant("TABLES_SPLIT", table_parts)];
+        // no force gather is composed in: the rows' own split and width are the constants
+        let constants = [split_constant("TABLES_SPLIT", table_parts), ("LG_PACKETS", packets as f64)];
         let k = build_specialized(device, options, "local_global.wgsl", &[&operator, &pcg, &pass], &names, &constants)?;
         let mut kernels = LocalGlobalKernels {
             layout: k.layout(0)?,

@@ -39,6 +39,8 @@ pub struct LocalGlobalBuffers {
     pub tables: SplitBuffer,
     /// The table's slots, padding included ([`LgRows::slots`]).
     pub row_slots: u64,
+    /// Packets a particle in every block of a uniform table, else 0 ([`LgRows::uniform_packets`]).
+    pub row_packets: u32,
     /// The Chebyshev iterates (3n), the ‖r‖² partials (2 slots of `groups`) and the report (one
     /// `vec4`): `lg_work` of `shaders/local_global.wgsl`.
     pub work: wgpu::Buffer,
@@ -75,7 +77,16 @@ impl LocalGlobalBuffers {
         let work = alloc.storage("springsim.lg_work", work_bytes, wgpu::BufferUsages::empty())?;
         let consts = alloc.uniform("springsim.lg_consts", std::mem::size_of::<LgConsts>() as u64)?;
         let pcg = PcgBuffers::new(&mut alloc, n)?;
-        Ok(LocalGlobalBuffers { tables, row_slots: rows.slots(), work, consts, pcg, queue: st.queue.clone(), bytes: alloc.bytes() })
+        Ok(LocalGlobalBuffers {
+            tables,
+            row_slots: rows.slots(),
+            row_packets: rows.uniform_packets(),
+            work,
+            consts,
+            pcg,
+            queue: st.queue.clone(),
+            bytes: alloc.bytes(),
+        })
     }
 }
 
@@ -163,7 +174,7 @@ impl LocalGlobalIntegrator {
     pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState, m: &CpuModel, settings: &StepSettings) -> Result<Self> {
         let buffers = LocalGlobalBuffers::new(device, st, m)?;
         let multigrid = settings.preconditioner == Preconditioner::Multigrid;
-        let kernels = LocalGlobalKernels::new(device, options, multigrid, buffers.tables.parts())?;
+        let kernels = LocalGlobalKernels::new(device, options, multigrid, buffers.tables.parts(), buffers.row_packets)?;
         let b = &buffers;
         let tables = b.tables.bindings();
         let operator_groups = [0, 1].map(|p| {
