@@ -187,6 +187,22 @@ pub struct ChebyshevWork {
     z: Vec<V3>,
 }
 
+impl ChebyshevWork {
+    /// The start of a solve of n unknowns: δ = δ₋₁ = 0.
+    fn start(&mut self, n: usize, delta: &mut [V3]) {
+        self.prev.clear();
+        self.prev.resize(n, V3::zeros());
+        self.next.resize(n, V3::zeros());
+        delta.iter_mut().for_each(|a| *a = V3::zeros());
+    }
+
+    /// After an iteration wrote δ_{k+1} into `next`: δ_{k−1} ← δₖ, δₖ ← δ_{k+1}.
+    fn rotate(&mut self, delta: &mut [V3]) {
+        std::mem::swap(&mut self.prev, &mut self.next);
+        self.prev.swap_with_slice(delta);
+    }
+}
+
 /// `iters` Jacobi iterations on A δ = r from δ = 0, with Chebyshev weights (Wang 2015): δ̂ = δₖ +
 /// D⁻¹(r − A δₖ), δ_{k+1} = ω_{k+1}(δ̂ − δ_{k−1}) + δ_{k−1}, each iteration [`kernel::lg_chebyshev`]'s
 /// Jacobi sweep per particle (the GPU's numbers; the preconditioned form of [`chebyshev_solve_with`] with
@@ -204,19 +220,13 @@ pub fn chebyshev_solve(
     iters: usize,
     w: &mut ChebyshevWork,
 ) -> f64 {
-    let n = m.n;
-    w.prev.clear();
-    w.prev.resize(n, V3::zeros());
-    w.next.resize(n, V3::zeros());
-    delta.iter_mut().for_each(|a| *a = V3::zeros());
+    w.start(m.n, delta);
     let mut omega = 1.0;
     for k in 0..iters {
         omega = chebyshev_omega(k, rho, omega);
         let delta_k: &[V3] = delta;
         for_each_particle(&mut w.next, |i| kernel::lg_chebyshev(i, m, p, omega, r, inv_diag, delta_k, &w.prev));
-        // δ_{k−1} ← δₖ, δₖ ← δ_{k+1}
-        std::mem::swap(&mut w.prev, &mut w.next);
-        w.prev.swap_with_slice(delta);
+        w.rotate(delta);
     }
     relative_residual(m, p, r, delta, &mut w.ad)
 }
@@ -258,12 +268,9 @@ pub fn chebyshev_solve_with(
     w: &mut ChebyshevWork,
 ) -> f64 {
     let n = m.n;
-    w.prev.clear();
-    w.prev.resize(n, V3::zeros());
-    w.next.resize(n, V3::zeros());
+    w.start(n, delta);
     w.ad.resize(n, V3::zeros());
     w.z.resize(n, V3::zeros());
-    delta.iter_mut().for_each(|a| *a = V3::zeros());
     let mut omega = 1.0;
     for k in 0..iters {
         omega = chebyshev_omega(k, rho, omega);
@@ -271,9 +278,7 @@ pub fn chebyshev_solve_with(
         for_each_particle(&mut w.ad, |i| kernel::lg_cheb_residual(i, m, p, r, delta_k));
         precondition(&w.ad, &mut w.z);
         for_each_particle(&mut w.next, |i| kernel::lg_cheb_combine(i, omega, delta_k, &w.prev, &w.z));
-        // δ_{k−1} ← δₖ, δₖ ← δ_{k+1}
-        std::mem::swap(&mut w.prev, &mut w.next);
-        w.prev.swap_with_slice(delta);
+        w.rotate(delta);
     }
     relative_residual(m, p, r, delta, &mut w.ad)
 }

@@ -60,29 +60,12 @@ pub fn lg_local(s: usize, m: &CpuModel, x: &[V3]) -> V3 {
 /// particle, the sum over all its springs (pinned neighbours at their pinned positions: their columns
 /// moved to the right-hand side); 0 for a pinned particle. One gather over its CSR incidence list.
 pub fn lg_residual(i: usize, m: &CpuModel, p: &LgParams, y: &[V3], d: &[V3], x: &[V3]) -> V3 {
-    let h2 = p.h * p.h;
-    let fext = m.gravity + m.wind * m.drag + m.central_center * m.central_strength;
-    if m.inv_mass[i] == 0.0 {
-        return V3::zeros();
-    }
-    let mi = m.mass[i];
-    let xi = x[i];
-    let mut acc = V3::zeros();
-    for &e in m.incidence.of(i) {
-        let (s, sign) = entry_spring(e);
-        let j = if sign > 0.0 { m.end_b[s] } else { m.end_a[s] } as usize;
-        acc += (d[s] * sign - (xi - x[j])) * m.k[s];
-    }
-    y[i] * (mi * p.inertia) + (acc + fext * mi) * h2 - xi * (mi * p.mass_diag)
+    residual_with(i, m, p, y, x, |s, sign, _| d[s] * sign)
 }
 
-/// `lg_local_residual`: the local step fused with the global step's residual, particle `i`: [`lg_residual`]
-/// with each incident spring's direction formed where it is gathered, dₛ·(±1) = rₛ (xᵢ − xⱼ)/‖xᵢ − xⱼ‖
-/// (eq. 10 and the lemma of §4, seen from i; [`lg_local`]'s guard direction rₛ·(1, 0, 0) from a to b when
-/// the ends coincide), so that no d is stored: the sum of [`lg_local`] then [`lg_residual`] to rounding,
-/// over the same incidence list in the same order. The GPU kernel reads the list as the rows of a sliced
-/// ELL table (`gpu::lg_rows`), its padding slots adding zero.
-pub fn lg_local_residual(i: usize, m: &CpuModel, p: &LgParams, y: &[V3], x: &[V3]) -> V3 {
+/// rᵢ of [`lg_residual`] with the direction of incidence entry (s, sign) seen from i, dₛ·sign, given by
+/// `dir(s, sign, xᵢ − xⱼ)`: one gather over i's CSR incidence list.
+fn residual_with(i: usize, m: &CpuModel, p: &LgParams, y: &[V3], x: &[V3], dir: impl Fn(usize, f64, V3) -> V3) -> V3 {
     let h2 = p.h * p.h;
     let fext = m.gravity + m.wind * m.drag + m.central_center * m.central_strength;
     if m.inv_mass[i] == 0.0 {
@@ -95,11 +78,26 @@ pub fn lg_local_residual(i: usize, m: &CpuModel, p: &LgParams, y: &[V3], x: &[V3
         let (s, sign) = entry_spring(e);
         let j = if sign > 0.0 { m.end_b[s] } else { m.end_a[s] } as usize;
         let e = xi - x[j];
-        let l = e.norm();
-        let d = if l > EPS_LEN { e * (m.rest[s] / l) } else { V3::new(sign * m.rest[s], 0.0, 0.0) };
-        acc += (d - e) * m.k[s];
+        acc += (dir(s, sign, e) - e) * m.k[s];
     }
     y[i] * (mi * p.inertia) + (acc + fext * mi) * h2 - xi * (mi * p.mass_diag)
+}
+
+/// `lg_local_residual`: the local step fused with the global step's residual, particle `i`: [`lg_residual`]
+/// with each incident spring's direction formed where it is gathered, dₛ·(±1) = rₛ (xᵢ − xⱼ)/‖xᵢ − xⱼ‖
+/// (eq. 10 and the lemma of §4, seen from i; [`lg_local`]'s guard direction rₛ·(1, 0, 0) from a to b when
+/// the ends coincide), so that no d is stored: the sum of [`lg_local`] then [`lg_residual`] to rounding,
+/// over the same incidence list in the same order. The GPU kernel reads the list as the rows of a sliced
+/// ELL table (`gpu::lg_rows`), its padding slots adding zero.
+pub fn lg_local_residual(i: usize, m: &CpuModel, p: &LgParams, y: &[V3], x: &[V3]) -> V3 {
+    residual_with(i, m, p, y, x, |s, sign, e| {
+        let l = e.norm();
+        if l > EPS_LEN {
+            e * (m.rest[s] / l)
+        } else {
+            V3::new(sign * m.rest[s], 0.0, 0.0)
+        }
+    })
 }
 
 /// The global matrix of Liu eq. 12 and 14 times u, row `i`: (A u)ᵢ = mᵢ(1 + h d₀ + h² s) uᵢ + h² Σₑ kₑ (uᵢ − uⱼ)
