@@ -31,13 +31,9 @@ struct LgConsts {
     inertia: f32,        // 1 + h d₀
     mass_diag: f32,      // 1 + h d₀ + h² s
     n: u32,              // particles
-    n_springs: u32,      // springs
     groups: u32,         // workgroups of a per-particle dispatch
     partials_base: u32,  // index in lg_work of the ‖r‖² partials (2 slots of `groups`)
     stats_base: u32,     // index in lg_work of the report
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
 }
 
 // Rust twin: gpu::layout::LgPass. One per dispatch that needs it, at a dynamic offset.
@@ -59,7 +55,7 @@ struct LgPass {
 @group(0) @binding(6) var<storage, read> lg_rows_1: array<vec4<u32>>;
 @group(2) @binding(0) var<uniform> K: LgPass;
 
-// TABLES_SPLIT: whether the tables span both bindings (set per pipeline from the buffer,
+// TABLES_SPLIT: whether the table spans both bindings (set per pipeline from the buffer,
 // gpu::specialize::split_constant); without it `tab` reads `lg_rows` alone, with no branch (lavapipe runs the
 // loads of both sides). The default keeps the branch, right for any model.
 override TABLES_SPLIT: bool = true;

@@ -234,16 +234,12 @@ pub struct LgConsts {
     pub mass_diag: f32,
     /// Particles.
     pub n: u32,
-    /// Springs.
-    pub n_springs: u32,
     /// Workgroups of a per-particle dispatch.
     pub groups: u32,
     /// Index in `lg_work` of the ‖r‖² partials.
     pub partials_base: u32,
     /// Index in `lg_work` of the report.
     pub stats_base: u32,
-    /// Padding to 64 bytes.
-    pub _pad: [u32; 3],
 }
 
 /// `LgPass` in `shaders/local_global.wgsl`: the per-dispatch values, one per dynamic offset.

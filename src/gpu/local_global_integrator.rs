@@ -34,7 +34,7 @@ use crate::reference::model::{CpuModel, V3};
 
 /// Local/global's own buffers.
 pub struct LocalGlobalBuffers {
-    /// The global matrix's rows as a sliced ELL table ([`LgRows`]): `csr` and `csr_1` of
+    /// The global matrix's rows as a sliced ELL table ([`LgRows`]): `lg_rows` and `lg_rows_1` of
     /// `shaders/local_global.wgsl`, split at the state's split size.
     pub tables: SplitBuffer,
     /// The table's slots, padding included ([`LgRows::slots`]).
@@ -199,7 +199,7 @@ impl LocalGlobalIntegrator {
     pub fn write_uniforms(&self, queue: &wgpu::Queue, counters: &GpuCounters, m: &CpuModel, settings: &StepSettings, h: f64) {
         let lp = LgParams::new(m, h);
         let fext = m.gravity + m.wind * m.drag + m.central_center * m.central_strength;
-        let (n, springs) = (m.n, m.end_a.len());
+        let n = m.n;
         let consts = LgConsts {
             fext: [fext.x as f32, fext.y as f32, fext.z as f32, 0.0],
             h: h as f32,
@@ -207,11 +207,9 @@ impl LocalGlobalIntegrator {
             inertia: lp.inertia as f32,
             mass_diag: lp.mass_diag as f32,
             n: n as u32,
-            n_springs: springs as u32,
             groups: groups(n),
             partials_base: (3 * n) as u32,
             stats_base: (3 * n + 2 * groups(n) as usize) as u32,
-            ..Default::default()
         };
         counters.write_buffer(queue, &self.buffers.consts, 0, bytemuck::bytes_of(&consts));
         // the global step solves for corrections from δ = 0 (the warm start is the iterate xₖ itself)
