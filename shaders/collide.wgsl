@@ -44,9 +44,9 @@ const COLLIDER_SPHERE: u32 = 1u;
 const COLLIDER_CAPSULE: u32 = 2u;
 const COLLIDER_BOX: u32 = 3u;
 
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<storage, read> P: Params;
 @group(0) @binding(1) var<storage, read_write> state: array<vec4<f32>>;
-@group(0) @binding(2) var<uniform> C: CollideInfo;
+@group(0) @binding(2) var<storage, read> C: CollideInfo;
 @group(0) @binding(3) var<storage, read> pins: array<MovingPin>;
 @group(1) @binding(0) var<storage, read> colliders: array<Collider>;
 @group(1) @binding(1) var<storage, read> paths: array<vec4<f32>>;   // per motion: offset, velocity

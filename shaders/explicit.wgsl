@@ -2,7 +2,7 @@
 // One thread per particle. Every kernel evaluates the derivative at `src` and writes `dst`;
 // `base` is the state at the start of the step, `acc` the RK4 accumulator (x at [0,n), v at [n,2n)).
 
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<storage, read> P: Params;
 @group(0) @binding(1) var<storage, read> nbr: array<Nbr>;
 @group(0) @binding(2) var<storage, read> csr: array<u32>;
 @group(0) @binding(3) var<storage, read> src: array<vec4<f32>>;

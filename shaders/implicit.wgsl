@@ -19,13 +19,13 @@ struct ImplicitParams {
     _pad0: u32,
 }
 
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<storage, read> P: Params;
 @group(0) @binding(1) var<storage, read> nbr: array<Nbr>;
 @group(0) @binding(2) var<storage, read> csr: array<u32>;
 @group(0) @binding(3) var<storage, read> src: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> dst: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read_write> blocks: array<vec4<f32>>;
-@group(0) @binding(6) var<uniform> I: ImplicitParams;
+@group(0) @binding(6) var<storage, read> I: ImplicitParams;
 // The incidence records from SPLIT_VEC4 on (a placeholder when `nbr` holds them all): nbr_at.
 @group(0) @binding(7) var<storage, read> nbr_1: array<Nbr>;
 // The blocks from SPLIT_VEC4, 2·SPLIT_VEC4 and 3·SPLIT_VEC4 on (placeholders where `blocks` holds them

@@ -59,7 +59,7 @@ struct ImgPass {
     _pad1: u32,
 }
 
-@group(3) @binding(0) var<uniform> M: ImgPass;
+@group(3) @binding(0) var<storage, read> M: ImgPass;
 @group(2) @binding(0) var<storage, read> img_lists: array<u32>;
 @group(2) @binding(1) var<storage, read_write> img_vals: array<vec4<f32>>;
 @group(2) @binding(2) var<storage, read_write> img_vecs: array<vec4<f32>>;

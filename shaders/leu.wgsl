@@ -11,7 +11,7 @@ struct LeuPass {
     _pad2: u32,
 }
 
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<storage, read> P: Params;
 @group(0) @binding(1) var<storage, read> nbr: array<Nbr>;
 @group(0) @binding(2) var<storage, read> csr: array<u32>;
 @group(0) @binding(3) var<storage, read> src: array<vec4<f32>>;
@@ -19,7 +19,7 @@ struct LeuPass {
 @group(0) @binding(5) var<storage, read_write> lin: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> blocks: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read_write> flags: array<atomic<u32>, 4>;
-@group(0) @binding(8) var<uniform> L: LeuPass;
+@group(0) @binding(8) var<storage, read> L: LeuPass;
 // The incidence records from SPLIT_VEC4 on (a placeholder when `nbr` holds them all): nbr_at.
 @group(0) @binding(9) var<storage, read> nbr_1: array<Nbr>;
 

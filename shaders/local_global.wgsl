@@ -44,8 +44,8 @@ struct LgPass {
     _pad: u32,
 }
 
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<uniform> L: LgConsts;
+@group(0) @binding(0) var<storage, read> P: Params;
+@group(0) @binding(1) var<storage, read> L: LgConsts;
 @group(0) @binding(2) var<storage, read> lg_rows: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> src: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> dst: array<vec4<f32>>;
@@ -53,7 +53,7 @@ struct LgPass {
 // The table's packets from SPLIT_VEC4 on (a placeholder where the first binding holds them all; the split
 // size is src/gpu/alloc.rs split_bytes): tab.
 @group(0) @binding(6) var<storage, read> lg_rows_1: array<vec4<u32>>;
-@group(2) @binding(0) var<uniform> K: LgPass;
+@group(2) @binding(0) var<storage, read> K: LgPass;
 
 // TABLES_SPLIT: whether the table spans both bindings (set per pipeline from the buffer,
 // gpu::specialize::split_constant); without it `tab` reads `lg_rows` alone, with no branch (lavapipe runs the

@@ -46,7 +46,7 @@ struct MgPass {
 @group(0) @binding(2) var<storage, read_write> mgv: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> partials: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> cg_state: array<atomic<u32>, 8>;
-@group(1) @binding(0) var<uniform> M: MgPass;
+@group(1) @binding(0) var<storage, read> M: MgPass;
 // The matrix words from 4·SPLIT_VEC4 on (a placeholder when `mat` holds them all; the split size is
 // src/gpu/alloc.rs split_bytes): mat_at.
 @group(0) @binding(5) var<storage, read> mat_1: array<u32>;

@@ -37,7 +37,7 @@ struct CgPass {
     _pad2: u32,
 }
 
-@group(1) @binding(0) var<uniform> C: CgPass;
+@group(1) @binding(0) var<storage, read> C: CgPass;
 // vectors, n vec4 each: r, z, p0, p1, Ap, x (the solution), inverse diagonal
 @group(1) @binding(1) var<storage, read_write> cg_vectors: array<vec4<f32>>;
 // partials: slot 0 at [0, G), slot 1 at [G, 2G): (r·z, r·r, b·b, 0); p·Ap at [2G, 3G); the three slots'

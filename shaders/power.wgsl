@@ -4,7 +4,7 @@
 // then `power_reduce`.
 // scalars: (|y|², x·y, _, _) of the last iteration; x·y is the Rayleigh quotient.
 
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<storage, read> P: Params;
 @group(0) @binding(1) var<storage, read> nbr: array<Nbr>;
 @group(0) @binding(2) var<storage, read> csr: array<u32>;
 @group(0) @binding(3) var<storage, read> src: array<vec4<f32>>;

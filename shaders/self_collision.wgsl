@@ -18,11 +18,11 @@ struct SelfInfo {
     n_blocks: u32,   // T / WG
 }
 
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<storage, read> P: Params;
 @group(0) @binding(1) var<storage, read_write> state: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> links: array<Nbr>;
 @group(0) @binding(3) var<storage, read> csr: array<u32>;
-@group(0) @binding(4) var<uniform> S: SelfInfo;
+@group(0) @binding(4) var<storage, read> S: SelfInfo;
 @group(0) @binding(5) var<storage, read_write> counts: array<atomic<u32>>;
 // [start (T + 1) | block sums (T / WG) | each particle's bucket (n) | the particles by bucket (n)]
 @group(0) @binding(6) var<storage, read_write> hash: array<u32>;

@@ -40,12 +40,12 @@ const CTL_STEPS: u32 = 4u;   // steps limited
 const CTL_MOST: u32 = 5u;    // the most passes of one step
 const OVER: u32 = 0x80000000u;
 
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<storage, read> P: Params;
 @group(0) @binding(1) var<storage, read> csr: array<u32>;
 @group(0) @binding(2) var<storage, read> nbr: array<Nbr>;
 @group(0) @binding(3) var<storage, read> src: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> dst: array<vec4<f32>>;
-@group(0) @binding(5) var<uniform> S: StrainLimitInfo;
+@group(0) @binding(5) var<storage, read> S: StrainLimitInfo;
 // The incidence records from SPLIT_VEC4 on (a placeholder when `nbr` holds them all): nbr_at.
 @group(0) @binding(6) var<storage, read> nbr_1: array<Nbr>;
 @group(0) @binding(7) var<storage, read_write> ctl: array<atomic<u32>>;

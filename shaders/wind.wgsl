@@ -5,7 +5,7 @@
 // f = c A (u·n̂)|u·n̂| n̂, N = (x_j − x_i) × (x_k − x_i), A = |N|/2, u = w(t) − (v_i + v_j + v_k)/3: a gather
 // over the vertex→triangle lists in `tri` (n + 1 offsets, then (j, k) per entry), no atomics.
 
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<storage, read> P: Params;
 @group(0) @binding(1) var<storage, read> tri: array<u32>;
 @group(0) @binding(2) var<storage, read> src: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> dst: array<vec4<f32>>;

@@ -243,6 +243,41 @@ fn every_entry_point_uses_the_workgroup_size() {
     assert!(count > 0);
 }
 
+/// The kernels' parameter blocks: no uniform buffer anywhere in the engine's WGSL (`gpu::pipelines::params`
+/// says why: lavapipe compiles a shader variant per dispatch from the uniform words its branches read,
+/// and keeps every one); every struct-typed global, a parameter block, is read-only storage.
+fn uniform_globals(module: &Module) -> Vec<String> {
+    module
+        .global_variables
+        .iter()
+        .filter(|(_, g)| g.space == naga::AddressSpace::Uniform)
+        .map(|(_, g)| g.name.clone().unwrap_or_default())
+        .collect()
+}
+
+#[test]
+fn parameter_blocks_are_read_only_storage() {
+    for (file, src) in KERNEL_WGSL {
+        let module = parse_and_validate(file, &compose(src));
+        assert_eq!(uniform_globals(&module), Vec::<String>::new(), "{file}: uniform bindings");
+        // the parameter blocks are there, as read-only storage
+        let params: Vec<_> = module
+            .global_variables
+            .iter()
+            .filter(|(_, g)| matches!(module.types[g.ty].inner, TypeInner::Struct { .. }))
+            .map(|(_, g)| (g.name.clone().unwrap_or_default(), g.space))
+            .collect();
+        assert!(!params.is_empty(), "{file}: no parameter block");
+        for (name, space) in params {
+            assert_eq!(space, naga::AddressSpace::Storage { access: naga::StorageAccess::LOAD }, "{file}: {name}");
+        }
+    }
+    // the check sees a uniform binding
+    let src = kernel_wgsl("explicit.wgsl").expect("explicit.wgsl");
+    let module = parse_and_validate("explicit.wgsl", &compose(&src.replace("var<storage, read> P: Params", "var<uniform> P: Params")));
+    assert_eq!(uniform_globals(&module), vec!["P".to_string()]);
+}
+
 /// The checks above can fail: a kernel with a hard-coded size, or a struct with a different layout,
 /// is seen as different by naga.
 #[test]

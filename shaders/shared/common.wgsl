@@ -2,7 +2,7 @@
 // src/gpu/layout.rs, the one source of truth; the struct layouts are checked against the Rust
 // structs there by a naga test.
 
-// Per-run parameters (uniform). Rust twin: gpu::layout::GpuParams.
+// Per-run parameters (a read-only storage block: gpu::pipelines::params says why not uniform). Rust twin: gpu::layout::GpuParams.
 struct Params {
     gravity: vec4<f32>,   // xyz: g (m/s²); w: air drag d0 (1/s)
     wind: vec4<f32>,      // xyz: wind velocity (m/s); w: central field strength s (1/s²)

@@ -22,7 +22,7 @@ pub struct CostRecord {
     pub readbacks_per_frame: Option<f64>,
     /// Bytes read back per timed frame.
     pub readback_bytes_per_frame: Option<f64>,
-    /// Bytes written through the queue per timed frame (uniforms, the Cholesky path's δ).
+    /// Bytes written through the queue per timed frame (parameter blocks, the Cholesky path's δ).
     pub upload_bytes_per_frame: Option<f64>,
     /// Steps recorded per timed frame (adaptive steps and retries included).
     pub steps_per_frame: Option<f64>,

@@ -118,6 +118,10 @@ pub struct Allocator<'a> {
 pub const STORAGE_RW: wgpu::BufferUsages =
     wgpu::BufferUsages::STORAGE.union(wgpu::BufferUsages::COPY_DST).union(wgpu::BufferUsages::COPY_SRC);
 
+/// The usages of a parameter buffer: written by the host, read by the kernels through a read-only
+/// storage binding ([`super::pipelines::params`]).
+pub const PARAMS: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE.union(wgpu::BufferUsages::COPY_DST);
+
 impl<'a> Allocator<'a> {
     /// An allocator on `device` with nothing counted yet.
     pub fn new(device: &'a wgpu::Device) -> Self {
@@ -320,14 +324,15 @@ impl<'a> Allocator<'a> {
         self.buffer(label, bytes, STORAGE_RW | extra)
     }
 
-    /// A uniform buffer (`UNIFORM | COPY_DST`) of `bytes`.
-    pub fn uniform(&mut self, label: &str, bytes: u64) -> Result<wgpu::Buffer> {
-        self.buffer(label, bytes, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST)
+    /// A parameter buffer (`STORAGE | COPY_DST`, bound read-only by
+    /// [`super::pipelines::params`]) of `bytes`.
+    pub fn params(&mut self, label: &str, bytes: u64) -> Result<wgpu::Buffer> {
+        self.buffer(label, bytes, PARAMS)
     }
 
-    /// A uniform buffer (`UNIFORM | COPY_DST`) holding `data`.
-    pub fn uniform_init(&mut self, label: &str, data: &[u8]) -> Result<wgpu::Buffer> {
-        self.buffer_init(label, data, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST)
+    /// A parameter buffer (`STORAGE | COPY_DST`) holding `data`.
+    pub fn params_init(&mut self, label: &str, data: &[u8]) -> Result<wgpu::Buffer> {
+        self.buffer_init(label, data, PARAMS)
     }
 }
 

@@ -12,7 +12,7 @@ use super::alloc::Allocator;
 use super::cost::{CountedPass, GpuCounters, Phase};
 use super::layout::{groups, CollideInfo, GpuCollider, GpuMovingPin, COLLIDER_BOX, COLLIDER_CAPSULE, COLLIDER_HALF_SPACE, COLLIDER_SPHERE};
 use super::options::GpuOptions;
-use super::pipelines::{bind, build, storage, uniform};
+use super::pipelines::{bind, build, params, storage};
 use super::state::GpuState;
 use crate::error::Result;
 use crate::model::Collider;
@@ -49,7 +49,7 @@ pub struct CollideKernels {
 impl CollideKernels {
     /// Compiles the kernels for blocks of `colliders_bytes` + `paths_bytes`.
     pub fn new(device: &wgpu::Device, options: &GpuOptions, colliders_bytes: u64, paths_bytes: u64) -> Result<Self> {
-        let g0 = [uniform(0), storage(1, false), uniform(2), storage(3, true)];
+        let g0 = [params(0), storage(1, false), params(2), storage(3, true)];
         let g1 = [dynamic_storage(0, colliders_bytes), dynamic_storage(1, paths_bytes)];
         let k = build(device, options, "collide.wgsl", &[&g0, &g1], &["collide", "collide_positions", "move_pins"])?;
         Ok(CollideKernels {
@@ -104,7 +104,7 @@ pub struct Colliders {
     pub kernels: CollideKernels,
     /// The per-step blocks: colliders then paths, `stride` bytes apart.
     pub placed: wgpu::Buffer,
-    /// `CollideInfo` (uniform).
+    /// `CollideInfo` (a parameter block).
     pub info: wgpu::Buffer,
     /// The moving pins (`MovingPin` records; one unused record when there are none).
     pub pins: wgpu::Buffer,
@@ -143,7 +143,7 @@ impl Colliders {
         let mut alloc = Allocator::new(device);
         let placed = alloc.storage("springsim.colliders", stride * slots as u64, wgpu::BufferUsages::COPY_DST)?;
         let ci = CollideInfo { n_colliders: m.colliders.len() as u32, n_pins: m.moving_pins.len() as u32, _pad: [0; 2] };
-        let info = alloc.buffer_init("springsim.collide_info", bytemuck::bytes_of(&ci), wgpu::BufferUsages::UNIFORM)?;
+        let info = alloc.params_init("springsim.collide_info", bytemuck::bytes_of(&ci))?;
         let mut recs: Vec<GpuMovingPin> = (m.moving_pins.iter().zip(&m.moving_pins_rest))
             .map(|(&(i, path), r)| GpuMovingPin { rest: [r.x as f32, r.y as f32, r.z as f32, 0.0], ids: [i, path, 0, 0] })
             .collect();

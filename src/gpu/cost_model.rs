@@ -7,7 +7,7 @@
 //! Byte estimates (f32 throughout): a particle's state is 32 B (position and velocity `vec4`s), a
 //! vector entry 16 B, an incidence entry (`Nbr`: neighbour, rest length, k, k_d) 16 B, a particle's CSR
 //! offsets 8 B. A per-particle gather reads the particle's state and offsets, and per incidence entry
-//! the entry and the neighbour's state (or vector). Uniforms, caches and reuse are ignored: a kernel's
+//! the entry and the neighbour's state (or vector). Parameter blocks, caches and reuse are ignored: a kernel's
 //! bytes are what it would move from memory with no cache, an upper estimate for the gathers (each
 //! neighbour's state is read once per incidence entry) and a fair one for the streaming kernels.
 

@@ -7,7 +7,7 @@ use super::alloc::Allocator;
 use super::cost::{CountedPass, Phase};
 use super::layout::groups;
 use super::options::GpuOptions;
-use super::pipelines::{bind, build_specialized, storage, uniform};
+use super::pipelines::{bind, build_specialized, params, storage};
 use super::specialize::{ForceFeatures, Splits};
 use super::state::GpuState;
 use crate::error::{Error, Result};
@@ -56,7 +56,7 @@ impl ExplicitKernels {
     /// Compiles the entry points of `method`'s stages with the force terms of `features`.
     pub fn new(device: &wgpu::Device, options: &GpuOptions, method: Method, features: ForceFeatures, splits: Splits) -> Result<Self> {
         let entries = [
-            uniform(0),
+            params(0),
             storage(1, true),
             storage(2, true),
             storage(3, true),

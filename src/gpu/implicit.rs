@@ -11,7 +11,7 @@ use super::implicit_mg::{ImgKernels, ImplicitMg};
 use super::layout::{groups, ImplicitParams, CG_STATE_WORDS, PCG_PER_LANE};
 use super::options::GpuOptions;
 use super::pcg::{GpuCgState, PcgBuffers, PcgKernels, SOLUTION_VECTOR};
-use super::pipelines::{bind, build_specialized, storage, uniform};
+use super::pipelines::{bind, build_specialized, params, storage};
 use super::specialize::{split_constant, ForceFeatures, Splits};
 use super::state::{read_vec4s, read_words, xyz, GpuState};
 use crate::error::{Error, Result};
@@ -51,13 +51,13 @@ impl ImplicitKernels {
         block_parts: usize,
     ) -> Result<Self> {
         let operator = [
-            uniform(0),
+            params(0),
             storage(1, true),
             storage(2, true),
             storage(3, true),
             storage(4, false),
             storage(5, false),
-            uniform(6),
+            params(6),
             storage(7, true),
             storage(8, false),
             storage(9, false),
@@ -94,9 +94,9 @@ pub struct ImplicitBuffers {
     /// Two `vec4` per incidence entry: the six values of the spring's block of −h J_v − h² J_x (each
     /// endpoint its own copy), split over [`BLOCK_SLOTS`] bindings at the state's split size.
     pub blocks: SplitBuffer,
-    /// `ImplicitParams` (uniform).
+    /// `ImplicitParams` (a parameter block).
     pub params: wgpu::Buffer,
-    /// The PCG's vectors, partials, status and uniforms.
+    /// The PCG's vectors, partials, status and parameter blocks.
     pub pcg: PcgBuffers,
     /// Bytes of the buffers above.
     pub bytes: u64,
@@ -110,7 +110,7 @@ impl ImplicitBuffers {
         alloc.check_split("springsim.implicit_blocks", block_bytes, st.split, BLOCK_SLOTS)?;
         let pcg = PcgBuffers::new(&mut alloc, st.n)?;
         let blocks = alloc.split_storage("springsim.implicit_blocks", block_bytes, st.split, BLOCK_SLOTS, STORAGE_RW)?;
-        let params = alloc.uniform("springsim.implicit_params", std::mem::size_of::<ImplicitParams>() as u64)?;
+        let params = alloc.params("springsim.implicit_params", std::mem::size_of::<ImplicitParams>() as u64)?;
         Ok(ImplicitBuffers { blocks, params, pcg, bytes: alloc.bytes() })
     }
 }
@@ -178,8 +178,8 @@ impl ImplicitIntegrator {
         })
     }
 
-    /// Writes `ImplicitParams` and the PCG's uniforms from the settings (before a frame, never within).
-    pub fn write_uniforms(&self, queue: &wgpu::Queue, counters: &GpuCounters, n: usize, settings: &StepSettings) {
+    /// Writes `ImplicitParams` and the PCG's parameter blocks from the settings (before a frame, never within).
+    pub fn write_params(&self, queue: &wgpu::Queue, counters: &GpuCounters, n: usize, settings: &StepSettings) {
         let ip = ImplicitParams {
             exact: settings.exact_jacobian as u32,
             strain_limit: settings.strain_limit as f32,

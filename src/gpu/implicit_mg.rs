@@ -7,13 +7,13 @@
 //! `implicit_prepare`, [`ImplicitMg::encode_update`] re-sums the coarse levels' blocks level by level and
 //! factors the last level (a dense Cholesky in one workgroup); the V-cycle
 //! ([`ImplicitMg::encode_vcycle`]) is recorded by the PCG after `pcg_begin` and after every `pcg_update`.
-//! Every dispatch reads its `ImgPass` at a dynamic offset of one uniform buffer (as `MgPass` does for
+//! Every dispatch reads its `ImgPass` at a dynamic offset of one parameter table (as `MgPass` does for
 //! local/global's multigrid). Nothing is read back.
 
 use super::alloc::{Allocator, UploadWriter};
 use super::cost::CountedPass;
 use super::layout::{groups, ImgPass};
-use super::pipelines::{dynamic_uniform, storage, Kernels};
+use super::pipelines::{dynamic_params, params_stride, storage, Kernels};
 use crate::error::Result;
 use crate::linalg::spring_levels::SpringLevels;
 use crate::linalg::spring_mg::{spring_order, ALPHA};
@@ -55,7 +55,7 @@ impl ImgKernels {
 
     /// The layout of group 3.
     pub fn pass_layout_entries() -> [wgpu::BindGroupLayoutEntry; 1] {
-        [dynamic_uniform(0, std::mem::size_of::<ImgPass>())]
+        [dynamic_params(0, std::mem::size_of::<ImgPass>())]
     }
 
     /// Takes group 2's layout and the pipelines of [`ImgKernels::ENTRY_POINTS`] from `kernels`.
@@ -166,7 +166,7 @@ impl ImplicitMg {
             levels.push(LevelAt { inc, ground, edge, dinv, bxt: [b, b + nodes, b + 2 * nodes] });
         }
         let last = sizes[nl - 1] as u64;
-        let stride = device.limits().min_uniform_buffer_offset_alignment.max(std::mem::size_of::<ImgPass>() as u32);
+        let stride = params_stride(device, std::mem::size_of::<ImgPass>());
 
         // the dispatches
         let base =
@@ -263,7 +263,7 @@ impl ImplicitMg {
         let vals = alloc.storage(sized[1].0, sized[1].1, wgpu::BufferUsages::empty())?;
         let vecs = alloc.storage(sized[2].0, sized[2].1, wgpu::BufferUsages::empty())?;
         let dense = alloc.storage(sized[3].0, sized[3].1, wgpu::BufferUsages::empty())?;
-        let passes = alloc.buffer_init("springsim.implicit_mg_pass", &bytes, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST)?;
+        let passes = alloc.params_init("springsim.implicit_mg_pass", &bytes)?;
         let pass_size = wgpu::BufferSize::new(std::mem::size_of::<ImgPass>() as u64);
         fn whole(binding: u32, b: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
             wgpu::BindGroupEntry { binding, resource: b.as_entire_binding() }

@@ -64,11 +64,11 @@ impl Integrator {
         }
     }
 
-    /// Writes the integrator's uniforms for the step h (before a frame, never within).
-    pub fn write_uniforms(&self, queue: &wgpu::Queue, counters: &GpuCounters, m: &CpuModel, settings: &StepSettings, h: f64) {
+    /// Writes the integrator's parameter blocks for the step h (before a frame, never within).
+    pub fn write_params(&self, queue: &wgpu::Queue, counters: &GpuCounters, m: &CpuModel, settings: &StepSettings, h: f64) {
         match self {
-            Integrator::Implicit(i) => i.write_uniforms(queue, counters, m.n, settings),
-            Integrator::LocalGlobal(i) => i.write_uniforms(queue, counters, m, settings, h),
+            Integrator::Implicit(i) => i.write_params(queue, counters, m.n, settings),
+            Integrator::LocalGlobal(i) => i.write_params(queue, counters, m, settings, h),
             Integrator::Explicit(_) | Integrator::Leu(_) => {}
         }
     }

@@ -1,13 +1,13 @@
 //! Shinya's linearized explicit Euler on the GPU (`shaders/leu.wgsl`): kernels in [`LeuKernels`],
 //! buffers in [`LeuBuffers`] (x₀ v₀ a₀, the K and D blocks, the divergence flags, the parity
-//! uniforms), bind groups built once in [`LeuIntegrator`], which also counts the steps since the last
+//! parameter blocks), bind groups built once in [`LeuIntegrator`], which also counts the steps since the last
 //! linearisation.
 
 use super::alloc::Allocator;
 use super::cost::{CountedPass, Phase};
 use super::layout::{groups, LeuPass};
 use super::options::GpuOptions;
-use super::pipelines::{bind, build_specialized, storage, uniform};
+use super::pipelines::{bind, build_specialized, params, storage};
 use super::specialize::Splits;
 use super::state::GpuState;
 use crate::error::Result;
@@ -28,7 +28,7 @@ impl LeuKernels {
     /// Compiles the kernels.
     pub fn new(device: &wgpu::Device, options: &GpuOptions, splits: Splits) -> Result<Self> {
         let entries = [
-            uniform(0),
+            params(0),
             storage(1, true),
             storage(2, true),
             storage(3, true),
@@ -36,7 +36,7 @@ impl LeuKernels {
             storage(5, false),
             storage(6, false),
             storage(7, false),
-            uniform(8),
+            params(8),
             storage(9, true),
         ];
         let names = ["leu_linearize", "leu_step", "leu_fixup"];
@@ -59,7 +59,7 @@ pub struct LeuBuffers {
     /// Divergence flags of the two parities (\[0\], \[1\]) and the retry count (\[2\]); \[3\]: an explicit step
     /// exceeded the speed limit.
     pub flags: wgpu::Buffer,
-    /// The parity uniforms.
+    /// The parity parameter blocks.
     pub parity: [wgpu::Buffer; 2],
     /// Bytes of the buffers above.
     pub bytes: u64,
@@ -75,8 +75,8 @@ impl LeuBuffers {
         let blocks = alloc.storage("springsim.leu_blocks", (3 * entries * 16) as u64, none)?;
         let flags = alloc.storage("springsim.leu_flags", 16, none)?;
         let parity = [
-            alloc.uniform_init("springsim.leu_pass0", bytemuck::bytes_of(&LeuPass { parity: 0, _pad: [0; 3] }))?,
-            alloc.uniform_init("springsim.leu_pass1", bytemuck::bytes_of(&LeuPass { parity: 1, _pad: [0; 3] }))?,
+            alloc.params_init("springsim.leu_pass0", bytemuck::bytes_of(&LeuPass { parity: 0, _pad: [0; 3] }))?,
+            alloc.params_init("springsim.leu_pass1", bytemuck::bytes_of(&LeuPass { parity: 1, _pad: [0; 3] }))?,
         ];
         Ok(LeuBuffers { lin, blocks, flags, parity, bytes: alloc.bytes() })
     }

@@ -14,7 +14,7 @@ use super::layout::{groups, LgPass};
 use super::multigrid::{MultigridData, MultigridKernels};
 use super::options::GpuOptions;
 use super::pcg::PcgKernels;
-use super::pipelines::{bind_dynamic, build_specialized, dynamic_uniform, storage, uniform};
+use super::pipelines::{bind_dynamic, build_specialized, dynamic_params, params, params_stride, storage};
 use super::specialize::split_constant;
 use crate::error::Result;
 use crate::linalg::chebyshev::{chebyshev_omega, chebyshev_rho_used};
@@ -52,11 +52,11 @@ pub struct LocalGlobalKernels {
 /// dynamic offset: the Chebyshev iterations k = 0..budget, then the residual's two partial slots,
 /// `lg_advance`'s source, and the residual without partials.
 pub struct LgPassTable {
-    /// The uniform buffer.
+    /// The parameter table.
     pub buffer: wgpu::Buffer,
     /// Group 2 over it.
     pub group: wgpu::BindGroup,
-    /// Bytes between entries (the device's uniform offset alignment).
+    /// Bytes between entries ([`super::pipelines::params_stride`]).
     pub stride: u32,
     /// Chebyshev iterations per global step (the entries before the fixed ones).
     pub budget: usize,
@@ -75,7 +75,7 @@ impl LgPassTable {
         rho: f64,
         chebyshev: bool,
     ) -> Result<Self> {
-        let stride = device.limits().min_uniform_buffer_offset_alignment.max(std::mem::size_of::<LgPass>() as u32);
+        let stride = params_stride(device, std::mem::size_of::<LgPass>());
         let mut entries = Vec::with_capacity(budget + 3);
         let rho_used = chebyshev_rho_used(rho);
         let mut omega = 1.0;
@@ -92,7 +92,7 @@ impl LgPassTable {
             let o = e * stride as usize;
             bytes[o..o + std::mem::size_of::<LgPass>()].copy_from_slice(bytemuck::bytes_of(p));
         }
-        let buffer = alloc.uniform_init("springsim.lg_pass", &bytes)?;
+        let buffer = alloc.params_init("springsim.lg_pass", &bytes)?;
         let group = bind_dynamic(device, &kernels.pass_layout, "springsim.lg_pass", &buffer, std::mem::size_of::<LgPass>());
         Ok(LgPassTable { buffer, group, stride, budget })
     }
@@ -150,9 +150,9 @@ impl LocalGlobalKernels {
     /// every block where it is uniform (`LG_PACKETS`, [`super::lg_rows::LgRows::uniform_packets`]; 0 per
     /// block).
     pub fn new(device: &wgpu::Device, options: &GpuOptions, multigrid: bool, table_parts: usize, packets: u32) -> Result<Self> {
-        let operator = [uniform(0), uniform(1), storage(2, true), storage(3, true), storage(4, false), storage(5, false), storage(6, true)];
+        let operator = [params(0), params(1), storage(2, true), storage(3, true), storage(4, false), storage(5, false), storage(6, true)];
         let pcg = PcgKernels::layout_entries();
-        let pass = [dynamic_uniform(0, std::mem::size_of::<LgPass>())];
+        let pass = [dynamic_params(0, std::mem::size_of::<LgPass>())];
         let mut names = vec![
             "lg_inertia",
             "lg_local_residual",

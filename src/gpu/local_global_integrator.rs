@@ -44,7 +44,7 @@ pub struct LocalGlobalBuffers {
     /// The Chebyshev iterates (3n), the ‖r‖² partials (2 slots of `groups`) and the report (one
     /// `vec4`): `lg_work` of `shaders/local_global.wgsl`.
     pub work: wgpu::Buffer,
-    /// `LgConsts` (uniform).
+    /// `LgConsts` (a parameter block).
     pub consts: wgpu::Buffer,
     /// The PCG's vectors (its r is the residual, its x the correction δ), partials and status.
     pub pcg: PcgBuffers,
@@ -75,7 +75,7 @@ impl LocalGlobalBuffers {
         // streamed through the queue a block at a time: no host copy of the table
         let tables = alloc.split_fill("springsim.lg_rows", rows.bytes(), st.split, LG_SLOTS, read_only, |w| rows.write(m, w))?;
         let work = alloc.storage("springsim.lg_work", work_bytes, wgpu::BufferUsages::empty())?;
-        let consts = alloc.uniform("springsim.lg_consts", std::mem::size_of::<LgConsts>() as u64)?;
+        let consts = alloc.params("springsim.lg_consts", std::mem::size_of::<LgConsts>() as u64)?;
         let pcg = PcgBuffers::new(&mut alloc, n)?;
         Ok(LocalGlobalBuffers {
             tables,
@@ -102,7 +102,7 @@ struct LgRuntime {
     stale: bool,
     /// Chebyshev: ρ of the Jacobi iteration matrix, by power iteration in f64 (Wang 2015 §4).
     rho: f64,
-    /// The per-dispatch uniforms (Chebyshev weights, slots).
+    /// The per-dispatch parameter blocks (Chebyshev weights, slots).
     table: LgPassTable,
     /// cholesky: the f64 factor of the free particles' M̃ + h²L.
     cholesky: Option<GlobalCholesky>,
@@ -195,8 +195,8 @@ impl LocalGlobalIntegrator {
         self.buffers.bytes + self.runtime.as_ref().map_or(0, |rt| rt.bytes) + self.residual_staging.as_ref().map_or(0, |b| b.size())
     }
 
-    /// Writes `LgConsts` for the step h and the PCG's uniforms (before a frame, never within).
-    pub fn write_uniforms(&self, queue: &wgpu::Queue, counters: &GpuCounters, m: &CpuModel, settings: &StepSettings, h: f64) {
+    /// Writes `LgConsts` for the step h and the PCG's parameter blocks (before a frame, never within).
+    pub fn write_params(&self, queue: &wgpu::Queue, counters: &GpuCounters, m: &CpuModel, settings: &StepSettings, h: f64) {
         let lp = LgParams::new(m, h);
         let fext = m.gravity + m.wind * m.drag + m.central_center * m.central_strength;
         let n = m.n;
@@ -269,7 +269,7 @@ impl LocalGlobalIntegrator {
     /// Builds or refreshes the global solver for the step h and the current pinned set (Liu et al. 2013
     /// §4): the numeric Cholesky factorisation in f64 (`cholesky`; a new symbolic analysis when the pinned
     /// set changed), ρ by power iteration in f64 (`chebyshev`, Wang 2015 §4), the multigrid hierarchy,
-    /// the per-dispatch uniforms. Nothing to do when nothing changed.
+    /// the per-dispatch parameter blocks. Nothing to do when nothing changed.
     ///
     /// With `stream`, the hierarchy's matrices are uploaded through the queue in chunks, submitted and
     /// waited for as they go (the driver holds no staging copy of the whole); without it (a caller that

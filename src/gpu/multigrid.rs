@@ -14,7 +14,7 @@ use super::cost::CountedPass;
 use super::layout::{groups, MgPass, CG_VECTORS};
 use super::options::GpuOptions;
 use super::pcg::PcgBuffers;
-use super::pipelines::{bind, bind_dynamic, build, dynamic_uniform, storage};
+use super::pipelines::{bind, bind_dynamic, build, dynamic_params, params_stride, storage};
 use crate::error::{Error, Result};
 use crate::linalg::aggregation::Rows;
 use crate::linalg::global_mg::{GlobalMg, LevelMatrix};
@@ -60,7 +60,7 @@ impl MultigridKernels {
     /// Compiles the kernels.
     pub fn new(device: &wgpu::Device, options: &GpuOptions) -> Result<Self> {
         let data = [storage(0, true), storage(1, false), storage(2, false), storage(3, false), storage(4, false), storage(5, true)];
-        let pass = [dynamic_uniform(0, std::mem::size_of::<MgPass>())];
+        let pass = [dynamic_params(0, std::mem::size_of::<MgPass>())];
         let names = ["mg_down", "mg_restrict", "mg_coarse", "mg_up", "mg_post"];
         let k = build(device, options, "multigrid.wgsl", &[&data, &pass], &names)?;
         let kernels = [
@@ -75,7 +75,7 @@ impl MultigridKernels {
 }
 
 /// One hierarchy on the GPU: its matrices (f32), the coarse levels' vectors, and the per-dispatch
-/// uniforms with the V-cycle's dispatch list for each partials slot.
+/// parameter blocks with the V-cycle's dispatch list for each partials slot.
 pub struct MultigridData {
     /// The matrices and ω/a_ii, as words: `mat` and `mat_1` of `shaders/multigrid.wgsl`, split at the
     /// split size.
@@ -216,7 +216,7 @@ impl MultigridData {
         }
         let inv_at = layout.csr(mg.coarse_inv());
         let [ip, ic, iv] = inv_at;
-        let stride = device.limits().min_uniform_buffer_offset_alignment.max(std::mem::size_of::<MgPass>() as u32);
+        let stride = params_stride(device, std::mem::size_of::<MgPass>());
         let mut entries: Vec<MgPass> = Vec::new();
         let mut plan: [Vec<(Kernel, u32, u32)>; 2] = [Vec::new(), Vec::new()];
         let pcg = use_ == MgUse::Pcg;
@@ -288,7 +288,7 @@ impl MultigridData {
         })?;
         let mat_bindings = mat.bindings();
         let mgv = alloc.storage("springsim.mgv", mgv_len as u64 * 16, wgpu::BufferUsages::empty())?;
-        let passes = alloc.buffer_init("springsim.mg_pass", &bytes, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST)?;
+        let passes = alloc.params_init("springsim.mg_pass", &bytes)?;
         let group = bind(
             device,
             &pipes.layout,

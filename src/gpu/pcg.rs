@@ -12,7 +12,7 @@ use super::cost::{CountedPass, GpuCounters};
 use super::layout::PCG_PER_LANE;
 use super::layout::{groups, CgPass, CG_STATE_WORDS, CG_VECTORS, WORKGROUP_SIZE};
 use super::options::GpuOptions;
-use super::pipelines::{bind, storage, uniform, Kernels};
+use super::pipelines::{bind, params, storage, Kernels};
 use crate::error::Result;
 
 /// An external preconditioner's recorder: `(pass, slot)` records z = B r and the r·z partials of `slot`.
@@ -44,7 +44,7 @@ impl PcgKernels {
 
     /// The layout of group 1.
     pub fn layout_entries() -> [wgpu::BindGroupLayoutEntry; 4] {
-        [uniform(0), storage(1, false), storage(2, false), storage(3, false)]
+        [params(0), storage(1, false), storage(2, false), storage(3, false)]
     }
 
     /// Takes the group-1 layout (group 1 of `kernels`) and the pipelines of [`PcgKernels::ENTRY_POINTS`];
@@ -140,7 +140,7 @@ pub struct PcgBuffers {
     pub partials: wgpu::Buffer,
     /// Status, iterations, residual, iterations since cleared, breakdowns (`cg_state`).
     pub status: wgpu::Buffer,
-    /// The `CgPass` uniforms of the two iteration parities.
+    /// The `CgPass` parameter blocks of the two iteration parities.
     pub pass: [wgpu::Buffer; 2],
 }
 
@@ -157,11 +157,11 @@ impl PcgBuffers {
         let partials = alloc.storage("springsim.pcg_partials", (3 * groups(n) as u64 + 4) * 16, none)?;
         let status = alloc.storage("springsim.pcg_status", (CG_STATE_WORDS * 4) as u64, none)?;
         let size = std::mem::size_of::<CgPass>() as u64;
-        let pass = [alloc.uniform("springsim.cg_pass0", size)?, alloc.uniform("springsim.cg_pass1", size)?];
+        let pass = [alloc.params("springsim.cg_pass0", size)?, alloc.params("springsim.cg_pass1", size)?];
         Ok(PcgBuffers { vectors, partials, status, pass })
     }
 
-    /// Writes the `CgPass` uniforms: n particles, tolerance `tolerance`, warm start or not, and the shape
+    /// Writes the `CgPass` blocks: n particles, tolerance `tolerance`, warm start or not, and the shape
     /// of the solves `kernels` record (workgroups, particles per thread, [`PcgKernels::reduces`]).
     pub fn write_pass(&self, queue: &wgpu::Queue, counters: &GpuCounters, n: usize, tolerance: f64, warm: bool, kernels: &PcgKernels) {
         let tol = tolerance as f32;

@@ -5,28 +5,49 @@ use super::layout::{compose_split, kernel_wgsl};
 use super::options::GpuOptions;
 use crate::error::{Error, Result};
 
-/// A uniform buffer binding.
-pub fn uniform(binding: u32) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Uniform, has_dynamic_offset: false, min_binding_size: None },
-        count: None,
-    }
-}
-
-/// A uniform buffer binding with a dynamic offset, of `size` bytes per entry (one struct per dispatch).
-pub fn dynamic_uniform(binding: u32, size: usize) -> wgpu::BindGroupLayoutEntry {
+/// A parameter block: a read-only storage binding of one struct the host writes (`Params`, a method's
+/// constants).
+///
+/// Parameter blocks are storage, not uniform, buffers because lavapipe (Mesa's software Vulkan, the CI
+/// platform) specializes a shader on the values of the uniform buffer words its branches and loop
+/// bounds read: every dispatch whose uniform values changed, or whose pipeline was rebound, compiled a
+/// new LLVM variant, and Mesa 22.3 keeps each one (explicit Euler compiled 41 shaders a frame at 32²,
+/// implicit Euler's multigrid 101, and the host memory grew by megabytes a frame). Storage loads are
+/// never specialized; on a real GPU the few uniform-address loads a kernel makes are cached.
+pub fn params(binding: u32) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
         binding,
         visibility: wgpu::ShaderStages::COMPUTE,
         ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
+            ty: wgpu::BufferBindingType::Storage { read_only: true },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+/// A table of parameter blocks read through a dynamic offset, `size` bytes per entry (one struct per
+/// dispatch), as a read-only storage binding for the reason [`params`] gives; entries lie
+/// [`params_stride`] bytes apart.
+pub fn dynamic_params(binding: u32, size: usize) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only: true },
             has_dynamic_offset: true,
             min_binding_size: wgpu::BufferSize::new(size as u64),
         },
         count: None,
     }
+}
+
+/// The distance between the entries of a [`dynamic_params`] table of `size`-byte structs: the size,
+/// rounded up to the device's storage offset alignment.
+pub fn params_stride(device: &wgpu::Device, size: usize) -> u32 {
+    let a = device.limits().min_storage_buffer_offset_alignment.max(1);
+    (size as u32).div_ceil(a) * a
 }
 
 /// A storage buffer binding.
@@ -90,6 +111,7 @@ pub fn build_specialized(
     entry_points: &[&'static str],
     constants: &[(&str, f64)],
 ) -> Result<Kernels> {
+    check_bindings(device, file, groups)?;
     let label = format!("springsim.{}", file.trim_end_matches(".wgsl"));
     let desc = wgpu::ShaderModuleDescriptor {
         label: Some(&label),
@@ -123,8 +145,36 @@ pub fn build_specialized(
     Ok(Kernels { layouts, pipelines, file })
 }
 
-/// A bind group of one uniform buffer at binding 0 read through a dynamic offset, `size` bytes per entry
-/// (for a [`dynamic_uniform`] layout).
+/// Refuses a kernel file whose layout binds more storage buffers to the compute stage, or more with a
+/// dynamic offset, than the device allows: one line naming the file, the count and the limit, where
+/// wgpu would otherwise raise a validation error (a panic, unless the host set an error handler).
+pub fn check_bindings(device: &wgpu::Device, file: &str, groups: &[&[wgpu::BindGroupLayoutEntry]]) -> Result<()> {
+    let storage = |dynamic: bool| {
+        groups
+            .iter()
+            .flat_map(|g| g.iter())
+            .filter(|e| match e.ty {
+                wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Storage { .. }, has_dynamic_offset, .. } => {
+                    !dynamic || has_dynamic_offset
+                }
+                _ => false,
+            })
+            .count() as u32
+    };
+    let limits = device.limits();
+    for (count, limit, name) in [
+        (storage(false), limits.max_storage_buffers_per_shader_stage, "max_storage_buffers_per_shader_stage"),
+        (storage(true), limits.max_dynamic_storage_buffers_per_pipeline_layout, "max_dynamic_storage_buffers_per_pipeline_layout"),
+    ] {
+        if count > limit {
+            return Err(Error::Gpu(format!("{file}: its kernels bind {count} storage buffers, over the device's {name} of {limit}")));
+        }
+    }
+    Ok(())
+}
+
+/// A bind group of one parameter table at binding 0 read through a dynamic offset, `size` bytes per entry
+/// (for a [`dynamic_params`] layout).
 pub fn bind_dynamic(
     device: &wgpu::Device,
     layout: &wgpu::BindGroupLayout,

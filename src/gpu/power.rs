@@ -6,7 +6,7 @@ use super::alloc::Allocator;
 use super::cost::{CountedPass, Phase};
 use super::layout::groups;
 use super::options::GpuOptions;
-use super::pipelines::{bind, build_specialized, storage, uniform};
+use super::pipelines::{bind, build_specialized, params, storage};
 use super::specialize::Splits;
 use super::state::{read_buffer, GpuState};
 use crate::error::Result;
@@ -27,7 +27,7 @@ impl PowerKernels {
     /// Compiles the kernels.
     pub fn new(device: &wgpu::Device, options: &GpuOptions, splits: Splits) -> Result<Self> {
         let entries = [
-            uniform(0),
+            params(0),
             storage(1, true),
             storage(2, true),
             storage(3, true),

@@ -7,7 +7,7 @@ use super::alloc::Allocator;
 use super::cost::{CountedPass, Phase};
 use super::layout::{groups, SelfInfo, WORKGROUP_SIZE};
 use super::options::GpuOptions;
-use super::pipelines::{bind, build, storage, uniform};
+use super::pipelines::{bind, build, params, storage};
 use super::state::{read_buffer, GpuState};
 use crate::error::Result;
 use crate::model::SelfCollision;
@@ -56,17 +56,17 @@ impl SelfCollider {
             table: table as u32,
             n_blocks: n_blocks as u32,
         };
-        let info = alloc.uniform_init("springsim.self_info", bytemuck::bytes_of(&info))?;
+        let info = alloc.params_init("springsim.self_info", bytemuck::bytes_of(&info))?;
         let counts = alloc.storage("springsim.self_counts", (table * 4) as u64, wgpu::BufferUsages::empty())?;
         let hash_words = table + 1 + n_blocks + 2 * n;
         let hash = alloc.storage("springsim.self_hash", (hash_words * 4) as u64, wgpu::BufferUsages::empty())?;
         let out = alloc.storage("springsim.self_out", (2 * n * 16) as u64, wgpu::BufferUsages::empty())?;
         let entries = [
-            uniform(0),
+            params(0),
             storage(1, false),
             storage(2, true),
             storage(3, true),
-            uniform(4),
+            params(4),
             storage(5, false),
             storage(6, false),
             storage(7, false),

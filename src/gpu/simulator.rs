@@ -212,7 +212,7 @@ impl GpuEngine {
         self.write_params_h(self.plan.h);
     }
 
-    /// Writes `Params` and the integrator's uniforms for the step h.
+    /// Writes `Params` and the integrator's parameter blocks for the step h.
     fn write_params_h(&self, h: f64) {
         let m = &self.model;
         let mut p = GpuParams {
@@ -245,11 +245,11 @@ impl GpuEngine {
             p.cursor_damping = c.damping as f32;
         }
         self.state.counters.write_buffer(&self.queue, &self.state.params, 0, bytemuck::bytes_of(&p));
-        self.integrator.write_uniforms(&self.queue, &self.state.counters, m, &self.settings, h);
+        self.integrator.write_params(&self.queue, &self.state.counters, m, &self.settings, h);
     }
 
     /// Local/global: builds or refreshes the global solver for the current step h and pinned set (the
-    /// Cholesky factor, ρ, the multigrid hierarchy, the per-dispatch uniforms; see
+    /// Cholesky factor, ρ, the multigrid hierarchy, the per-dispatch parameter blocks; see
     /// [`super::local_global_integrator::LocalGlobalIntegrator::prepare`]). Nothing to do for the other
     /// methods or when nothing changed.
     pub fn prepare_lg(&mut self) -> Result<()> {

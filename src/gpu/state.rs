@@ -1,5 +1,5 @@
 //! `GpuState`: the particle state of one simulation and what every method reads: the state ping-pong
-//! buffers, the model's CSR neighbour table and offsets, the `Params` uniform and a small read-back
+//! buffers, the model's CSR neighbour table and offsets, the `Params` block and a small read-back
 //! staging buffer. Nothing method-specific: each integrator owns its own buffers
 //! ([`super::integrator`]). Also the read-back helpers.
 
@@ -22,7 +22,7 @@ pub struct GpuState {
     pub n: usize,
     /// Springs.
     pub n_springs: usize,
-    /// `Params` (uniform).
+    /// `Params` (a parameter block).
     pub params: wgpu::Buffer,
     /// One `Nbr` per CSR incidence entry, in CSR order: the first [`GpuState::split`] bytes (all of
     /// them when they fit one binding).
@@ -102,7 +102,7 @@ impl GpuState {
             alloc.buffer("springsim.state1", state_bytes, state_usage)?,
         ];
         let csr = alloc.buffer_init("springsim.csr", bytemuck::cast_slice(&m.incidence.offsets), read_only)?;
-        let params = alloc.uniform("springsim.params", std::mem::size_of::<GpuParams>() as u64)?;
+        let params = alloc.params("springsim.params", std::mem::size_of::<GpuParams>() as u64)?;
         let readback = alloc.buffer("springsim.readback", READBACK_BYTES, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST)?;
         Ok(GpuState {
             n: m.n,

@@ -1,7 +1,7 @@
 //! Provot's strain limiting on the GPU (`shaders/strain_limit.wgsl`, twin
 //! [`crate::reference::strain_limit`]), applied after every step of every method, before the colliders:
 //! the kernels, compiled only for a model with strain limiting, a scratch state the Jacobi passes
-//! ping-pong with, the pass's uniform and the control words (the stop flag and the tally of passes
+//! ping-pong with, the pass's parameter block and the control words (the stop flag and the tally of passes
 //! run). Nothing is added to the shared `Params`.
 //!
 //! Every step records the cap of passes (`passes`, in pairs, and the copy back of an odd count); once
@@ -9,11 +9,11 @@
 //! at once on the GPU (the stop is decided there: no read-back, no host round trip). The cost model
 //! counts the recorded dispatches with their full workgroups, an upper bound of the work done.
 
-use super::alloc::{Allocator, STORAGE_RW};
+use super::alloc::{Allocator, PARAMS, STORAGE_RW};
 use super::cost::{CountedPass, GpuCounters, Phase};
 use super::layout::{groups, StrainLimitInfo};
 use super::options::GpuOptions;
-use super::pipelines::{bind, build_specialized, storage, uniform};
+use super::pipelines::{bind, build_specialized, params, storage};
 use super::specialize::Splits;
 use super::state::read_buffer;
 use super::state::GpuState;
@@ -40,11 +40,11 @@ pub struct StrainLimiter {
     pass: wgpu::ComputePipeline,
     /// `strain_limit_copy`.
     copy: wgpu::ComputePipeline,
-    /// Per uniform (plain, accelerated) and state buffer q: (state\[q\] → scratch, scratch → state\[q\]).
+    /// Per parameter block (plain, accelerated) and state buffer q: (state\[q\] → scratch, scratch → state\[q\]).
     groups: [[[wgpu::BindGroup; 2]; 2]; 2],
     /// Jacobi passes per step.
     passes: u32,
-    /// The uniforms `StrainLimitInfo` of the plain passes (ω_c = 1) and of the accelerated ones (from
+    /// The parameter blocks `StrainLimitInfo` of the plain passes (ω_c = 1) and of the accelerated ones (from
     /// [`STRAIN_ACCELERATION_AFTER`] on), rewritten when the method (and so the velocity rule) changes.
     info: [wgpu::Buffer; 2],
     /// The constants in `info`.
@@ -55,7 +55,7 @@ pub struct StrainLimiter {
     pub bytes: u64,
 }
 
-/// The uniform of passes with the settings `sl` ([`StrainLimit::for_pass`]) and the velocity rule `rule`.
+/// The parameter block of passes with the settings `sl` ([`StrainLimit::for_pass`]) and the velocity rule `rule`.
 fn info(sl: &StrainLimit, rule: VelocityRule) -> StrainLimitInfo {
     StrainLimitInfo {
         limit: sl.limit as f32,
@@ -69,7 +69,7 @@ fn info(sl: &StrainLimit, rule: VelocityRule) -> StrainLimitInfo {
 
 impl StrainLimiter {
     /// Compiles the kernels, allocates the scratch state (checked against the device's limits) and the
-    /// uniform, and builds the bind groups; `None` without strain limiting (then nothing is compiled or
+    /// parameter block, and builds the bind groups; `None` without strain limiting (then nothing is compiled or
     /// recorded and the steps are exactly those of a model without it). `rule`: the method's velocity rule.
     pub fn new(
         device: &wgpu::Device,
@@ -81,12 +81,12 @@ impl StrainLimiter {
         let Some(sl) = sl else { return Ok(None) };
         sl.validate()?;
         let entries = [
-            uniform(0),
+            params(0),
             storage(1, true),
             storage(2, true),
             storage(3, true),
             storage(4, false),
-            uniform(5),
+            params(5),
             storage(6, true),
             storage(7, false),
         ];
@@ -97,7 +97,7 @@ impl StrainLimiter {
         let scratch = alloc.buffer("springsim.strain_scratch", st.state_bytes(), STORAGE_RW)?;
         let ctl = alloc.buffer("springsim.strain_ctl", CTL_BYTES, STORAGE_RW)?;
         let consts = [0, STRAIN_ACCELERATION_AFTER].map(|k| info(&sl.for_pass(k), rule));
-        let usage = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
+        let usage = PARAMS;
         let info = [
             alloc.buffer_init("springsim.strain_info_plain", bytemuck::bytes_of(&consts[0]), usage)?,
             alloc.buffer_init("springsim.strain_info_accelerated", bytemuck::bytes_of(&consts[1]), usage)?,
@@ -136,7 +136,7 @@ impl StrainLimiter {
     }
 
     /// Records the passes on `state[q]` (n particles): pass k reads state\[q\] (k even: the first of a
-    /// pair, which checks) or the scratch and writes the other, with the plain uniform before
+    /// pair, which checks) or the scratch and writes the other, with the plain parameter block before
     /// [`STRAIN_ACCELERATION_AFTER`] and the accelerated one from it on; an odd count ends with a copy
     /// back into state\[q\]. What runs after a check that found every spring within the tolerance returns at once.
     pub fn encode(&self, pass: &mut CountedPass, q: usize, n: usize) {

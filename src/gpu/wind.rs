@@ -10,7 +10,7 @@ use super::alloc::{Allocator, STORAGE_RW};
 use super::cost::{CountedPass, Phase};
 use super::layout::groups;
 use super::options::GpuOptions;
-use super::pipelines::{bind, build, storage, uniform};
+use super::pipelines::{bind, build, params, storage};
 use super::state::GpuState;
 use crate::error::Result;
 use crate::reference::model::CpuModel;
@@ -35,7 +35,7 @@ impl Wind {
         if m.aero.is_none() {
             return Ok(None);
         }
-        let entries = [uniform(0), storage(1, true), storage(2, true), storage(3, false)];
+        let entries = [params(0), storage(1, true), storage(2, true), storage(3, false)];
         let k = build(device, options, "wind.wgsl", &[&entries], &["wind_kick"])?;
         let layout = k.layout(0)?;
         let mut words = m.tri.offsets.clone();

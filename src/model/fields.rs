@@ -11,7 +11,7 @@
 use super::{bad, check_vec};
 use crate::error::{Error, Result};
 
-/// The most point fields a model may have (they live in the GPU's `Params` uniform).
+/// The most point fields a model may have (they live in the GPU's `Params` block).
 pub const MAX_FIELDS: usize = 4;
 
 /// How a point field's strength falls off with the distance d from its centre (from its axis, for a
@@ -147,7 +147,7 @@ impl Field {
 ///
 /// The air's velocity w(t) = base + gust·g(t), g(t) = 0.6 sin(2πft) + 0.4 sin(2π·2.17·ft + 1.1), a
 /// deterministic sum of sines (the lecture's "wind gusts"). t is the simulation time at the start of
-/// the engine's current batch of steps (a frame) on both backends: the `Params` uniform is written once
+/// the engine's current batch of steps (a frame) on both backends: the `Params` block is written once
 /// per frame, so the gust is held over a frame's substeps.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -240,7 +240,7 @@ pub fn validate(fields: &[Field], aero: Option<&AeroWind>, n_triangles: usize) -
         return Err(Error::InvalidModel {
             field: "fields.len()".into(),
             value: fields.len().to_string(),
-            reason: "too many point fields (at most 4: they live in the GPU's Params uniform)",
+            reason: "too many point fields (at most 4: they live in the GPU's Params block)",
         });
     }
     for (i, f) in fields.iter().enumerate() {

@@ -70,7 +70,7 @@ impl VelocityRule {
         }
     }
 
-    /// The rule as the WGSL uniform's `rod` flag.
+    /// The rule as the WGSL parameter block's `rod` flag.
     pub fn rod_flag(self) -> u32 {
         u32::from(self == VelocityRule::Rod)
     }
@@ -196,7 +196,7 @@ pub fn strain_limit_copy(i: usize, x: &[V3], v: &[V3]) -> (V3, V3) {
 /// in parallel: [`crate::cpu::strain_limit`]); returns the passes run. Pass 0 runs
 /// [`strain_limit_first`], pass k > 0 [`strain_limit_check`] on the state of pass k − 1, accelerated
 /// from that of pass k − 2 from pass [`crate::model::STRAIN_ACCELERATION_AFTER`] on
-/// ([`StrainLimit::for_pass`]; the GPU binds a uniform without the acceleration before). An even k checks: when no particle
+/// ([`StrainLimit::for_pass`]; the GPU binds a parameter block without the acceleration before). An even k checks: when no particle
 /// reports a spring beyond [`StrainLimit::stop_stretch`], its output is dropped and the passes end with
 /// the state it read (it counts as run: the GPU ran it). At most `sl.passes` passes.
 pub fn strain_limit_all(m: &CpuModel, h: f64, sl: &StrainLimit, rule: VelocityRule, x: &mut [V3], v: &mut [V3]) -> u32 {

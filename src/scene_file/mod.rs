@@ -176,7 +176,7 @@ impl Scene {
         if f.forces.fields.len() > crate::model::MAX_FIELDS {
             return Err(self.error(
                 "forces.fields",
-                format!("{} fields: at most {} (they live in the GPU's Params uniform)", f.forces.fields.len(), crate::model::MAX_FIELDS),
+                format!("{} fields: at most {} (they live in the GPU's Params block)", f.forces.fields.len(), crate::model::MAX_FIELDS),
             ));
         }
         for (i, fld) in f.forces.fields.iter().enumerate() {
