@@ -269,6 +269,46 @@ fn timestamps_take_the_path_the_adapter_offers() {
     }
 }
 
+/// `enable_kernel_timestamps`: where the adapter times inside passes, every dispatch of a frame is timed
+/// and named by its entry point. For local/global with Chebyshev (3 iterations of 5 sweeps), per kernel:
+/// the dispatches the counters saw, phase by phase; their milliseconds sum to the frame's GPU time and,
+/// by phase, to the phase times; no dispatch is left unnamed (`?`). Without timestamps inside passes
+/// there are no kernel times.
+#[test]
+fn kernel_timestamps_name_and_time_every_dispatch() {
+    let Some(ctx) = common::gpu() else { return };
+    drop(ctx);
+    let ctx = GpuContext::headless_with_timestamps().unwrap();
+    let (model, settings) = setup(GlobalSolve::Chebyshev, Preconditioner::Jacobi);
+    let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, settings).unwrap();
+    let support = sim.enable_kernel_timestamps();
+    let before = sim.cost();
+    let steps = sim.plan().substeps;
+    sim.take_steps_blocking(steps).unwrap();
+    let got = sim.cost().since(&before);
+    let kernels = sim.kernel_times();
+    if support != TimestampSupport::PerPhase {
+        assert!(kernels.is_empty(), "{kernels:?}");
+        return;
+    }
+    for k in &kernels {
+        println!("{k:?}");
+    }
+    assert!(kernels.iter().all(|k| k.kernel != "?"), "an unnamed dispatch: {kernels:?}");
+    let dispatches = |name: &str| kernels.iter().filter(|k| k.kernel == name).map(|k| k.dispatches).sum::<u64>();
+    assert_eq!(dispatches("lg_chebyshev"), steps as u64 * 3 * 5);
+    assert_eq!(dispatches("lg_advance"), steps as u64 * 3);
+    let t = sim.gpu_times().unwrap();
+    let total: f64 = kernels.iter().map(|k| k.ms).sum();
+    assert!((total - t.total_ms).abs() <= 1e-9 * t.total_ms.max(1.0), "kernels {total} ms, frame {} ms", t.total_ms);
+    for p in Phase::ALL {
+        let (n, ms) = kernels.iter().filter(|k| k.phase == p.name()).fold((0, 0.0), |(n, ms), k| (n + k.dispatches, ms + k.ms));
+        assert_eq!(n, got.dispatches_in(p), "{}: dispatches timed", p.name());
+        let want = t.phase_ms[p as usize];
+        assert!((ms - want).abs() <= 1e-9 * want.max(1.0), "{}: {ms} ms by kernel, {want} by phase", p.name());
+    }
+}
+
 #[test]
 fn every_dispatch_pass_and_submit_of_the_engine_goes_through_the_counters() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/gpu");
@@ -362,6 +402,22 @@ fn bench_records_carry_the_cost_fields() {
         let phases = r["phases"].as_object().expect("phases");
         let sum: f64 = phases.values().map(|p| p["dispatches_per_frame"].as_f64().unwrap()).sum();
         assert_eq!(sum, num("dispatches_per_frame"), "{r}");
+    }
+    // without --kernel-times no record has kernels; with it, each kernel's dispatches add up to the
+    // record's (per-phase timestamps), or there are none
+    assert!(json.lines().all(|l| !l.contains("\"kernels\"")), "kernels without --kernel-times");
+    let json = run(&["bench", "--scene", "rope", "--size", "16", "--backend", "gpu", "--frames", "2", "--kernel-times"]);
+    let r: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+    if r["timestamps"] == "per-phase" {
+        let kernels = r["kernels"].as_array().expect("kernels");
+        assert_eq!(kernels[0]["kernel"], "symplectic_step", "{r}");
+        let sum: f64 = kernels.iter().map(|k| k["dispatches_per_frame"].as_f64().unwrap()).sum();
+        assert_eq!(sum, r["dispatches_per_frame"].as_f64().unwrap(), "{r}");
+        let ms: f64 = kernels.iter().map(|k| k["gpu_ms_per_frame"].as_f64().unwrap()).sum();
+        let total = r["gpu_ms_per_frame"].as_f64().unwrap();
+        assert!((ms - total).abs() <= 1e-9 * total.max(1.0), "{ms} vs {total}: {r}");
+    } else {
+        assert!(r["kernels"].is_null(), "{r}");
     }
     let csv = run(&["bench", "--scene", "rope", "--size", "16", "--backend", "gpu", "--frames", "1", "--format", "csv"]);
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();

@@ -82,6 +82,8 @@ pub struct BenchConfig {
     pub lg_split_frames: usize,
     /// GPU timestamps per phase where the adapter has them (`--timestamps`).
     pub timestamps: bool,
+    /// Also a timestamp before every dispatch, for the time per kernel (`--kernel-times`).
+    pub kernel_times: bool,
     /// Write the model and its step plan here as JSON (`--export-model`, for a peer implementation).
     pub export_model: Option<std::path::PathBuf>,
 }
@@ -439,7 +441,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     let factor_ms = ms(t);
     let timestamps = match &mut sim {
         Sim::Gpu(g) if cfg.timestamps => {
-            let support = g.enable_timestamps().describe();
+            let support = if cfg.kernel_times { g.enable_kernel_timestamps() } else { g.enable_timestamps() }.describe();
             let host = method == Method::LocalGlobal && cfg.settings.global.resolve(method)? == springsim::method::GlobalSolve::Cholesky;
             // the host's Cholesky step submits phase by phase between read-backs: not timed on the GPU
             Some(if host { format!("not timed: the cholesky global step runs on the host between submits ({support})") } else { support })

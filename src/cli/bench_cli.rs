@@ -129,6 +129,11 @@ pub struct BenchCli {
     /// a failure, when it has none).
     #[arg(long)]
     timestamps: bool,
+    /// GPU time per kernel: `--timestamps` with a timestamp before every dispatch, where the adapter
+    /// times inside passes (the record's `kernels`: each entry point's dispatches, workgroups and GPU
+    /// milliseconds per frame, by phase). Each timestamp waits for the work before it.
+    #[arg(long)]
+    kernel_times: bool,
     /// Newton: the iteration limit per step.
     #[arg(long, allow_negative_numbers = true)]
     newton_iterations: Option<i64>,
@@ -393,7 +398,8 @@ fn plan_runs(b: &BenchCli, given: &dyn Fn(&str) -> bool) -> Result<Vec<BenchConf
                         drag: b.drag,
                         strain_limit: strain,
                         lg_split_frames: lg_split,
-                        timestamps: b.timestamps,
+                        timestamps: b.timestamps || b.kernel_times,
+                        kernel_times: b.kernel_times,
                         export_model: b.export_model.clone(),
                     });
                 }
@@ -411,7 +417,7 @@ pub fn run(b: BenchCli, matches: Option<&ArgMatches>) -> Result<()> {
         anyhow::bail!("--export-model writes one run's model, but the options ask for {} runs", runs.len());
     }
     let gpu = if runs.iter().any(|r| r.backend == Backend::Gpu) {
-        let ctx = if b.timestamps { GpuContext::headless_with_timestamps() } else { GpuContext::headless() };
+        let ctx = if b.timestamps || b.kernel_times { GpuContext::headless_with_timestamps() } else { GpuContext::headless() };
         Some(ctx.context("the gpu backend needs an adapter (try --backend cpu)")?)
     } else {
         None

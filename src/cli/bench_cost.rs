@@ -40,6 +40,26 @@ pub struct CostRecord {
     /// `--timestamps`: GPU milliseconds per timed frame, from the first timestamp of each submit to its
     /// last (null without them).
     pub gpu_ms_per_frame: Option<f64>,
+    /// `--kernel-times`: per kernel and phase, the longest first (absent without them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernels: Option<Vec<KernelRecord>>,
+}
+
+/// One kernel of [`CostRecord::kernels`], per timed frame.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct KernelRecord {
+    /// The entry point.
+    pub kernel: &'static str,
+    /// The phase its dispatches were recorded in.
+    pub phase: &'static str,
+    /// Dispatches per timed frame.
+    pub dispatches_per_frame: f64,
+    /// Workgroups per dispatch.
+    pub workgroups_per_dispatch: f64,
+    /// GPU milliseconds per timed frame.
+    pub gpu_ms_per_frame: f64,
+    /// GPU microseconds per dispatch.
+    pub us_per_dispatch: f64,
 }
 
 /// One phase of [`CostRecord::phases`].
@@ -98,7 +118,27 @@ pub fn record(
         phases: Some(phases),
         gpu_ms_per_frame: times.filter(|t| t.frames > 0).map(|t| t.total_ms / f),
         timestamps,
+        kernels: kernel_records(engine, frames as u64),
     }
+}
+
+/// The engine's per-kernel times over `frames` timed frames (`None` when none were taken).
+fn kernel_records(engine: &GpuEngine, frames: u64) -> Option<Vec<KernelRecord>> {
+    let k = engine.kernel_times();
+    let f = frames.max(1) as f64;
+    let per = |n: u64| n.max(1) as f64;
+    (!k.is_empty()).then(|| {
+        k.into_iter()
+            .map(|t| KernelRecord {
+                kernel: t.kernel,
+                phase: t.phase,
+                dispatches_per_frame: t.dispatches as f64 / f,
+                workgroups_per_dispatch: t.workgroups as f64 / per(t.dispatches),
+                gpu_ms_per_frame: t.ms / f,
+                us_per_dispatch: t.ms * 1e3 / per(t.dispatches),
+            })
+            .collect()
+    })
 }
 
 /// `a + b`, figure by figure (the timed frames' counts summed, the quality read-backs between them left

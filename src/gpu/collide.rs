@@ -12,7 +12,7 @@ use super::alloc::Allocator;
 use super::cost::{CountedPass, GpuCounters, Phase};
 use super::layout::{groups, CollideInfo, GpuCollider, GpuMovingPin, COLLIDER_BOX, COLLIDER_CAPSULE, COLLIDER_HALF_SPACE, COLLIDER_SPHERE};
 use super::options::GpuOptions;
-use super::pipelines::{bind, build, params, storage};
+use super::pipelines::{bind, build, params, storage, Kernel};
 use super::state::GpuState;
 use crate::error::Result;
 use crate::model::Collider;
@@ -39,11 +39,11 @@ pub struct CollideKernels {
     /// Group 1: (colliders, paths) of one step, at a dynamic offset.
     pub placed_layout: wgpu::BindGroupLayout,
     /// `collide`.
-    pub collide: wgpu::ComputePipeline,
+    pub collide: Kernel,
     /// `collide_positions`.
-    pub collide_positions: wgpu::ComputePipeline,
+    pub collide_positions: Kernel,
     /// `move_pins`.
-    pub move_pins: wgpu::ComputePipeline,
+    pub move_pins: Kernel,
 }
 
 impl CollideKernels {

@@ -6,6 +6,7 @@
 //! along, writes a GPU timestamp where the phase changes. The plan-derived figures that these counts
 //! are checked against, and the bytes each kernel touches, are in [`super::cost_model`].
 
+use super::pipelines::Kernel;
 use super::timestamps::PhaseTimer;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -181,12 +182,14 @@ pub struct CountedPass<'a, 'e> {
     counters: &'a GpuCounters,
     phase: Phase,
     timer: Option<&'a mut PhaseTimer>,
+    /// The bound kernel's entry point.
+    kernel: &'static str,
 }
 
 impl<'a, 'e> CountedPass<'a, 'e> {
     /// Wraps `pass`, counting into `counters` (phase [`Phase::Forces`] until told otherwise).
     pub fn new(pass: &'a mut wgpu::ComputePass<'e>, counters: &'a GpuCounters) -> Self {
-        CountedPass { pass, counters, phase: Phase::Forces, timer: None }
+        CountedPass { pass, counters, phase: Phase::Forces, timer: None, kernel: "?" }
     }
 
     /// Also writes a timestamp through `timer` before the first dispatch of every phase change.
@@ -200,9 +203,11 @@ impl<'a, 'e> CountedPass<'a, 'e> {
         self.phase = phase;
     }
 
-    /// `ComputePass::set_pipeline`.
-    pub fn set_pipeline(&mut self, pipeline: &wgpu::ComputePipeline) {
-        self.pass.set_pipeline(pipeline);
+    /// `ComputePass::set_pipeline` with the kernel's pipeline (its name labels the dispatches that follow
+    /// for a per-dispatch timing).
+    pub fn set_pipeline(&mut self, kernel: &Kernel) {
+        self.kernel = kernel.name;
+        self.pass.set_pipeline(&kernel.pipeline);
     }
 
     /// `ComputePass::set_bind_group`.
@@ -212,17 +217,18 @@ impl<'a, 'e> CountedPass<'a, 'e> {
 
     /// `ComputePass::dispatch_workgroups`, counted (and timed at a phase change when a timer rides along).
     pub fn dispatch_workgroups(&mut self, x: u32, y: u32, z: u32) {
+        let workgroups = x as u64 * y as u64 * z as u64;
         if let Some(t) = self.timer.as_deref_mut() {
-            t.mark(self.pass, Some(self.phase));
+            t.mark(self.pass, Some(self.phase), self.kernel, workgroups);
         }
-        self.counters.dispatch(self.phase, x as u64 * y as u64 * z as u64);
+        self.counters.dispatch(self.phase, workgroups);
         self.pass.dispatch_workgroups(x, y, z);
     }
 
     /// Writes the closing timestamp (after the last dispatch) when a timer rides along.
     pub fn finish(mut self) {
         if let Some(t) = self.timer.as_deref_mut() {
-            t.mark(self.pass, None);
+            t.mark(self.pass, None, "", 0);
         }
     }
 }

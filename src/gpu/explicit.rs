@@ -7,7 +7,7 @@ use super::alloc::Allocator;
 use super::cost::{CountedPass, Phase};
 use super::layout::groups;
 use super::options::GpuOptions;
-use super::pipelines::{bind, build_specialized, params, storage};
+use super::pipelines::{bind, build_specialized, params, storage, Kernel};
 use super::specialize::{ForceFeatures, Splits};
 use super::state::GpuState;
 use crate::error::{Error, Result};
@@ -49,7 +49,7 @@ pub struct ExplicitKernels {
     /// (P, nbr, csr, src, base, dst, acc, flags, nbr_1).
     pub layout: wgpu::BindGroupLayout,
     /// The method's stages, in order.
-    pub stages: Vec<wgpu::ComputePipeline>,
+    pub stages: Vec<Kernel>,
 }
 
 impl ExplicitKernels {

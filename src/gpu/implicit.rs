@@ -11,7 +11,7 @@ use super::implicit_mg::{ImgKernels, ImplicitMg};
 use super::layout::{groups, ImplicitParams, CG_STATE_WORDS, PCG_PER_LANE};
 use super::options::GpuOptions;
 use super::pcg::{GpuCgState, PcgBuffers, PcgKernels, SOLUTION_VECTOR};
-use super::pipelines::{bind, build_specialized, params, storage};
+use super::pipelines::{bind, build_specialized, params, storage, Kernel};
 use super::specialize::{split_constant, ForceFeatures, Splits};
 use super::state::{read_vec4s, read_words, xyz, GpuState};
 use crate::error::{Error, Result};
@@ -27,11 +27,11 @@ pub struct ImplicitKernels {
     /// Group 0: (P, nbr, csr, src, dst, blocks, ImplicitParams, nbr_1, blocks_1, blocks_2, blocks_3).
     pub layout: wgpu::BindGroupLayout,
     /// `implicit_prepare`.
-    pub prepare: wgpu::ComputePipeline,
+    pub prepare: Kernel,
     /// `implicit_integrate`.
-    pub integrate: wgpu::ComputePipeline,
+    pub integrate: Kernel,
     /// `implicit_strain`: the adaptive step's check.
-    pub strain: wgpu::ComputePipeline,
+    pub strain: Kernel,
     /// The PCG with `operator_apply` = the implicit system's A·p.
     pub pcg: PcgKernels,
     /// The multigrid kernels (group 2), when compiled with them.

@@ -13,7 +13,7 @@
 use super::alloc::{Allocator, UploadWriter};
 use super::cost::CountedPass;
 use super::layout::{groups, ImgPass};
-use super::pipelines::{dynamic_params, params_stride, storage, Kernels};
+use super::pipelines::{dynamic_params, params_stride, storage, Kernel as Compiled, Kernels};
 use crate::error::Result;
 use crate::linalg::spring_levels::SpringLevels;
 use crate::linalg::spring_mg::{spring_order, ALPHA};
@@ -40,7 +40,7 @@ pub struct ImgKernels {
     pub layout: wgpu::BindGroupLayout,
     /// Group 3: `ImgPass` at a dynamic offset.
     pub pass_layout: wgpu::BindGroupLayout,
-    kernels: [wgpu::ComputePipeline; 9],
+    kernels: [Compiled; 9],
 }
 
 impl ImgKernels {

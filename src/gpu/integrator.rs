@@ -23,7 +23,7 @@ pub enum Integrator {
     /// Linearized explicit Euler.
     Leu(LeuIntegrator),
     /// Implicit Euler with the GPU PCG.
-    Implicit(ImplicitIntegrator),
+    Implicit(Box<ImplicitIntegrator>),
     /// Liu et al. 2013's local/global method.
     LocalGlobal(Box<LocalGlobalIntegrator>),
 }
@@ -47,7 +47,7 @@ impl Integrator {
             Method::Leu => Integrator::Leu(LeuIntegrator::new(device, options, st, entries)?),
             Method::ImplicitEuler => {
                 let multigrid = settings.preconditioner.resolve(method) == Preconditioner::Multigrid;
-                Integrator::Implicit(ImplicitIntegrator::new(device, options, st, m, features, multigrid)?)
+                Integrator::Implicit(Box::new(ImplicitIntegrator::new(device, options, st, m, features, multigrid)?))
             }
             Method::LocalGlobal => Integrator::LocalGlobal(Box::new(LocalGlobalIntegrator::new(device, options, st, m, settings)?)),
             Method::Newton => return Err(Error::param("method", method.name(), "runs on the CPU only (use --backend cpu)")),

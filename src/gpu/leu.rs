@@ -7,7 +7,7 @@ use super::alloc::Allocator;
 use super::cost::{CountedPass, Phase};
 use super::layout::{groups, LeuPass};
 use super::options::GpuOptions;
-use super::pipelines::{bind, build_specialized, params, storage};
+use super::pipelines::{bind, build_specialized, params, storage, Kernel};
 use super::specialize::Splits;
 use super::state::GpuState;
 use crate::error::Result;
@@ -17,11 +17,11 @@ pub struct LeuKernels {
     /// (P, nbr, csr, src, dst, lin, blocks, flags, pass, nbr_1).
     pub layout: wgpu::BindGroupLayout,
     /// `leu_linearize`.
-    pub linearize: wgpu::ComputePipeline,
+    pub linearize: Kernel,
     /// `leu_step`.
-    pub step: wgpu::ComputePipeline,
+    pub step: Kernel,
     /// `leu_fixup`.
-    pub fixup: wgpu::ComputePipeline,
+    pub fixup: Kernel,
 }
 
 impl LeuKernels {
@@ -131,7 +131,7 @@ impl LeuIntegrator {
 
     /// Records one step from state\[p\] into state[1−p], linearising first every `relinearize_every` steps.
     pub fn encode_step(&mut self, pass: &mut CountedPass, p: usize, n: usize, relinearize_every: usize) {
-        let mut run = |pipeline: &wgpu::ComputePipeline, phase: Phase| {
+        let mut run = |pipeline: &Kernel, phase: Phase| {
             pass.phase(phase);
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, &self.bind_groups[p], &[]);

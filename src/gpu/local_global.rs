@@ -14,7 +14,7 @@ use super::layout::{groups, LgPass};
 use super::multigrid::{MultigridData, MultigridKernels};
 use super::options::GpuOptions;
 use super::pcg::PcgKernels;
-use super::pipelines::{bind_dynamic, build_specialized, dynamic_params, params, params_stride, storage};
+use super::pipelines::{bind_dynamic, build_specialized, dynamic_params, params, params_stride, storage, Kernel};
 use super::specialize::split_constant;
 use crate::error::Result;
 use crate::linalg::chebyshev::{chebyshev_omega, chebyshev_rho_used};
@@ -26,21 +26,21 @@ pub struct LocalGlobalKernels {
     /// Group 2: `LgPass` with a dynamic offset.
     pub pass_layout: wgpu::BindGroupLayout,
     /// `lg_inertia`.
-    pub inertia: wgpu::ComputePipeline,
+    pub inertia: Kernel,
     /// `lg_local_residual`.
-    pub local_residual: wgpu::ComputePipeline,
+    pub local_residual: Kernel,
     /// `lg_chebyshev`.
-    pub chebyshev: wgpu::ComputePipeline,
+    pub chebyshev: Kernel,
     /// `lg_advance`.
-    pub advance: wgpu::ComputePipeline,
+    pub advance: Kernel,
     /// `lg_velocity`.
-    pub velocity: wgpu::ComputePipeline,
+    pub velocity: Kernel,
     /// `lg_report`.
-    pub report: wgpu::ComputePipeline,
+    pub report: Kernel,
     /// `lg_cheb_residual` (Chebyshev with the multigrid preconditioner).
-    pub cheb_residual: wgpu::ComputePipeline,
+    pub cheb_residual: Kernel,
     /// `lg_cheb_combine`.
-    pub cheb_combine: wgpu::ComputePipeline,
+    pub cheb_combine: Kernel,
     /// The PCG with `operator_apply` = the global matrix (M(1 + h d₀ + h² s) + h² L) p.
     pub pcg: PcgKernels,
     /// The multigrid V-cycle that can precondition it (compiled when the multigrid preconditioner is
@@ -217,7 +217,7 @@ impl LocalGlobalKernels {
         pass.set_bind_group(1, &pcg_groups[0], &[]);
         pass.set_bind_group(2, &table.group, &[table.advance()]);
         let mg = mg.zip(self.multigrid.as_ref());
-        let run = |pass: &mut CountedPass, pipe: &wgpu::ComputePipeline, offset: u32, count: u32| {
+        let run = |pass: &mut CountedPass, pipe: &Kernel, offset: u32, count: u32| {
             pass.set_bind_group(2, &table.group, &[offset]);
             pass.set_pipeline(pipe);
             pass.dispatch_workgroups(count, 1, 1);

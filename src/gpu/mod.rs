@@ -38,4 +38,4 @@ pub use cost_model::{CostModel, KernelCost};
 pub use options::GpuOptions;
 pub use simulator::{GpuCgState, GpuEngine, LgEval};
 pub use state::GpuState;
-pub use timestamps::{GpuTimes, TimestampSupport};
+pub use timestamps::{GpuTimes, KernelTime, TimestampSupport};

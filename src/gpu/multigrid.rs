@@ -14,7 +14,7 @@ use super::cost::CountedPass;
 use super::layout::{groups, MgPass, CG_VECTORS};
 use super::options::GpuOptions;
 use super::pcg::PcgBuffers;
-use super::pipelines::{bind, bind_dynamic, build, dynamic_params, params_stride, storage};
+use super::pipelines::{bind, bind_dynamic, build, dynamic_params, params_stride, storage, Kernel as Compiled};
 use crate::error::{Error, Result};
 use crate::linalg::aggregation::Rows;
 use crate::linalg::global_mg::{GlobalMg, LevelMatrix};
@@ -30,7 +30,7 @@ pub struct MultigridKernels {
     /// Group 1: `MgPass` at a dynamic offset.
     pub pass_layout: wgpu::BindGroupLayout,
     /// `mg_down`, `mg_restrict`, `mg_coarse`, `mg_up`, `mg_post`.
-    kernels: [wgpu::ComputePipeline; 5],
+    kernels: [Compiled; 5],
 }
 
 /// One kernel of the V-cycle.

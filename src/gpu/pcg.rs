@@ -12,7 +12,7 @@ use super::cost::{CountedPass, GpuCounters};
 use super::layout::PCG_PER_LANE;
 use super::layout::{groups, CgPass, CG_STATE_WORDS, CG_VECTORS, WORKGROUP_SIZE};
 use super::options::GpuOptions;
-use super::pipelines::{bind, params, storage, Kernels};
+use super::pipelines::{bind, params, storage, Kernel, Kernels};
 use crate::error::Result;
 
 /// An external preconditioner's recorder: `(pass, slot)` records z = B r and the r·z partials of `slot`.
@@ -23,15 +23,15 @@ pub struct PcgKernels {
     /// Group 1: (CgPass, cg_vectors, partials, cg_state).
     pub layout: wgpu::BindGroupLayout,
     /// `pcg_begin`.
-    pub begin: wgpu::ComputePipeline,
+    pub begin: Kernel,
     /// `pcg_matvec`.
-    pub matvec: wgpu::ComputePipeline,
+    pub matvec: Kernel,
     /// `pcg_update`.
-    pub update: wgpu::ComputePipeline,
+    pub update: Kernel,
     /// `pcg_finish`.
-    pub finish: wgpu::ComputePipeline,
+    pub finish: Kernel,
     /// `pcg_reduce`: the partials' sums in one workgroup, for solves of [`PcgKernels::reduces`].
-    pub reduce: wgpu::ComputePipeline,
+    pub reduce: Kernel,
     /// [`GpuOptions::pcg_reduce_from`] of the engine that compiled them.
     reduce_from: u32,
     /// Particles per thread of the per-particle kernels ([`CgPass::per_lane`]).

@@ -64,21 +64,31 @@ pub fn storage(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
     }
 }
 
+/// One compiled entry point: its pipeline and its name, by which a per-dispatch timing reports it
+/// ([`super::timestamps::PhaseTimer::time_each_dispatch`]).
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    /// The compute pipeline.
+    pub pipeline: wgpu::ComputePipeline,
+    /// The WGSL entry point.
+    pub name: &'static str,
+}
+
 /// The compiled kernels of one WGSL file: a bind group layout per group and the pipelines of the entry
 /// points asked for, found by name.
 pub struct Kernels {
     layouts: Vec<wgpu::BindGroupLayout>,
-    pipelines: Vec<(&'static str, wgpu::ComputePipeline)>,
+    pipelines: Vec<Kernel>,
     file: &'static str,
 }
 
 impl Kernels {
     /// The pipeline of entry point `name` (one of those compiled).
-    pub fn pipeline(&self, name: &str) -> Result<wgpu::ComputePipeline> {
+    pub fn pipeline(&self, name: &str) -> Result<Kernel> {
         self.pipelines
             .iter()
-            .find(|(ep, _)| *ep == name)
-            .map(|(_, p)| p.clone())
+            .find(|k| k.name == name)
+            .cloned()
             .ok_or_else(|| Error::Gpu(format!("{}: entry point {name} was not compiled", self.file)))
     }
 
@@ -139,7 +149,7 @@ pub fn build_specialized(
                 compilation_options: wgpu::PipelineCompilationOptions { constants, ..Default::default() },
                 cache: None,
             });
-            (ep, pipeline)
+            Kernel { pipeline, name: ep }
         })
         .collect();
     Ok(Kernels { layouts, pipelines, file })

@@ -6,7 +6,7 @@ use super::alloc::Allocator;
 use super::cost::{CountedPass, Phase};
 use super::layout::groups;
 use super::options::GpuOptions;
-use super::pipelines::{bind, build_specialized, params, storage};
+use super::pipelines::{bind, build_specialized, params, storage, Kernel};
 use super::specialize::Splits;
 use super::state::{read_buffer, GpuState};
 use crate::error::Result;
@@ -18,9 +18,9 @@ pub struct PowerKernels {
     /// (P, nbr, csr, src, y_in, y_out, partials, scalars, nbr_1).
     pub layout: wgpu::BindGroupLayout,
     /// `power_matvec`.
-    pub matvec: wgpu::ComputePipeline,
+    pub matvec: Kernel,
     /// `power_reduce`.
-    pub reduce: wgpu::ComputePipeline,
+    pub reduce: Kernel,
 }
 
 impl PowerKernels {

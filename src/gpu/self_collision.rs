@@ -7,7 +7,7 @@ use super::alloc::Allocator;
 use super::cost::{CountedPass, Phase};
 use super::layout::{groups, SelfInfo, WORKGROUP_SIZE};
 use super::options::GpuOptions;
-use super::pipelines::{bind, build, params, storage};
+use super::pipelines::{bind, build, params, storage, Kernel};
 use super::state::{read_buffer, GpuState};
 use crate::error::Result;
 use crate::model::SelfCollision;
@@ -30,7 +30,7 @@ pub struct GpuHash {
 
 /// One model's self-collision on the GPU: its kernels, buffers and a bind group per state buffer.
 pub struct SelfCollider {
-    pipelines: Vec<wgpu::ComputePipeline>,
+    pipelines: Vec<Kernel>,
     /// The hash buffer: `[start (T + 1) | block sums (T / WG) | bucket (n) | sorted (n)]`.
     hash: wgpu::Buffer,
     groups: [wgpu::BindGroup; 2],

@@ -21,7 +21,7 @@ use super::self_collision::{GpuHash, SelfCollider};
 use super::state::{pack_state, read_vec4s_with, xyz, GpuState};
 use super::step_end::StepEnd;
 use super::strain_limit::StrainLimiter;
-use super::timestamps::{GpuTimes, PhaseTimer, TimestampSupport};
+use super::timestamps::{GpuTimes, KernelTime, PhaseTimer, TimestampSupport};
 use super::wind::Wind;
 use crate::engine::{check_state_len, Checkpoint, Engine, PassTally, Signals, StepsReport};
 use crate::error::{Error, Result};
@@ -433,6 +433,20 @@ impl GpuEngine {
             Some(t) => t.support().clone(),
             None => TimestampSupport::of(self.device.features()),
         }
+    }
+
+    /// [`GpuEngine::enable_timestamps`] with a timestamp before every dispatch, where the device times
+    /// per phase: [`GpuEngine::kernel_times`] then gives each kernel's GPU time (what the device answers).
+    pub fn enable_kernel_timestamps(&mut self) -> TimestampSupport {
+        let support = self.enable_timestamps();
+        self.timer.as_mut().map(PhaseTimer::time_each_dispatch);
+        support
+    }
+
+    /// The GPU time of each kernel and phase read so far, the longest first (empty unless
+    /// [`GpuEngine::enable_kernel_timestamps`] found timestamps per phase).
+    pub fn kernel_times(&self) -> Vec<KernelTime> {
+        self.timer.as_ref().map(PhaseTimer::kernel_times).unwrap_or_default()
     }
 
     /// The GPU times read so far (`None` without timestamps).

@@ -13,7 +13,7 @@ use super::alloc::{Allocator, PARAMS, STORAGE_RW};
 use super::cost::{CountedPass, GpuCounters, Phase};
 use super::layout::{groups, StrainLimitInfo};
 use super::options::GpuOptions;
-use super::pipelines::{bind, build_specialized, params, storage};
+use super::pipelines::{bind, build_specialized, params, storage, Kernel};
 use super::specialize::Splits;
 use super::state::read_buffer;
 use super::state::GpuState;
@@ -33,13 +33,13 @@ const CTL_BYTES: u64 = 32;
 /// The strain-limiting kernels, buffers and bind groups of one model.
 pub struct StrainLimiter {
     /// `strain_limit_first`: a step's first pass (always runs).
-    first: wgpu::ComputePipeline,
+    first: Kernel,
     /// `strain_limit_check`: the first pass of a later pair.
-    check: wgpu::ComputePipeline,
+    check: Kernel,
     /// `strain_limit_pass`: the second pass of a pair.
-    pass: wgpu::ComputePipeline,
+    pass: Kernel,
     /// `strain_limit_copy`.
-    copy: wgpu::ComputePipeline,
+    copy: Kernel,
     /// Per parameter block (plain, accelerated) and state buffer q: (state\[q\] → scratch, scratch → state\[q\]).
     groups: [[[wgpu::BindGroup; 2]; 2]; 2],
     /// Jacobi passes per step.

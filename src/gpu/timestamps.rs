@@ -10,9 +10,27 @@
 //! Recording only writes and resolves the queries (no wait); the blocking calls that submit a frame
 //! read them back afterwards ([`PhaseTimer::read`]).
 
+use std::collections::BTreeMap;
+
 use super::cost::{GpuCounters, Phase};
 use super::state::read_buffer;
 use crate::error::Result;
+
+/// The GPU time of one kernel in one phase, summed over the frames read
+/// ([`PhaseTimer::time_each_dispatch`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct KernelTime {
+    /// The entry point.
+    pub kernel: &'static str,
+    /// The phase its dispatches were recorded in.
+    pub phase: &'static str,
+    /// Dispatches timed.
+    pub dispatches: u64,
+    /// Workgroups over those dispatches.
+    pub workgroups: u64,
+    /// Milliseconds over those dispatches.
+    pub ms: f64,
+}
 
 /// Queries per frame at most (wgpu's limit per query set is 4096); phase changes beyond it are not
 /// timed and the frame counts as truncated.
@@ -91,8 +109,14 @@ pub struct PhaseTimer {
     period_ns: f32,
     /// The phase that starts at each query written so far (`None`: the closing mark).
     marks: Vec<Option<Phase>>,
+    /// Per-dispatch mode: the kernel and workgroups of the dispatch after each query (beside `marks`).
+    dispatches: Vec<(&'static str, u64)>,
+    /// A timestamp before every dispatch, not only at phase changes.
+    per_dispatch: bool,
     truncated: bool,
     times: GpuTimes,
+    /// Per-dispatch mode: the times per (kernel, phase).
+    kernels: BTreeMap<(&'static str, &'static str), KernelTime>,
 }
 
 impl PhaseTimer {
@@ -130,8 +154,11 @@ impl PhaseTimer {
             staging,
             period_ns: queue.get_timestamp_period(),
             marks: Vec::new(),
+            dispatches: Vec::new(),
+            per_dispatch: false,
             truncated: false,
             times: GpuTimes::default(),
+            kernels: BTreeMap::new(),
         })
     }
 
@@ -148,6 +175,24 @@ impl PhaseTimer {
     /// Forgets the times read so far.
     pub fn reset(&mut self) {
         self.times = GpuTimes::default();
+        self.kernels.clear();
+    }
+
+    /// Per-phase mode only: a timestamp before every dispatch, so that [`PhaseTimer::kernel_times`] gives
+    /// each kernel's GPU time (the phases' times are the same sums). Returns whether the device allows it.
+    /// Each timestamp waits for the work before it, so kernels that a GPU would overlap are timed one
+    /// after the other.
+    pub fn time_each_dispatch(&mut self) -> bool {
+        self.per_dispatch = self.support == TimestampSupport::PerPhase;
+        self.per_dispatch
+    }
+
+    /// The times per kernel and phase read so far, the longest first (empty unless
+    /// [`PhaseTimer::time_each_dispatch`]).
+    pub fn kernel_times(&self) -> Vec<KernelTime> {
+        let mut v: Vec<KernelTime> = self.kernels.values().cloned().collect();
+        v.sort_by(|a, b| b.ms.total_cmp(&a.ms));
+        v
     }
 
     /// Pass-only mode: the pass's beginning and end timestamps (to give `begin_compute_pass`), recorded as
@@ -164,10 +209,12 @@ impl PhaseTimer {
         })
     }
 
-    /// Per-phase mode: a timestamp where `phase` starts (when it differs from the last mark), or the
-    /// closing one (`None`). Nothing in pass-only mode.
-    pub fn mark(&mut self, pass: &mut wgpu::ComputePass, phase: Option<Phase>) {
-        if self.support != TimestampSupport::PerPhase || (phase.is_some() && self.marks.last() == Some(&phase)) {
+    /// Per-phase mode: a timestamp where `phase` starts (when it differs from the last mark; before
+    /// every dispatch of `kernel` over `workgroups` in per-dispatch mode), or the closing one (`None`).
+    /// Nothing in pass-only mode.
+    pub fn mark(&mut self, pass: &mut wgpu::ComputePass, phase: Option<Phase>, kernel: &'static str, workgroups: u64) {
+        let same = !self.per_dispatch && phase.is_some() && self.marks.last() == Some(&phase);
+        if self.support != TimestampSupport::PerPhase || same {
             return;
         }
         // keep the last query for the closing mark
@@ -178,6 +225,7 @@ impl PhaseTimer {
         }
         pass.write_timestamp(&self.query_set, self.marks.len() as u32);
         self.marks.push(phase);
+        self.dispatches.push((kernel, workgroups));
     }
 
     /// Records the resolve of this frame's queries into the staging buffer (after the pass ended).
@@ -198,6 +246,9 @@ impl PhaseTimer {
             let bytes = read_buffer(device, &GpuCounters::default(), &self.staging, n as u64 * 8)?;
             let ticks: &[u64] = bytemuck::cast_slice(&bytes);
             let (phases, total) = phase_ms(ticks, &self.marks, self.period_ns);
+            if self.per_dispatch {
+                self.add_kernels(ticks);
+            }
             for (t, p) in self.times.phase_ms.iter_mut().zip(phases) {
                 *t += p;
             }
@@ -206,8 +257,27 @@ impl PhaseTimer {
             self.times.truncated += self.truncated as u64;
         }
         self.marks.clear();
+        self.dispatches.clear();
         self.truncated = false;
         Ok(())
+    }
+
+    /// Adds each dispatch's interval (query k to k + 1) to its kernel's time.
+    fn add_kernels(&mut self, ticks: &[u64]) {
+        for k in 0..self.marks.len().min(ticks.len()).saturating_sub(1) {
+            let (Some(phase), (kernel, workgroups)) = (self.marks[k], self.dispatches[k]) else { continue };
+            let ms = ticks[k + 1].saturating_sub(ticks[k]) as f64 * self.period_ns as f64 * 1e-6;
+            let t = self.kernels.entry((kernel, phase.name())).or_insert(KernelTime {
+                kernel,
+                phase: phase.name(),
+                dispatches: 0,
+                workgroups: 0,
+                ms: 0.0,
+            });
+            t.dispatches += 1;
+            t.workgroups += workgroups;
+            t.ms += ms;
+        }
     }
 }
 

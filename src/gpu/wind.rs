@@ -10,14 +10,14 @@ use super::alloc::{Allocator, STORAGE_RW};
 use super::cost::{CountedPass, Phase};
 use super::layout::groups;
 use super::options::GpuOptions;
-use super::pipelines::{bind, build, params, storage};
+use super::pipelines::{bind, build, params, storage, Kernel};
 use super::state::GpuState;
 use crate::error::Result;
 use crate::reference::model::CpuModel;
 
 /// One model's wind: the kernel, the triangle lists and the bind groups.
 pub struct Wind {
-    pipeline: wgpu::ComputePipeline,
+    pipeline: Kernel,
     /// n + 1 offsets, then (j, k) per incident triangle (see [`crate::model::TriIncidence`]).
     _tri: wgpu::Buffer,
     /// A copy of the step's start state for implicit Euler's trial step (which must leave `state[0]`).
