@@ -6,7 +6,7 @@
 //! along, writes a GPU timestamp where the phase changes. The plan-derived figures that these counts
 //! are checked against, and the bytes each kernel touches, are in [`super::cost_model`].
 
-use super::pipelines::Kernel;
+use super::kernel::Kernel;
 use super::timestamps::PhaseTimer;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 

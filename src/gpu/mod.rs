@@ -13,6 +13,7 @@ pub mod explicit;
 pub mod implicit;
 pub mod implicit_mg;
 pub mod integrator;
+pub mod kernel;
 pub mod layout;
 pub mod leu;
 pub mod lg_rows;

@@ -1,6 +1,7 @@
 //! Helpers shared by the kernel structs (one per WGSL file): compiling a file's entry points by name,
 //! bind group layout entries, bind groups.
 
+pub use super::kernel::Kernel;
 use super::layout::{compose_split, kernel_wgsl};
 use super::options::GpuOptions;
 use crate::error::{Error, Result};
@@ -62,16 +63,6 @@ pub fn storage(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
         },
         count: None,
     }
-}
-
-/// One compiled entry point: its pipeline and its name, by which a per-dispatch timing reports it
-/// ([`super::timestamps::PhaseTimer::time_each_dispatch`]).
-#[derive(Clone, Debug)]
-pub struct Kernel {
-    /// The compute pipeline.
-    pub pipeline: wgpu::ComputePipeline,
-    /// The WGSL entry point.
-    pub name: &'static str,
 }
 
 /// The compiled kernels of one WGSL file: a bind group layout per group and the pipelines of the entry
