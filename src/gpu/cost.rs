@@ -192,7 +192,8 @@ impl<'a, 'e> CountedPass<'a, 'e> {
         CountedPass { pass, counters, phase: Phase::Forces, timer: None, kernel: "?" }
     }
 
-    /// Also writes a timestamp through `timer` before the first dispatch of every phase change.
+    /// Also writes a timestamp through `timer` before the first dispatch of every phase change (before
+    /// every dispatch when the timer times each one, [`PhaseTimer::time_each_dispatch`]).
     pub fn with_timer(mut self, timer: Option<&'a mut PhaseTimer>) -> Self {
         self.timer = timer;
         self
@@ -215,7 +216,8 @@ impl<'a, 'e> CountedPass<'a, 'e> {
         self.pass.set_bind_group(index, bind_group, offsets);
     }
 
-    /// `ComputePass::dispatch_workgroups`, counted (and timed at a phase change when a timer rides along).
+    /// `ComputePass::dispatch_workgroups`, counted (and timed when a timer rides along: at a phase change,
+    /// or at every dispatch when it times each one).
     pub fn dispatch_workgroups(&mut self, x: u32, y: u32, z: u32) {
         let workgroups = x as u64 * y as u64 * z as u64;
         if let Some(t) = self.timer.as_deref_mut() {

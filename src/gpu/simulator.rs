@@ -436,10 +436,13 @@ impl GpuEngine {
     }
 
     /// [`GpuEngine::enable_timestamps`] with a timestamp before every dispatch, where the device times
-    /// per phase: [`GpuEngine::kernel_times`] then gives each kernel's GPU time (what the device answers).
+    /// per phase: [`GpuEngine::kernel_times`] then gives each kernel's GPU time. Returns what the device
+    /// offers, as `enable_timestamps` does (only [`TimestampSupport::PerPhase`] times kernels).
     pub fn enable_kernel_timestamps(&mut self) -> TimestampSupport {
         let support = self.enable_timestamps();
-        self.timer.as_mut().map(PhaseTimer::time_each_dispatch);
+        if let Some(t) = self.timer.as_mut() {
+            t.time_each_dispatch();
+        }
         support
     }
 
