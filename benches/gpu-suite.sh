@@ -14,6 +14,8 @@
 #   SUITE_FRAMES   timed frames per run (default 10); SUITE_WARMUP warm-up frames (default 2)
 #   SUITE_TIMEOUT  seconds per run before it is given up as a row (default 1800)
 #   SUITE_OUT      the table's file (default benches/gpu-suite.md; also printed)
+#   SUITE_KERNEL_TIMES=1  time every dispatch (`--kernel-times` instead of `--timestamps`) and add each
+#                  run's GPU time per kernel after the table (each timestamp waits for the work before it)
 #   SUITE_PROFILE  cargo profile of the binary: release (default) or dev (opt-level 1, quicker to build;
 #                  for checking the script, not for figures)
 #   SUITE_BIN      a springsim binary built elsewhere (no cargo on the machine that runs the suite);
@@ -56,6 +58,9 @@ COLS=$(($(head -n 1 <<<"$HEADER" | tr -cd '|' | wc -c) - 1))
 ROWS=""
 NOTES=""
 MACHINE=""
+TIMING=--timestamps
+[ "${SUITE_KERNEL_TIMES:-0}" = 1 ] && TIMING=--kernel-times
+KTABLES=""
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
@@ -65,7 +70,7 @@ for size in $SIZES; do
         echo "gpu-suite: $size $m" >&2
         # shellcheck disable=SC2046
         timeout "$TIMEOUT" "$BIN" bench $scene_args $(method_args "$m") --backend gpu --frames "$FRAMES" --warmup "$WARMUP" \
-            --timestamps --format markdown >"$TMP/out" 2>"$TMP/err"
+            "$TIMING" --format markdown >"$TMP/out" 2>"$TMP/err"
         rc=$?
         row=$(sed -n 3p "$TMP/out")
         if [ -n "$row" ] && [ "${row:0:1}" = "|" ]; then
@@ -73,6 +78,9 @@ for size in $SIZES; do
             case "$m" in lg-*) row=$(sed "s/| local-global |/| local-global (${m#lg-}) |/" <<<"$row") ;; esac
             ROWS+="$row"$'\n'
             [ -z "$MACHINE" ] && MACHINE=$(sed -n '$p' "$TMP/out")
+            # --kernel-times: the per-kernel table between the row and the machine line
+            KTABLES+=$(sed '1,3d;$d' "$TMP/out")$'\n'
+
             if [ "$rc" -ne 0 ]; then NOTES+="- $size $m: exit $rc: $(grep -v '^\s*$' "$TMP/err" | tail -n 1)"$'\n'; fi
         else
             if [ "$rc" -eq 124 ]; then why="timed out after ${TIMEOUT} s"; else why="refused (exit $rc): $(grep -v '^\s*$' "$TMP/err" | tail -n 1)"; fi
@@ -97,6 +105,8 @@ done
     printf '%s' "$ROWS"
     [ -n "$MACHINE" ] && printf '\n%s\n' "$MACHINE"
     [ -n "$NOTES" ] && printf '\nNotes:\n%s' "$NOTES"
+    [ -n "${KTABLES//[$'\n']/}" ] && printf '%s' "$KTABLES"
     methods=""; [ "$METHODS" != "$ALL_METHODS" ] && methods=" SUITE_METHODS=\"$METHODS\""
-    printf '\nCommand: SUITE_SIZES="%s"%s SUITE_FRAMES=%s SUITE_WARMUP=%s benches/gpu-suite.sh\n' "$SIZES" "$methods" "$FRAMES" "$WARMUP"
+    kt=""; [ "$TIMING" = --kernel-times ] && kt=" SUITE_KERNEL_TIMES=1"
+    printf '\nCommand: SUITE_SIZES="%s"%s%s SUITE_FRAMES=%s SUITE_WARMUP=%s benches/gpu-suite.sh\n' "$SIZES" "$methods" "$kt" "$FRAMES" "$WARMUP"
 } | tee "$OUT"

@@ -416,6 +416,23 @@ fn bench_records_carry_the_cost_fields() {
         let ms: f64 = kernels.iter().map(|k| k["gpu_ms_per_frame"].as_f64().unwrap()).sum();
         let total = r["gpu_ms_per_frame"].as_f64().unwrap();
         assert!((ms - total).abs() <= 1e-9 * total.max(1.0), "{ms} vs {total}: {r}");
+        // the markdown format adds the run's table per kernel before the machine line
+        let md = run(&[
+            "bench",
+            "--scene",
+            "rope",
+            "--size",
+            "16",
+            "--backend",
+            "gpu",
+            "--frames",
+            "1",
+            "--kernel-times",
+            "--format",
+            "markdown",
+        ]);
+        let at = md.find("GPU time per kernel, rope 16 symplectic-euler").expect(&md);
+        assert!(md[at..].contains("| symplectic_step | forces |") && md.trim_end().lines().last().unwrap().starts_with("CPU: "), "{md}");
     } else {
         assert!(r["kernels"].is_null(), "{r}");
     }

@@ -228,7 +228,7 @@ fn msf(v: f64) -> String {
 }
 
 /// The records as a markdown table (one row per run; times in ms, frame times over the timed frames),
-/// then one line naming the machine (CPU, threads, OS, springsim's version), the GPU drivers and the
+/// with `--kernel-times` a table per run of its GPU time per kernel, then one line naming the machine (CPU, threads, OS, springsim's version), the GPU drivers and the
 /// dates.
 pub fn markdown(rows: &[BenchResult]) -> String {
     let mut s = String::from(
@@ -266,6 +266,9 @@ pub fn markdown(rows: &[BenchResult]) -> String {
             md_cost(r),
         ));
     }
+    for r in rows {
+        s.push_str(&md_kernels(r));
+    }
     if let Some(first) = rows.first() {
         let mut drivers: Vec<&str> = rows.iter().filter_map(|r| r.driver.as_deref()).collect();
         drivers.dedup();
@@ -278,6 +281,31 @@ pub fn markdown(rows: &[BenchResult]) -> String {
             first.os,
             first.version,
             if drivers.is_empty() { "none (CPU runs)".to_string() } else { md(&drivers.join(", ")) },
+        ));
+    }
+    s
+}
+
+/// `--kernel-times`: the run's GPU time per kernel as a markdown table of its own, the longest first
+/// (empty without them).
+fn md_kernels(r: &BenchResult) -> String {
+    let Some(kernels) = r.cost.kernels.as_ref() else { return String::new() };
+    let size = r.size.map(|n| format!(" {n}")).unwrap_or_default();
+    let mut s = format!(
+        "\nGPU time per kernel, {}{size} {} on {}:\n\n| kernel | phase | dispatches/frame | workgroups/dispatch | µs/dispatch | GPU ms/frame |\n|---|---|---:|---:|---:|---:|\n",
+        md(&r.scene),
+        r.method,
+        md(&r.adapter)
+    );
+    for k in kernels {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {:.1} | {} |\n",
+            k.kernel,
+            k.phase,
+            msf(k.dispatches_per_frame),
+            msf(k.workgroups_per_dispatch),
+            k.us_per_dispatch,
+            msf(k.gpu_ms_per_frame)
         ));
     }
     s
