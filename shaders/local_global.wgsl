@@ -8,7 +8,9 @@
 // particle: each incident spring's d of eq. 10 formed where it is gathered, no d stored; it writes the
 // PCG's right-hand side and Jacobi diagonal), a global solve of A δ = r (the PCG of pcg.wgsl,
 // Chebyshev-Jacobi iterations lg_chebyshev (Wang 2015, eq. 12), or the host's f64 Cholesky which uploads
-// δ into the PCG's solution vector), then lg_advance (xₖ₊₁ = xₖ + δ). A step begins with lg_inertia
+// δ into the PCG's solution vector), then lg_advance (xₖ₊₁ = xₖ + δ). Chebyshev-Jacobi's first iteration,
+// which gathers nothing, is taken by lg_local_residual, and its last by lg_chebyshev_advance, which also
+// advances x: a global step of b iterations is b − 1 dispatches. A step begins with lg_inertia
 // (y = q + hαv, x = y) and ends with lg_velocity (v = (x − q)/h; pinned: x = q bit for bit, v = 0) and
 // lg_report.
 //
@@ -41,7 +43,7 @@ struct LgPass {
     k: u32,       // lg_chebyshev: the iteration k
     omega: f32,   // lg_chebyshev: ω_{k+1}
     slot: u32,    // lg_local_residual: partials slot (0: first residual, 1: the final one, 2: none); lg_advance: δ's slot (0..2 Chebyshev, 3 PCG/Cholesky)
-    _pad: u32,
+    start: u32,   // lg_local_residual: 1 to take the first Chebyshev-Jacobi iteration too (δ₁ = D⁻¹ r into slot 1)
 }
 
 @group(0) @binding(0) var<storage, read> P: Params;
@@ -134,6 +136,8 @@ fn lg_inertia(@builtin(global_invocation_id) gid: vec3<u32>) {
 // (the same sum, without the cancellation of two large terms in f32); 0 for a pinned i. Writes r with the
 // Jacobi inverse diagonal 1/A_ii in its w (read by lg_chebyshev) and in D (the PCG's), zeroes the
 // Chebyshev iterates δ₀ = δ₋₁ = 0, and the partial sums of ‖r‖² into slot K.slot (none for slot 2).
+// With K.start it also takes the first Chebyshev-Jacobi iteration, which gathers nothing: from δ₀ = 0
+// with ω₁ = 1, lg_chebyshev's δ₁ = D⁻¹ r (twin: reference::local_global::lg_chebyshev_start) into slot 1.
 // Twin: reference::local_global::lg_local_residual.
 @compute @workgroup_size(WG)
 fn lg_local_residual(
@@ -150,6 +154,9 @@ fn lg_local_residual(
         lg_work[2u * n + i] = vec4<f32>(0.0);
         if (xi4.w == 0.0) {
             pcg_set_rhs(i, vec3<f32>(0.0), vec3<f32>(0.0));
+            if (K.start != 0u) {
+                lg_work[n + i] = vec4<f32>(0.0);
+            }
         } else {
             let h2 = L.h * L.h;
             let mi = 1.0 / xi4.w;
@@ -179,6 +186,9 @@ fn lg_local_residual(
             // pcg_set_rhs, with D⁻¹ also in r's w
             cg_vectors[seg(SEG_R, i)] = vec4<f32>(r, inv_diag);
             cg_vectors[seg(SEG_D, i)] = vec4<f32>(vec3<f32>(inv_diag), 0.0);
+            if (K.start != 0u) {
+                lg_work[n + i] = vec4<f32>(r * inv_diag, 0.0);
+            }
             rr = dot(r, r);
         }
     }
@@ -229,11 +239,8 @@ fn operator_apply(i: u32, p_i: vec3<f32>) -> vec3<f32> {
 // δ̂_i = D⁻¹_i (r_i + h² Σ_e k_e δ_k,j) (A's off-diagonal gathered, the diagonal cancelled: no read of δ_k,i
 // or of the state), δ_{k+1} = ω_{k+1}(δ̂ − δ_{k−1}) + δ_{k−1}, with δ_k in slot k mod 3, δ_{k−1} in slot
 // (k + 2) mod 3 and δ_{k+1} written to slot (k + 1) mod 3. D⁻¹ is r's w (lg_local_residual), 0 when pinned.
-@compute @workgroup_size(WG)
-fn lg_chebyshev(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
-    let n = L.n;
-    if (i >= n) { return; }
+// δ_{k+1,i} of one Chebyshev-Jacobi iteration (lg_chebyshev's body).
+fn cheb_sweep(i: u32, n: u32) -> vec3<f32> {
     let cur = (K.k % 3u) * n;
     let prev = lg_work[((K.k + 2u) % 3u) * n + i].xyz;
     var acc = vec3<f32>(0.0);
@@ -246,7 +253,29 @@ fn lg_chebyshev(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let rd = cg_vectors[seg(SEG_R, i)];
     let hat = (rd.xyz + acc * (L.h * L.h)) * rd.w;
-    lg_work[((K.k + 1u) % 3u) * n + i] = vec4<f32>((hat - prev) * K.omega + prev, 0.0);
+    return (hat - prev) * K.omega + prev;
+}
+
+@compute @workgroup_size(WG)
+fn lg_chebyshev(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    let n = L.n;
+    if (i >= n) { return; }
+    lg_work[((K.k + 1u) % 3u) * n + i] = vec4<f32>(cheb_sweep(i, n), 0.0);
+}
+
+// The last Chebyshev-Jacobi iteration of a global step fused with lg_advance: x_{k+1} = x_k + δ_{k+1}
+// (the sweep reads no x, so x is written in place; a pinned particle is not touched, and its δ is 0).
+// δ_{k+1} is not stored: nothing reads it. Twin: reference::local_global::lg_chebyshev_advance.
+@compute @workgroup_size(WG)
+fn lg_chebyshev_advance(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    let n = L.n;
+    if (i >= n) { return; }
+    let delta = cheb_sweep(i, n);
+    let x = dst[i];
+    if (x.w == 0.0) { return; }
+    dst[i] = vec4<f32>(x.xyz + delta, x.w);
 }
 
 // Chebyshev on the multigrid-preconditioned iteration (twin: cpu::local_global::chebyshev_solve_with),

@@ -167,6 +167,22 @@ fn one_step_matches_cpu_each_backend() {
     }
 }
 
+/// Chebyshev-Jacobi's fused ends at the budgets where they change the plan: 1 (the residual's iteration,
+/// then `lg_advance`), 2 (the residual's, then `lg_chebyshev_advance`) and 3 (one `lg_chebyshev` between);
+/// the budget 0 leaves x where it was (δ = 0).
+#[test]
+fn chebyshev_fused_ends_match_cpu_at_small_budgets() {
+    if gpu().is_none() {
+        return;
+    }
+    for budget in [1, 2, 3] {
+        let (xg, xc, q) = one_frame(GlobalSolve::Chebyshev, 3, budget);
+        let e = rel_to(&xg, &xc, &q);
+        eprintln!("chebyshev x3, budget {budget}: ‖x_gpu − x_cpu‖/‖x_cpu − q‖ = {e:.2e}");
+        assert!(e < 1e-4, "budget {budget}: {e:e}");
+    }
+}
+
 #[test]
 fn cg_and_chebyshev_agree_with_cholesky() {
     let Some(ctx) = gpu() else { return };

@@ -252,6 +252,24 @@ fn local_global_kernels_match_the_engine() {
     }
     assert!(cur.iter().any(|a| a.norm() > 0.0));
     assert_eq!(cur, delta, "lg_chebyshev against chebyshev_solve");
+    // the GPU's order: the first iteration taken by lg_local_residual (lg_chebyshev_start, no gather),
+    // the middle ones by lg_chebyshev, the last by lg_chebyshev_advance, which adds δ to x
+    let start: Vec<V3> = (0..cm.n).map(|i| kernel::lg_chebyshev_start(i, &r, &inv_diag)).collect();
+    let zero = vec![V3::zeros(); cm.n];
+    let first: Vec<V3> = (0..cm.n).map(|i| kernel::lg_chebyshev(i, &cm, &p, 1.0, &r, &inv_diag, &zero, &zero)).collect();
+    assert!(start.iter().any(|a| a.norm() > 0.0));
+    assert_eq!(start, first, "lg_chebyshev_start against lg_chebyshev from δ₀ = δ₋₁ = 0");
+    let (mut cur2, mut prev2, mut omega) = (start, vec![V3::zeros(); cm.n], chebyshev_omega(0, rho, 1.0));
+    for k in 1..iters - 1 {
+        omega = chebyshev_omega(k, rho, omega);
+        let next: Vec<V3> = (0..cm.n).map(|i| kernel::lg_chebyshev(i, &cm, &p, omega, &r, &inv_diag, &cur2, &prev2)).collect();
+        prev2 = std::mem::replace(&mut cur2, next);
+    }
+    omega = chebyshev_omega(iters - 1, rho, omega);
+    for i in 0..cm.n {
+        let fused = kernel::lg_chebyshev_advance(i, &cm, &p, omega, &r, &inv_diag, &cur2, &prev2, &q);
+        assert_eq!(fused, kernel::lg_advance(i, &cm, &q, &delta), "lg_chebyshev_advance, particle {i}");
+    }
     // the Jacobi sweep is the preconditioned form δ̂ = δₖ + D⁻¹(r − Aδₖ) to rounding
     let mut pre = vec![V3::zeros(); cm.n];
     chebyshev_solve_with(&cm, &p, |s, z| jacobi_apply(&inv_diag, s, z), &r, &mut pre, rho, iters, &mut work);

@@ -181,13 +181,26 @@ fn struct_layouts_match_rust() {
     assert_eq!(m.len(), 9, "LgConsts has exactly the Rust fields");
     let (size, m) = struct_layout(&module, "LgPass").expect("no struct LgPass");
     assert_eq!(size as usize, size_of::<LgPass>(), "LgPass size");
-    for (name, off) in [("k", offset_of!(LgPass, k)), ("omega", offset_of!(LgPass, omega)), ("slot", offset_of!(LgPass, slot))] {
+    for (name, off) in [
+        ("k", offset_of!(LgPass, k)),
+        ("omega", offset_of!(LgPass, omega)),
+        ("slot", offset_of!(LgPass, slot)),
+        ("start", offset_of!(LgPass, start)),
+    ] {
         assert_eq!(offset_of_member(&m, "LgPass", name) as usize, off, "LgPass.{name} offset");
     }
     // the kernels carry the CPU twins' names
-    for ep in
-        ["lg_inertia", "lg_local_residual", "lg_chebyshev", "lg_advance", "lg_velocity", "lg_report", "lg_cheb_residual", "lg_cheb_combine"]
-    {
+    for ep in [
+        "lg_inertia",
+        "lg_local_residual",
+        "lg_chebyshev",
+        "lg_chebyshev_advance",
+        "lg_advance",
+        "lg_velocity",
+        "lg_report",
+        "lg_cheb_residual",
+        "lg_cheb_combine",
+    ] {
         assert!(module.entry_points.iter().any(|e| e.name == ep), "{file}: entry point {ep}");
     }
     // the multigrid V-cycle: MgPass as in Rust, field by field

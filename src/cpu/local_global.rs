@@ -205,7 +205,7 @@ impl ChebyshevWork {
 
 /// `iters` Jacobi iterations on A δ = r from δ = 0, with Chebyshev weights (Wang 2015): δ̂ = δₖ +
 /// D⁻¹(r − A δₖ), δ_{k+1} = ω_{k+1}(δ̂ − δ_{k−1}) + δ_{k−1}, each iteration [`kernel::lg_chebyshev`]'s
-/// Jacobi sweep per particle (the GPU's numbers; the preconditioned form of [`chebyshev_solve_with`] with
+/// Jacobi sweep per particle (the first [`kernel::lg_chebyshev_start`], δ₁ = D⁻¹ r, which it equals) (the GPU's numbers; the preconditioned form of [`chebyshev_solve_with`] with
 /// z = D⁻¹ s gives the same iterates to rounding). `rho` is the radius to build the weights for
 /// ([`chebyshev_rho_used`]). Returns the relative residual ‖r − Aδ‖/‖r‖ of the result. Pinned entries
 /// stay 0 (their inverse diagonal is 0).
@@ -225,7 +225,12 @@ pub fn chebyshev_solve(
     for k in 0..iters {
         omega = chebyshev_omega(k, rho, omega);
         let delta_k: &[V3] = delta;
-        for_each_particle(&mut w.next, |i| kernel::lg_chebyshev(i, m, p, omega, r, inv_diag, delta_k, &w.prev));
+        if k == 0 {
+            // from δ₀ = δ₋₁ = 0 with ω₁ = 1 the sweep gathers nothing (the GPU's lg_local_residual takes it)
+            for_each_particle(&mut w.next, |i| kernel::lg_chebyshev_start(i, r, inv_diag));
+        } else {
+            for_each_particle(&mut w.next, |i| kernel::lg_chebyshev(i, m, p, omega, r, inv_diag, delta_k, &w.prev));
+        }
         w.rotate(delta);
     }
     relative_residual(m, p, r, delta, &mut w.ad)

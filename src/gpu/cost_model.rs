@@ -220,9 +220,17 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
             m.add("lg_inertia", Phase::Integrate, steps, g, n * ST, n * 2 * V);
             let local = steps * (li + 1);
             let slots = if s.lg_slots > 0 { s.lg_slots } else { e };
-            // x and y, R and D written, the two Chebyshev slots zeroed, the ‖r‖² partials
-            m.add("lg_local_residual", Phase::Local, local, g, n * (2 * V + ROW) + slots * (SLOT_LOCAL + V), n * 4 * V + g * V);
+            // x and y, R and D written, the two Chebyshev slots zeroed, the ‖r‖² partials; Chebyshev-Jacobi's
+            // first iteration (δ₁ = D⁻¹ r) written too by the residuals that start a global step
             let solves = steps * li;
+            let jacobi_chebyshev = global == GlobalSolve::Chebyshev && s.multigrid.is_none();
+            let (start, fused_advance) = (jacobi_chebyshev && budget > 0, jacobi_chebyshev && budget >= 2);
+            let started = if start { solves } else { 0 };
+            m.add_total(
+                "lg_local_residual",
+                Phase::Local,
+                [local, local * g, local * (n * (2 * V + ROW) + slots * (SLOT_LOCAL + V)), local * (n * 4 * V + g * V) + started * n * V],
+            );
             let matvec = n * (2 * V + ROW) + slots * (SLOT_MATRIX + V);
             match global {
                 GlobalSolve::Cholesky => {
@@ -238,15 +246,24 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
                         vcycles(&mut m, solves * budget, mg);
                         m.add("lg_cheb_combine", Phase::Global, solves * budget, g, n * 3 * V, n * V);
                     }
-                    // the Jacobi sweep: δ_{k−1} and r (D⁻¹ in its w) beside the gather, no δ_k,i or state
-                    None => m.add("lg_chebyshev", Phase::Global, solves * budget, g, matvec, n * V),
+                    // the Jacobi sweep: δ_{k−1} and r (D⁻¹ in its w) beside the gather, no δ_k,i or state;
+                    // the first iteration is the residual's, the last advances x (reads and writes x, no δ)
+                    None => {
+                        let sweeps = budget.saturating_sub(start as u64 + fused_advance as u64);
+                        m.add("lg_chebyshev", Phase::Global, solves * sweeps, g, matvec, n * V);
+                        if fused_advance {
+                            m.add("lg_chebyshev_advance", Phase::Global, solves, g, matvec + n * V, n * V);
+                        }
+                    }
                 },
                 _ => pcg(&mut m, solves, budget, pcg_g, n, matvec, s.multigrid, s.pcg_reduce),
             }
             if global != GlobalSolve::Cholesky {
                 iterations = solves * budget;
             }
-            m.add("lg_advance", Phase::Integrate, solves, g, n * 2 * V, n * V);
+            if !fused_advance {
+                m.add("lg_advance", Phase::Integrate, solves, g, n * 2 * V, n * V);
+            }
             if s.colliders > 0 && li > 1 {
                 // Liu §4.1: the iterate projected out of the colliders after every iteration but the last
                 m.add("collide_positions", Phase::Collide, steps * (li - 1), g, n * V + s.colliders * COLLIDER, n * V);

@@ -253,8 +253,9 @@ pub struct LgPass {
     /// `lg_local_residual`: the partials slot (0 first iteration, 1 later, 2 none); `lg_advance`: δ's slot
     /// (0..2 Chebyshev, 3 the PCG's solution).
     pub slot: u32,
-    /// Padding to 16 bytes.
-    pub _pad: u32,
+    /// `lg_local_residual`: 1 to take the first Chebyshev-Jacobi iteration too (δ₁ = D⁻¹ r into slot 1,
+    /// [`crate::reference::local_global::lg_chebyshev_start`]).
+    pub start: u32,
 }
 
 /// `MgPass` in `shaders/multigrid.wgsl`: one multigrid dispatch (level, kernel), one per dynamic offset.

@@ -31,6 +31,8 @@ pub struct LocalGlobalKernels {
     pub local_residual: Kernel,
     /// `lg_chebyshev`.
     pub chebyshev: Kernel,
+    /// `lg_chebyshev_advance`.
+    pub chebyshev_advance: Kernel,
     /// `lg_advance`.
     pub advance: Kernel,
     /// `lg_velocity`.
@@ -60,13 +62,19 @@ pub struct LgPassTable {
     pub stride: u32,
     /// Chebyshev iterations per global step (the entries before the fixed ones).
     pub budget: usize,
+    /// Chebyshev-Jacobi with its ends fused ([`LgPassTable::new`]): `lg_local_residual` takes the first
+    /// iteration and, from a budget of 2, `lg_chebyshev_advance` the last with the advance.
+    pub fused: bool,
 }
 
 impl LgPassTable {
     /// The entries for a global step of `budget` Chebyshev iterations with radius estimate `rho`
     /// (ω from [`chebyshev_omega`] in f64 at [`chebyshev_rho_used`]), and `lg_advance` reading δ from
     /// the PCG's solution (`chebyshev` false: the PCG and the Cholesky upload) or from the last
-    /// Chebyshev iterate.
+    /// Chebyshev iterate. With `fused` (Chebyshev-Jacobi) the residuals that start a global step take its
+    /// first iteration, which gathers nothing (δ₁ = D⁻¹ r), and the last iteration is recorded fused with
+    /// the advance ([`LgPassTable::advances`]): a global step of `budget` iterations is `budget − 1`
+    /// dispatches and no `lg_advance`.
     pub fn new(
         device: &wgpu::Device,
         alloc: &mut Allocator,
@@ -74,19 +82,22 @@ impl LgPassTable {
         budget: usize,
         rho: f64,
         chebyshev: bool,
+        fused: bool,
     ) -> Result<Self> {
+        let fused = fused && chebyshev;
+        let start = (fused && budget > 0) as u32;
         let stride = params_stride(device, std::mem::size_of::<LgPass>());
         let mut entries = Vec::with_capacity(budget + 3);
         let rho_used = chebyshev_rho_used(rho);
         let mut omega = 1.0;
         for k in 0..budget {
             omega = chebyshev_omega(k, rho_used, omega);
-            entries.push(LgPass { k: k as u32, omega: omega as f32, slot: 0, _pad: 0 });
+            entries.push(LgPass { k: k as u32, omega: omega as f32, slot: 0, start: 0 });
         }
-        entries.push(LgPass { slot: 0, ..Default::default() });
+        entries.push(LgPass { slot: 0, start, ..Default::default() });
         entries.push(LgPass { slot: 1, ..Default::default() });
         entries.push(LgPass { slot: if chebyshev { (budget % 3) as u32 } else { 3 }, ..Default::default() });
-        entries.push(LgPass { slot: 2, ..Default::default() });
+        entries.push(LgPass { slot: 2, start, ..Default::default() });
         let mut bytes = vec![0u8; entries.len() * stride as usize];
         for (e, p) in entries.iter().enumerate() {
             let o = e * stride as usize;
@@ -94,7 +105,13 @@ impl LgPassTable {
         }
         let buffer = alloc.params_init("springsim.lg_pass", &bytes)?;
         let group = bind_dynamic(device, &kernels.pass_layout, "springsim.lg_pass", &buffer, std::mem::size_of::<LgPass>());
-        Ok(LgPassTable { buffer, group, stride, budget })
+        Ok(LgPassTable { buffer, group, stride, budget, fused })
+    }
+
+    /// Whether the global step's last dispatch advances x itself (`lg_chebyshev_advance`), so that the
+    /// [`LgPhase::Advance`] that follows it records nothing.
+    pub fn advances(&self) -> bool {
+        self.fused && self.budget >= 2
     }
 
     /// The offset of Chebyshev iteration k.
@@ -157,6 +174,7 @@ impl LocalGlobalKernels {
             "lg_inertia",
             "lg_local_residual",
             "lg_chebyshev",
+            "lg_chebyshev_advance",
             "lg_advance",
             "lg_velocity",
             "lg_report",
@@ -173,6 +191,7 @@ impl LocalGlobalKernels {
             inertia: k.pipeline("lg_inertia")?,
             local_residual: k.pipeline("lg_local_residual")?,
             chebyshev: k.pipeline("lg_chebyshev")?,
+            chebyshev_advance: k.pipeline("lg_chebyshev_advance")?,
             advance: k.pipeline("lg_advance")?,
             velocity: k.pipeline("lg_velocity")?,
             report: k.pipeline("lg_report")?,
@@ -243,11 +262,15 @@ impl LocalGlobalKernels {
                     }
                 }
                 None => {
-                    for k in 0..table.budget {
-                        run(pass, &self.chebyshev, table.chebyshev(k), g);
+                    // fused: the first iteration was the residual's, the last advances x
+                    let first = table.fused as usize;
+                    for k in first..table.budget {
+                        let last = table.advances() && k + 1 == table.budget;
+                        run(pass, if last { &self.chebyshev_advance } else { &self.chebyshev }, table.chebyshev(k), g);
                     }
                 }
             },
+            LgPhase::Advance if table.advances() => {}
             LgPhase::Advance => run(pass, &self.advance, table.advance(), g),
             LgPhase::Finish => {
                 run(pass, &self.velocity, table.advance(), g);

@@ -339,7 +339,8 @@ impl LocalGlobalIntegrator {
             }
             Preconditioner::Jacobi | Preconditioner::Auto => None,
         };
-        let table = LgPassTable::new(device, &mut alloc, &self.kernels, budget, rho, global == GlobalSolve::Chebyshev)?;
+        let chebyshev = global == GlobalSolve::Chebyshev;
+        let table = LgPassTable::new(device, &mut alloc, &self.kernels, budget, rho, chebyshev, multigrid.is_none())?;
         let bytes = alloc.bytes();
         self.runtime = Some(LgRuntime {
             global,

@@ -136,6 +136,36 @@ pub fn lg_chebyshev(i: usize, m: &CpuModel, p: &LgParams, omega: f64, r: &[V3], 
     (hat - delta_prev[i]) * omega + delta_prev[i]
 }
 
+/// The first Chebyshev-Jacobi iteration of a global step, which `lg_local_residual` takes when its pass
+/// says `start` (the GPU) and [`crate::cpu::local_global::chebyshev_solve`] takes first: from δ₀ = δ₋₁ = 0
+/// with ω₁ = 1, [`lg_chebyshev`] gathers nothing and gives δ₁,ᵢ = D⁻¹ᵢ rᵢ (0 for a pinned particle, whose
+/// inverse diagonal is 0).
+pub fn lg_chebyshev_start(i: usize, r: &[V3], inv_diag: &[V3]) -> V3 {
+    r[i].component_mul(&inv_diag[i])
+}
+
+/// `lg_chebyshev_advance`: the last Chebyshev-Jacobi iteration of a global step with the advance fused,
+/// xₖ₊₁,ᵢ = xₖ,ᵢ + δᵢ with δᵢ of [`lg_chebyshev`] (Wang 2015, eq. 12; Liu §4), [`lg_advance`] of it: a
+/// pinned particle is not touched.
+#[allow(clippy::too_many_arguments)] // lg_chebyshev's arguments and x
+pub fn lg_chebyshev_advance(
+    i: usize,
+    m: &CpuModel,
+    p: &LgParams,
+    omega: f64,
+    r: &[V3],
+    inv_diag: &[V3],
+    delta: &[V3],
+    delta_prev: &[V3],
+    x: &[V3],
+) -> V3 {
+    if m.inv_mass[i] == 0.0 {
+        x[i]
+    } else {
+        x[i] + lg_chebyshev(i, m, p, omega, r, inv_diag, delta, delta_prev)
+    }
+}
+
 /// `lg_cheb_residual`: the first half of a Chebyshev iteration preconditioned by the multigrid V-cycle B
 /// (Wang 2015, eq. 12 with B in place of D⁻¹) for particle `i`: sᵢ = rᵢ − (A δₖ)ᵢ, the V-cycle's right-hand side.
 pub fn lg_cheb_residual(i: usize, m: &CpuModel, p: &LgParams, r: &[V3], delta: &[V3]) -> V3 {

@@ -9,7 +9,7 @@
 //! `strain_limit_check`, `strain_limit_pass`, `strain_limit_copy`), [`self_collision`], [`implicit`] (`implicit_prepare`, `implicit_integrate`, `implicit_strain` and the PCG
 //! operator `operator_apply`), [`leu`] (`leu_linearize`, `leu_step`, `leu_fixup`), [`power`]
 //! (`power_matvec`, `power_reduce` and the shared start vector), [`local_global`] (`lg_inertia`,
-//! `lg_local`, `lg_residual`, `lg_local_residual` (the two fused, the GPU's kernel), `lg_chebyshev`, `lg_cheb_residual`, `lg_cheb_combine`, `lg_advance`,
+//! `lg_local`, `lg_residual`, `lg_local_residual` (the two fused, the GPU's kernel), `lg_chebyshev`, `lg_chebyshev_start` (the first iteration, which `lg_local_residual` takes), `lg_chebyshev_advance` (the last, with the advance), `lg_cheb_residual`, `lg_cheb_combine`, `lg_advance`,
 //! `lg_velocity`, `lg_report` and the operator `lg_apply`), [`pcg`] (`pcg_begin`, `pcg_matvec`,
 //! `pcg_update`, `pcg_finish`, per row for any operator) and [`multigrid`] (`mg_down`, `mg_restrict`,
 //! `mg_coarse`, `mg_up`, `mg_post`, per row of a level; the hierarchy is built in
