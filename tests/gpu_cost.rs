@@ -415,6 +415,11 @@ fn bench_records_carry_the_cost_fields() {
     if r["timestamps"] == "per-phase" {
         let kernels = r["kernels"].as_array().expect("kernels");
         assert_eq!(kernels[0]["kernel"], "symplectic_step", "{r}");
+        // the cost model's bytes for it, and the rate they were moved at
+        let (mb, gbs, us) =
+            (kernels[0]["mb_per_dispatch"].as_f64(), kernels[0]["gb_per_s"].as_f64(), kernels[0]["us_per_dispatch"].as_f64());
+        let (mb, gbs, us) = (mb.expect("modelled bytes"), gbs.expect("a rate"), us.unwrap());
+        assert!(mb > 0.0 && (gbs - mb * 1e6 / us / 1e3).abs() <= 1e-9 * gbs, "{r}");
         let sum: f64 = kernels.iter().map(|k| k["dispatches_per_frame"].as_f64().unwrap()).sum();
         assert_eq!(sum, r["dispatches_per_frame"].as_f64().unwrap(), "{r}");
         let ms: f64 = kernels.iter().map(|k| k["gpu_ms_per_frame"].as_f64().unwrap()).sum();
@@ -437,6 +442,7 @@ fn bench_records_carry_the_cost_fields() {
         ]);
         let at = md.find("GPU time per kernel, rope 16 symplectic-euler").expect(&md);
         assert!(md[at..].contains("| symplectic_step | forces |") && md.trim_end().lines().last().unwrap().starts_with("CPU: "), "{md}");
+        assert!(md[at..].contains("| MB/dispatch (model) | GB/s |"), "{md}");
     } else {
         assert!(r["kernels"].is_null(), "{r}");
     }

@@ -4,6 +4,7 @@
 //! on the CPU backend.
 
 use serde::Serialize;
+use springsim::gpu::cost_model::CostModel;
 use springsim::gpu::{GpuCost, GpuEngine, GpuTimes, Phase};
 use std::collections::BTreeMap;
 
@@ -60,6 +61,11 @@ pub struct KernelRecord {
     pub gpu_ms_per_frame: f64,
     /// GPU microseconds per dispatch.
     pub us_per_dispatch: f64,
+    /// Megabytes a dispatch reads and writes, by the cost model (null for a kernel it does not model).
+    pub mb_per_dispatch: Option<f64>,
+    /// The model's bytes over the measured time, GB/s: how near the kernel runs to the adapter's memory
+    /// bandwidth (an estimate: neighbour reads that hit the caches count in full).
+    pub gb_per_s: Option<f64>,
 }
 
 /// One phase of [`CostRecord::phases`].
@@ -118,24 +124,32 @@ pub fn record(
         phases: Some(phases),
         gpu_ms_per_frame: times.filter(|t| t.frames > 0).map(|t| t.total_ms / f),
         timestamps,
-        kernels: kernel_records(engine, frames as u64),
+        kernels: kernel_records(engine, &model, frames as u64),
     }
 }
 
-/// The engine's per-kernel times over `frames` timed frames (`None` when none were taken).
-fn kernel_records(engine: &GpuEngine, frames: u64) -> Option<Vec<KernelRecord>> {
+/// The engine's per-kernel times over `frames` timed frames (`None` when none were taken), each with the
+/// bytes the cost `model` gives its dispatches (found by entry point and phase).
+fn kernel_records(engine: &GpuEngine, model: &CostModel, frames: u64) -> Option<Vec<KernelRecord>> {
     let k = engine.kernel_times();
     let f = frames.max(1) as f64;
     let per = |n: u64| n.max(1) as f64;
     (!k.is_empty()).then(|| {
         k.into_iter()
-            .map(|t| KernelRecord {
-                kernel: t.kernel,
-                phase: t.phase,
-                dispatches_per_frame: t.dispatches as f64 / f,
-                workgroups_per_dispatch: t.workgroups as f64 / per(t.dispatches),
-                gpu_ms_per_frame: t.ms / f,
-                us_per_dispatch: t.ms * 1e3 / per(t.dispatches),
+            .map(|t| {
+                let modelled = model.kernels.iter().find(|c| c.name == t.kernel && c.phase.name() == t.phase && c.dispatches > 0);
+                let bytes = modelled.map(|c| (c.read_bytes + c.write_bytes) as f64 / c.dispatches as f64);
+                let us = t.ms * 1e3 / per(t.dispatches);
+                KernelRecord {
+                    kernel: t.kernel,
+                    phase: t.phase,
+                    dispatches_per_frame: t.dispatches as f64 / f,
+                    workgroups_per_dispatch: t.workgroups as f64 / per(t.dispatches),
+                    gpu_ms_per_frame: t.ms / f,
+                    us_per_dispatch: us,
+                    mb_per_dispatch: bytes.map(|b| b / 1e6),
+                    gb_per_s: bytes.filter(|_| us > 0.0).map(|b| b / us / 1e3),
+                }
             })
             .collect()
     })

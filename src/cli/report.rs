@@ -292,20 +292,22 @@ fn md_kernels(r: &BenchResult) -> String {
     let Some(kernels) = r.cost.kernels.as_ref() else { return String::new() };
     let size = r.size.map(|n| format!(" {n}")).unwrap_or_default();
     let mut s = format!(
-        "\nGPU time per kernel, {}{size} {} on {}:\n\n| kernel | phase | dispatches/frame | workgroups/dispatch | µs/dispatch | GPU ms/frame |\n|---|---|---:|---:|---:|---:|\n",
+        "\nGPU time per kernel, {}{size} {} on {}:\n\n| kernel | phase | dispatches/frame | workgroups/dispatch | µs/dispatch | GPU ms/frame | MB/dispatch (model) | GB/s |\n|---|---|---:|---:|---:|---:|---:|---:|\n",
         md(&r.scene),
         r.method,
         md(&r.adapter)
     );
     for k in kernels {
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {:.1} | {} |\n",
+            "| {} | {} | {} | {} | {:.1} | {} | {} | {} |\n",
             k.kernel,
             k.phase,
             msf(k.dispatches_per_frame),
             msf(k.workgroups_per_dispatch),
             k.us_per_dispatch,
-            msf(k.gpu_ms_per_frame)
+            msf(k.gpu_ms_per_frame),
+            k.mb_per_dispatch.map_or("–".to_string(), msf),
+            k.gb_per_s.map_or("–".to_string(), msf)
         ));
     }
     s
