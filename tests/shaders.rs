@@ -189,18 +189,8 @@ fn struct_layouts_match_rust() {
     ] {
         assert_eq!(offset_of_member(&m, "LgPass", name) as usize, off, "LgPass.{name} offset");
     }
-    // the kernels carry the CPU twins' names
-    for ep in [
-        "lg_inertia",
-        "lg_local_residual",
-        "lg_chebyshev",
-        "lg_chebyshev_advance",
-        "lg_advance",
-        "lg_velocity",
-        "lg_report",
-        "lg_cheb_residual",
-        "lg_cheb_combine",
-    ] {
+    // the kernels carry the CPU twins' names, and the file has every one the engine builds
+    for ep in springsim::gpu::local_global::LocalGlobalKernels::ENTRY_POINTS {
         assert!(module.entry_points.iter().any(|e| e.name == ep), "{file}: entry point {ep}");
     }
     // the multigrid V-cycle: MgPass as in Rust, field by field

@@ -162,6 +162,20 @@ impl LgPhase {
 }
 
 impl LocalGlobalKernels {
+    /// The entry points of `shaders/local_global.wgsl` (the PCG's, composed after it, are
+    /// [`PcgKernels::ENTRY_POINTS`]).
+    pub const ENTRY_POINTS: [&'static str; 9] = [
+        "lg_inertia",
+        "lg_local_residual",
+        "lg_chebyshev",
+        "lg_chebyshev_advance",
+        "lg_advance",
+        "lg_velocity",
+        "lg_report",
+        "lg_cheb_residual",
+        "lg_cheb_combine",
+    ];
+
     /// Compiles the kernels (the multigrid V-cycle's only when `multigrid`) for the global matrix's
     /// rows' table held in `table_parts` bindings (`TABLES_SPLIT`), with `packets` packets a particle in
     /// every block where it is uniform (`LG_PACKETS`, [`super::lg_rows::LgRows::uniform_packets`]; 0 per
@@ -170,17 +184,7 @@ impl LocalGlobalKernels {
         let operator = [params(0), params(1), storage(2, true), storage(3, true), storage(4, false), storage(5, false), storage(6, true)];
         let pcg = PcgKernels::layout_entries();
         let pass = [dynamic_params(0, std::mem::size_of::<LgPass>())];
-        let mut names = vec![
-            "lg_inertia",
-            "lg_local_residual",
-            "lg_chebyshev",
-            "lg_chebyshev_advance",
-            "lg_advance",
-            "lg_velocity",
-            "lg_report",
-            "lg_cheb_residual",
-            "lg_cheb_combine",
-        ];
+        let mut names = Self::ENTRY_POINTS.to_vec();
         names.extend_from_slice(&PcgKernels::ENTRY_POINTS);
         // no force gather is composed in: the rows' own split and width are the constants
         let constants = [split_constant("TABLES_SPLIT", table_parts), ("LG_PACKETS", packets as f64)];
