@@ -205,8 +205,9 @@ impl ChebyshevWork {
 
 /// `iters` Jacobi iterations on A δ = r from δ = 0, with Chebyshev weights (Wang 2015): δ̂ = δₖ +
 /// D⁻¹(r − A δₖ), δ_{k+1} = ω_{k+1}(δ̂ − δ_{k−1}) + δ_{k−1}, each iteration [`kernel::lg_chebyshev`]'s
-/// Jacobi sweep per particle (the first [`kernel::lg_chebyshev_start`], δ₁ = D⁻¹ r, which it equals) (the GPU's numbers; the preconditioned form of [`chebyshev_solve_with`] with
-/// z = D⁻¹ s gives the same iterates to rounding). `rho` is the radius to build the weights for
+/// Jacobi sweep per particle, the first [`kernel::lg_chebyshev_start`] (δ₁ = D⁻¹ r, the same value, with
+/// no gather). These are the GPU's numbers; the preconditioned form of [`chebyshev_solve_with`] with
+/// z = D⁻¹ s gives the same iterates to rounding. `rho` is the radius to build the weights for
 /// ([`chebyshev_rho_used`]). Returns the relative residual ‖r − Aδ‖/‖r‖ of the result. Pinned entries
 /// stay 0 (their inverse diagonal is 0).
 #[allow(clippy::too_many_arguments)] // the solve's operator, preconditioner, bounds and work
