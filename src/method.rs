@@ -303,7 +303,9 @@ pub struct StepSettings {
     pub rayleigh: bool,
     /// LEU: the interval h_nl at which K and D are re-evaluated (s). Default 1 ms: Shinya's 10 ms suits a
     /// slowly draping cloth, but on the swinging curtain a linearization held for 1/300 s already gains
-    /// energy (+0.33 J after 1 s, where explicit Euler loses 0.19 J) and 1/90 s gains 9.6 J.
+    /// energy (+0.33 J after 1 s, where explicit Euler loses 0.19 J) and 1/90 s gains 9.6 J. Finer models
+    /// need less: the 512² cloth diverges with 1 ms (at frame 3 on the CPU) and not with 0.1 ms; the
+    /// guard's `recover` halves it (`crate::stepping`).
     pub leu_interval: f64,
     /// A speed (m/s) above which a step counts as diverging (Shinya §4, step 2.3): LEU discards and
     /// retakes the step; after a frame with such a step every explicit method recomputes k₀ (§5.3).

@@ -244,7 +244,8 @@ pub struct BenchResult {
     /// Policy `report`: the first divergence the guard found (the run goes on to its last frame or its
     /// first non-finite one); null when none was found.
     pub diverged: Option<DivergedRecord>,
-    /// Policy `recover`: the rollbacks (each halved h; the record's `h` is the last step).
+    /// Policy `recover`: the rollbacks (each halved h, or LEU's re-linearization interval; the record's `h`
+    /// is the last step).
     pub recoveries: Vec<DivergedRecord>,
     /// Wall time of the guard's checks and checkpoints (ms per frame, the mean; not in `ms_per_frame`).
     pub guard_ms_per_frame: f64,
@@ -266,15 +267,19 @@ pub struct DivergedRecord {
     /// Policy `recover`: the step after the rollback (s).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub h: Option<f64>,
+    /// Policy `recover`, LEU: the halved re-linearization interval (s), when the rollback halved that
+    /// instead of h.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leu_interval: Option<f64>,
 }
 
 impl DivergedRecord {
     fn of(d: &Divergence) -> Self {
-        let h = match d.action {
-            Action::RolledBack { h, .. } => Some(h),
-            Action::Reported => None,
+        let (h, leu_interval) = match d.action {
+            Action::RolledBack { h, leu_interval, .. } => (Some(h), leu_interval),
+            Action::Reported => (None, None),
         };
-        DivergedRecord { frame: d.frame, kind: d.cause.kind().to_string(), cause: d.cause.to_string(), h }
+        DivergedRecord { frame: d.frame, kind: d.cause.kind().to_string(), cause: d.cause.to_string(), h, leu_interval }
     }
 }
 

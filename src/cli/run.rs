@@ -239,7 +239,8 @@ pub fn run(cli: RunCli) -> Result<()> {
             return Err(crate::Diverged(format!("{} {method}: diverged at frame {}: {}", sc.name(), d.frame, d.cause)).into());
         }
     } else if !log.is_empty() {
-        log::warn!("run: {} recoveries (each halved h)", log.len());
+        let what = if method == Method::Leu { "each halved LEU's re-linearization interval, or h" } else { "each halved h" };
+        log::warn!("run: {} recoveries ({what})", log.len());
     }
     Ok(())
 }

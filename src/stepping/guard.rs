@@ -83,12 +83,16 @@ impl std::fmt::Display for Cause {
 pub enum Action {
     /// Recorded (policy `report`); the state was left as it is.
     Reported,
-    /// Rolled back to the checkpoint at `to_frame` and the step halved to `h` (policy `recover`).
+    /// Rolled back to the checkpoint at `to_frame` (policy `recover`), and either the step halved to `h`
+    /// or, for LEU while it re-linearizes less often than every step, its re-linearization interval
+    /// halved to `leu_interval` (h kept).
     RolledBack {
         /// The frame the state went back to (the next frame stepped is this one again).
         to_frame: usize,
-        /// The new step (s).
+        /// The step from here on (s).
         h: f64,
+        /// LEU: the halved interval h_nl (s) when that was what the rollback changed.
+        leu_interval: Option<f64>,
     },
 }
 
@@ -107,8 +111,12 @@ pub struct Divergence {
 impl std::fmt::Display for Divergence {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "diverged at frame {}: {}", self.frame, self.cause)?;
-        if let Action::RolledBack { to_frame, h } = self.action {
-            write!(f, "; rolled back to frame {to_frame}, h halved to {h:.4e} s")?;
+        match self.action {
+            Action::RolledBack { to_frame, leu_interval: Some(t), .. } => {
+                write!(f, "; rolled back to frame {to_frame}, LEU's re-linearization interval halved to {t:.4e} s")?
+            }
+            Action::RolledBack { to_frame, h, .. } => write!(f, "; rolled back to frame {to_frame}, h halved to {h:.4e} s")?,
+            Action::Reported => {}
         }
         Ok(())
     }

@@ -25,8 +25,12 @@ pub(super) struct Watch {
     since_check: usize,
     /// The recover policy's checkpoint, with its frame and time.
     checkpoint: Option<(Checkpoint, usize, f64)>,
-    /// The factor on the planned h: halved by each rollback.
+    /// The factor on the planned h: halved by each rollback (for LEU, by those after its interval reached
+    /// one step).
     pub(super) h_scale: f64,
+    /// LEU: the factor on the re-linearization interval h_nl, halved by each rollback while LEU
+    /// re-linearizes less often than every step.
+    pub(super) interval_scale: f64,
     /// Rollbacks so far.
     halvings: u32,
     /// The state was edited (a dragged particle, `write_state`) since the last check.
@@ -50,6 +54,7 @@ impl Default for Watch {
             since_check: 0,
             checkpoint: None,
             h_scale: 1.0,
+            interval_scale: 1.0,
             halvings: 0,
             edited: false,
             cursor: false,
@@ -69,9 +74,11 @@ impl Watch {
 }
 
 /// `s` with h scaled by `h_scale` (< 1 after rollbacks): the explicit family's `substep_scale` (or
-/// fixed h), the implicit methods' frame step (or fixed h).
-pub(super) fn scaled_settings(s: &StepSettings, method: Method, h_scale: f64) -> StepSettings {
+/// fixed h), the implicit methods' frame step (or fixed h); and LEU's re-linearization interval by
+/// `interval_scale`.
+pub(super) fn scaled_settings(s: &StepSettings, method: Method, h_scale: f64, interval_scale: f64) -> StepSettings {
     let mut s = s.clone();
+    s.leu_interval *= interval_scale;
     if h_scale < 1.0 {
         match (s.fixed_h, method.is_implicit()) {
             (Some(h), _) => s.fixed_h = Some(h * h_scale),
@@ -172,7 +179,10 @@ impl<E: Engine> Stepper<E> {
         result.map(|()| report)
     }
 
-    /// Policy `recover`: back to the checkpoint, h halved, re-planned.
+    /// Policy `recover`: back to the checkpoint, h halved, re-planned. LEU halves its re-linearization
+    /// interval instead while it re-linearizes less often than every step: what makes it diverge is
+    /// first a linearization held too long (Shinya §4; the 512² cloth diverges at h/1.6 with the default
+    /// interval, and not at the default h with a tenth of it, docs/BENCHMARKS.md).
     fn roll_back(&mut self, frame: usize, cause: Cause, max_halvings: u32) -> Result<Divergence> {
         if self.watch.halvings >= max_halvings {
             return Err(Error::Diverged { frame, what: format!("{cause}, after {} rollbacks halving h", self.watch.halvings) });
@@ -184,10 +194,16 @@ impl<E: Engine> Stepper<E> {
         self.watch.checkpoint = Some((checkpoint, to_frame, time));
         self.watch.frame = to_frame;
         self.watch.time = time;
-        self.watch.h_scale *= 0.5;
+        let interval = self.engine.method() == Method::Leu && self.plan.relinearize_every > 1;
+        if interval {
+            self.watch.interval_scale *= 0.5;
+        } else {
+            self.watch.h_scale *= 0.5;
+        }
         self.watch.halvings += 1;
         self.apply_plan(self.plan.k0)?;
-        let d = Divergence { frame, cause, action: Action::RolledBack { to_frame, h: self.plan.h } };
+        let leu_interval = interval.then(|| self.engine.settings().leu_interval * self.watch.interval_scale);
+        let d = Divergence { frame, cause, action: Action::RolledBack { to_frame, h: self.plan.h, leu_interval } };
         self.watch.log.push(d);
         Ok(d)
     }

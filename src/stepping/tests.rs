@@ -36,6 +36,9 @@ struct Scripted {
     trial_gain_above: Option<f64>,
     speed_exceeded: bool,
     leu_retries: usize,
+    /// LEU: steps gain `gain` J while the plan re-linearizes less often than every this many steps
+    /// (a linearization held too long; `None`: never).
+    stale_above: Option<usize>,
 }
 
 impl Engine for Scripted {
@@ -69,7 +72,8 @@ impl Engine for Scripted {
     }
     fn take_steps(&mut self, steps: usize) -> Result<StepsReport> {
         self.steps += steps;
-        if self.plans.last().is_some_and(|p| p.h > self.gain_above) {
+        let stale = |p: &StepPlan| self.stale_above.is_some_and(|k| self.method() == Method::Leu && p.relinearize_every > k);
+        if self.plans.last().is_some_and(|p| p.h > self.gain_above || stale(p)) {
             self.energy += self.gain;
         }
         Ok(StepsReport {
@@ -276,7 +280,7 @@ fn recover_rolls_back_and_halves_h_until_the_step_is_stable() {
     let r = s.step_frame().unwrap();
     let d = r.divergence.expect("frame 0 diverges");
     assert_eq!((d.frame, d.cause.kind()), (0, "energy"));
-    let Action::RolledBack { to_frame, h } = d.action else { panic!("{d:?}") };
+    let Action::RolledBack { to_frame, h, leu_interval: None } = d.action else { panic!("{d:?}") };
     assert_eq!(to_frame, 0);
     // the target step halves; the frame is then filled by whole steps no longer than it
     assert!(h <= 0.5 * target && h > 0.45 * h0, "h {h} after halving {h0} (target {target})");
@@ -289,6 +293,42 @@ fn recover_rolls_back_and_halves_h_until_the_step_is_stable() {
     assert_eq!((s.engine().rollbacks, s.h_scale(), s.frames(), s.engine().energy), (2, 0.25, 5, 0.0));
     assert!(s.plan().h < 0.5e-3 && s.plan().substeps >= 4 * 21 - 2, "{:?}", s.plan());
     assert_eq!(s.divergences().len(), 2);
+}
+
+/// LEU (planned h ≈ 1.59 ms) with a 10 ms re-linearization interval (every 6 steps), whose steps gain
+/// energy while it re-linearizes less often than every 2 steps: the rollbacks halve the interval (5 ms:
+/// every 3 steps; 2.5 ms: every 2), not h. Then, with the interval at one step, a step that is itself
+/// unstable is halved as for the other methods.
+#[test]
+fn recover_halves_leus_relinearization_interval_before_h() {
+    let mut settings =
+        StepSettings { guard: GuardSettings { policy: DivergencePolicy::Recover, ..Default::default() }, ..Default::default() };
+    settings.leu_interval = 10e-3;
+    let engine =
+        Scripted { settings, gain: 15.0, gain_above: f64::INFINITY, method: Some(Method::Leu), stale_above: Some(2), ..Default::default() };
+    let mut s = Stepper::drive(engine).unwrap();
+    let (h0, substeps) = (s.plan().h, s.plan().substeps);
+    assert_eq!((substeps, s.plan().relinearize_every), (21, 6));
+    for (every, interval) in [(3, 5e-3), (2, 2.5e-3)] {
+        let d = s.step_frame().unwrap().divergence.expect("a stale linearization gains energy");
+        let Action::RolledBack { to_frame: 0, h, leu_interval: Some(t) } = d.action else { panic!("{d:?}") };
+        assert_eq!((h, t, s.plan().relinearize_every, s.plan().substeps), (h0, interval, every, substeps));
+        assert!(d.to_string().ends_with(&format!("LEU's re-linearization interval halved to {interval:.4e} s")), "{d}");
+    }
+    for f in 0..3 {
+        assert_eq!(s.step_frame().unwrap().divergence, None, "frame {f}");
+    }
+    assert_eq!((s.h_scale(), s.frames(), s.engine().energy, s.engine().rollbacks), (1.0, 3, 0.0, 2));
+
+    // re-linearized every step already: h halves
+    let settings = StepSettings { guard: GuardSettings { policy: DivergencePolicy::Recover, ..Default::default() }, ..Default::default() };
+    let engine =
+        Scripted { settings, gain: 15.0, gain_above: 1.0e-3, method: Some(Method::Leu), stale_above: Some(2), ..Default::default() };
+    let mut s = Stepper::drive(engine).unwrap();
+    assert_eq!(s.plan().relinearize_every, 1);
+    let d = s.step_frame().unwrap().divergence.expect("the step gains energy");
+    assert!(matches!(d.action, Action::RolledBack { h, leu_interval: None, .. } if h < 1.0e-3), "{d:?}");
+    assert_eq!((s.h_scale(), s.step_frame().unwrap().divergence), (0.5, None));
 }
 
 #[test]
