@@ -17,12 +17,15 @@
 // Buffers: `src` is the state at the start of the step (q, v), `dst` the iterate x at [0, n) (w = 1/m,
 // 0 when pinned) with y at [n, 2n) during the step and the new velocities there after lg_velocity.
 // `lg_rows` holds the rows of A as a sliced ELL table of vec4<u32> packets (gpu::lg_rows): the packet
-// offsets of the nb + 1 blocks of WG particles (u32 words, padded to whole packets), then per block of G
-// packets a particle (its longest incidence list, four slots a packet) three planes of G·WG packets,
-// packet-major so that a workgroup's loads of one packet are consecutive: the other end j, k bits and
-// the signed rest length (+rest when the particle is the spring's a, −rest when it is b) of each
-// incident spring in CSR order; padding slots are (i, 0, 0). A thread reads four slots a load and
-// issues their four gathers together. `lg_work` holds the Chebyshev iterates (3 slots of
+// offsets of the nb blocks of WG particles and the table's end (u32 words, padded to whole packets), the
+// stencil if any, then per block of G packets a particle (its longest incidence list, four slots a
+// packet) three planes of G·WG packets, packet-major so that a workgroup's loads of one packet are
+// consecutive: the other end j, k bits and the signed rest length (+rest when the particle is the
+// spring's a, −rest when it is b) of each incident spring in CSR order; padding slots are (i, 0, 0). The
+// stencil is such a block, every lane's row the one that a lattice's interior particles share up to a
+// shift, with j − i for j; a block of particles that all have that row has the stencil's offset and no
+// rows of its own. A thread reads four slots a load and issues their four gathers together. `lg_work`
+// holds the Chebyshev iterates (3 slots of
 // n), the partial sums of ‖r‖² (two slots of G workgroups) and the report (‖r₀‖, ‖r_final‖, ratio, 0).
 
 // Rust twin: gpu::layout::LgConsts.
@@ -78,31 +81,55 @@ fn tab_word(k: u32) -> u32 {
     return tab(k / 4u)[k % 4u];
 }
 
-// LG_PACKETS: every block of the table has this many packets a particle (a uniform table, set per
-// pipeline from gpu::lg_rows::LgRows::uniform_packets): a row is then found by arithmetic, without the
-// header's loads, and the loops over its packets have a constant count, so that all of a row's loads
+// LG_PACKETS: every block has this many packets a particle (a uniform table, set per pipeline from
+// gpu::lg_rows::LgRows::uniform_packets): a row is then found by arithmetic, or from one header word where
+// there is a stencil, and the loops over its packets have a constant count, so that all of a row's loads
 // can be issued at once. 0: the widths per block, from the header.
 override LG_PACKETS: u32 = 0u;
+// LG_STENCIL: the blocks whose offset is the stencil's (right after the header) read it, its j words
+// j − i (gpu::lg_rows; only in a uniform table).
+override LG_STENCIL: bool = false;
+
+// Particle i's row: packet g of plane p at first + g·WG + p·plane; its j are the packet's words + base.
+// Twin: gpu::lg_rows::Row.
+struct LgRow {
+    first: u32,
+    packets: u32,
+    plane: u32,
+    base: u32,
+}
 
 // The packets of a row (the constant LG_PACKETS of a uniform table).
-fn lg_packets(row: vec3<u32>) -> u32 {
+fn lg_packets(row: LgRow) -> u32 {
     if (LG_PACKETS != 0u) {
         return LG_PACKETS;
     }
-    return row.y;
+    return row.packets;
 }
 
-// Particle i's row in the sliced ELL table: (packet of its slots 0-3, its block's packets a particle G,
-// G·WG: the packets between planes; packet g is at g·WG from the first). Twin: gpu::lg_rows::LgRows::row.
-fn lg_row(i: u32) -> vec3<u32> {
-    let b = i / WG;
+// The packets between a row's planes (a constant in a uniform table).
+fn lg_plane(row: LgRow) -> u32 {
     if (LG_PACKETS != 0u) {
-        let header = ((L.n + WG - 1u) / WG + 4u) / 4u;
-        return vec3<u32>(header + b * 3u * LG_PACKETS * WG + i % WG, LG_PACKETS, LG_PACKETS * WG);
+        return LG_PACKETS * WG;
+    }
+    return row.plane;
+}
+
+// Particle i's row in the sliced ELL table (the stencil's, with base i, for a block that reads it). Twin:
+// gpu::lg_rows::LgRows::row.
+fn lg_row(i: u32) -> LgRow {
+    let b = i / WG;
+    let header = ((L.n + WG - 1u) / WG + 4u) / 4u;
+    if (LG_PACKETS != 0u) {
+        if (!LG_STENCIL) {
+            return LgRow(header + b * 3u * LG_PACKETS * WG + i % WG, LG_PACKETS, LG_PACKETS * WG, 0u);
+        }
+        let o = tab_word(b);
+        return LgRow(o + i % WG, LG_PACKETS, LG_PACKETS * WG, select(0u, i, o == header));
     }
     let o = tab_word(b);
     let plane = (tab_word(b + 1u) - o) / 3u;
-    return vec3<u32>(o + i % WG, plane / WG, plane);
+    return LgRow(o + i % WG, plane / WG, plane, 0u);
 }
 
 // The damped inertia y = q + h α v (Liu §4.1) plus h²α a_fields(q), and x = y to start from; pinned:
@@ -165,10 +192,10 @@ fn lg_local_residual(
             var ksum = 0.0;
             let row = lg_row(i);
             for (var g = 0u; g < lg_packets(row); g++) {
-                let e = row.x + g * WG;
-                let j = tab(e);
-                let k = bitcast<vec4<f32>>(tab(e + row.z));
-                let rest = bitcast<vec4<f32>>(tab(e + 2u * row.z));
+                let e = row.first + g * WG;
+                let j = tab(e) + vec4<u32>(row.base);
+                let k = bitcast<vec4<f32>>(tab(e + lg_plane(row)));
+                let rest = bitcast<vec4<f32>>(tab(e + 2u * lg_plane(row)));
                 for (var c = 0u; c < 4u; c += 1u) {
                     let p = xi - dst[j[c]].xyz;
                     let l = length(p);
@@ -213,9 +240,9 @@ fn lg_apply(i: u32, u_i: vec3<f32>, slot: u32) -> vec3<f32> {
     var acc = vec3<f32>(0.0);
     let row = lg_row(i);
     for (var g = 0u; g < lg_packets(row); g++) {
-        let e = row.x + g * WG;
-        let j = tab(e);
-        let k = bitcast<vec4<f32>>(tab(e + row.z));
+        let e = row.first + g * WG;
+        let j = tab(e) + vec4<u32>(row.base);
+        let k = bitcast<vec4<f32>>(tab(e + lg_plane(row)));
         for (var c = 0u; c < 4u; c += 1u) {
             var u_j: vec3<f32>;
             if (slot == 3u) {
@@ -246,9 +273,9 @@ fn cheb_sweep(i: u32, n: u32) -> vec3<f32> {
     var acc = vec3<f32>(0.0);
     let row = lg_row(i);
     for (var g = 0u; g < lg_packets(row); g++) {
-        let e = row.x + g * WG;
-        let j = tab(e) + vec4<u32>(cur);
-        let k = bitcast<vec4<f32>>(tab(e + row.z));
+        let e = row.first + g * WG;
+        let j = tab(e) + vec4<u32>(cur + row.base);
+        let k = bitcast<vec4<f32>>(tab(e + lg_plane(row)));
         acc += lg_work[j.x].xyz * k.x + lg_work[j.y].xyz * k.y + lg_work[j.z].xyz * k.z + lg_work[j.w].xyz * k.w;
     }
     let rd = cg_vectors[seg(SEG_R, i)];

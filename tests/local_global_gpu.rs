@@ -491,3 +491,78 @@ fn a_hub_model_steps_like_the_cpu() {
         assert!(e < 1e-4, "{global:?}: {e:e}");
     }
 }
+
+/// A w × h sheet like the curtain (structural, one diagonal a quad, skip-one bend springs; 1 kg, its
+/// first row's corners pinned) with the curtain test's swinging velocities: wide enough that whole
+/// blocks of 64 particles lie in its interior.
+fn moving_sheet(w: usize, h: usize) -> Model {
+    let mut m = Model::new(springsim::model::Forces::default());
+    let step = 1.0 / (w - 1) as f64;
+    for r in 0..h {
+        for c in 0..w {
+            m.add_particle([c as f64 * step - 0.5, 0.0, r as f64 * step], 1.0 / (w * h) as f64);
+        }
+    }
+    let k = springsim::model::curtain_stiffness(w);
+    let id = |r: usize, c: usize| (r * w + c) as u32;
+    for r in 0..h {
+        for c in 0..w {
+            for (dr, dc) in [(0, 1), (1, 0), (1, 1), (0, 2), (2, 0)] {
+                if r + dr < h && c + dc < w {
+                    m.add_spring(id(r, c), id(r + dr, c + dc), k, 0.0);
+                }
+            }
+        }
+    }
+    m.pin(0);
+    m.pin(w - 1);
+    for (i, v) in m.velocities.iter_mut().enumerate() {
+        *v = [0.3 * hash01(3 * i as u64), 0.3 * hash01(3 * i as u64 + 1), 0.3 * hash01(3 * i as u64 + 2)];
+    }
+    m
+}
+
+/// Lattices whose interior blocks read the table's stencil (gpu::lg_rows: their rows are one row up to a
+/// shift, stored once): a rope (a packet a row), a 160 × 40 sheet (three packets), and the sheet with a
+/// hub particle, whose table is per block and has no stencil: one frame with each GPU global step
+/// against the CPU's.
+#[test]
+fn stencil_rows_step_like_the_cpu() {
+    let Some(ctx) = gpu() else { return };
+    let mut rope = springsim::model::rope(3000, None).unwrap();
+    for (i, v) in rope.velocities.iter_mut().enumerate() {
+        *v = [0.3 * hash01(3 * i as u64), 0.3 * hash01(3 * i as u64 + 1), 0.3 * hash01(3 * i as u64 + 2)];
+    }
+    let sheet = moving_sheet(160, 40);
+    let mut hub = sheet.clone();
+    // the hub and its ends in the first two rows, whose blocks have rows of their own anyway
+    for j in 0..40u32 {
+        let b = j * 7 + 2;
+        let (pa, pb) = (hub.positions[150], hub.positions[b as usize]);
+        let rest = ((pa[0] - pb[0]).powi(2) + (pa[1] - pb[1]).powi(2) + (pa[2] - pb[2]).powi(2)).sqrt();
+        hub.springs.push(springsim::model::Spring { a: 150, b, rest, k: 50.0, kd: 0.0 });
+    }
+    for (name, model, stencil, packets) in [("rope", &rope, true, 1), ("sheet", &sheet, true, 3), ("sheet with a hub", &hub, false, 0)] {
+        for global in [GlobalSolve::Cg, GlobalSolve::Chebyshev] {
+            let s = settings(global, 3, 20);
+            let mut cpu = CpuSimulator::new(model, Method::LocalGlobal, s.clone()).unwrap();
+            let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, model, Method::LocalGlobal, s).unwrap();
+            let rows = g.frame_shape().lg_rows.unwrap();
+            assert_eq!((rows.stencil, rows.packets), (stencil, packets), "{name}: LG_STENCIL and LG_PACKETS");
+            assert_eq!(
+                rows.table_slots < rows.slots,
+                stencil,
+                "{name}: rows from the stencil ({} of {} slots stored)",
+                rows.table_slots,
+                rows.slots
+            );
+            cpu.step_frame().unwrap();
+            g.step_frame().unwrap();
+            let (xg, _) = g.read_state().unwrap();
+            let (xc, _) = cpu.read_state().unwrap();
+            let e = rel_to(&xg, &xc, &model.positions);
+            eprintln!("{name}, {global:?}: ‖x_gpu − x_cpu‖/‖x_cpu − q‖ = {e:.2e}");
+            assert!(e < 1e-4, "{name}, {global:?}: {e:e}");
+        }
+    }
+}

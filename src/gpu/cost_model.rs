@@ -13,6 +13,7 @@
 
 use super::cost::Phase;
 use super::layout::groups;
+use super::lg_rows::TableShape;
 use crate::method::{GlobalSolve, Method};
 
 const ST: u64 = 32;
@@ -77,9 +78,9 @@ pub struct FrameShape {
     /// Implicit Euler's multigrid: each step's block sums and last-level factor (dispatches, workgroups,
     /// bytes of the lists, bytes of the blocks written).
     pub multigrid_update: Option<(u64, u64, u64, u64)>,
-    /// Local/global's row table: its slots, the padding included ([`super::lg_rows::LgRows::slots`]);
-    /// 0: counted as the incidence entries.
-    pub lg_slots: u64,
+    /// Local/global's row table: the slots a sweep reads and those the table stores, the padding
+    /// included ([`super::lg_rows::LgRows::shape`]); `None`: both counted as the incidence entries.
+    pub lg_rows: Option<TableShape>,
 }
 
 /// One kernel of the model, per frame.
@@ -219,7 +220,9 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
             let global = s.global.unwrap_or(GlobalSolve::Cg);
             m.add("lg_inertia", Phase::Integrate, steps, g, n * ST, n * 2 * V);
             let local = steps * (li + 1);
-            let slots = if s.lg_slots > 0 { s.lg_slots } else { e };
+            // every slot gathers its neighbour; the table's slots are read from memory, the stencil's (the
+            // same few packets for a block's threads) are not counted, like a parameter block
+            let (slots, stored) = s.lg_rows.map_or((e, e), |r| (r.slots, r.table_slots));
             // x and y, R and D written, the two Chebyshev slots zeroed, the ‖r‖² partials; Chebyshev-Jacobi's
             // first iteration (δ₁ = D⁻¹ r) written too by the residuals that start a global step
             let solves = steps * li;
@@ -229,9 +232,14 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
             m.add_total(
                 "lg_local_residual",
                 Phase::Local,
-                [local, local * g, local * (n * (2 * V + ROW) + slots * (SLOT_LOCAL + V)), local * (n * 4 * V + g * V) + started * n * V],
+                [
+                    local,
+                    local * g,
+                    local * (n * (2 * V + ROW) + stored * SLOT_LOCAL + slots * V),
+                    local * (n * 4 * V + g * V) + started * n * V,
+                ],
             );
-            let matvec = n * (2 * V + ROW) + slots * (SLOT_MATRIX + V);
+            let matvec = n * (2 * V + ROW) + stored * SLOT_MATRIX + slots * V;
             match global {
                 GlobalSolve::Cholesky => {
                     // every phase its own pass, and one submit per iteration (r read back, δ uploaded) and at the end

@@ -11,6 +11,7 @@
 use super::alloc::Allocator;
 use super::cost::{CountedPass, Phase};
 use super::layout::{groups, LgPass};
+use super::lg_rows::TableShape;
 use super::multigrid::{MultigridData, MultigridKernels};
 use super::options::GpuOptions;
 use super::pcg::PcgKernels;
@@ -177,17 +178,17 @@ impl LocalGlobalKernels {
     ];
 
     /// Compiles the kernels (the multigrid V-cycle's only when `multigrid`) for the global matrix's
-    /// rows' table held in `table_parts` bindings (`TABLES_SPLIT`), with `packets` packets a particle in
-    /// every block where it is uniform (`LG_PACKETS`, [`super::lg_rows::LgRows::uniform_packets`]; 0 per
-    /// block).
-    pub fn new(device: &wgpu::Device, options: &GpuOptions, multigrid: bool, table_parts: usize, packets: u32) -> Result<Self> {
+    /// rows' table held in `table_parts` bindings (`TABLES_SPLIT`), of the widths `rows` (`LG_PACKETS`
+    /// and `LG_STENCIL`, [`super::lg_rows::LgRows::shape`]).
+    pub fn new(device: &wgpu::Device, options: &GpuOptions, multigrid: bool, table_parts: usize, rows: TableShape) -> Result<Self> {
         let operator = [params(0), params(1), storage(2, true), storage(3, true), storage(4, false), storage(5, false), storage(6, true)];
         let pcg = PcgKernels::layout_entries();
         let pass = [dynamic_params(0, std::mem::size_of::<LgPass>())];
         let mut names = Self::ENTRY_POINTS.to_vec();
         names.extend_from_slice(&PcgKernels::ENTRY_POINTS);
         // no force gather is composed in: the rows' own split and width are the constants
-        let constants = [split_constant("TABLES_SPLIT", table_parts), ("LG_PACKETS", packets as f64)];
+        let constants =
+            [split_constant("TABLES_SPLIT", table_parts), ("LG_PACKETS", rows.packets as f64), ("LG_STENCIL", rows.stencil as u8 as f64)];
         let k = build_specialized(device, options, "local_global.wgsl", &[&operator, &pcg, &pass], &names, &constants)?;
         let mut kernels = LocalGlobalKernels {
             layout: k.layout(0)?,

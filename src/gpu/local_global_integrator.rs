@@ -15,7 +15,7 @@ use super::alloc::{Allocator, SplitBuffer};
 use super::collide::Colliders;
 use super::cost::{CountedPass, GpuCounters};
 use super::layout::{groups, LgConsts, CG_STATE_WORDS};
-use super::lg_rows::LgRows;
+use super::lg_rows::{LgRows, TableShape};
 use super::local_global::{LgPassTable, LgPhase, LgSplit, LocalGlobalKernels};
 use super::multigrid::{MgUse, MultigridData};
 use super::options::GpuOptions;
@@ -37,10 +37,8 @@ pub struct LocalGlobalBuffers {
     /// The global matrix's rows as a sliced ELL table ([`LgRows`]): `lg_rows` and `lg_rows_1` of
     /// `shaders/local_global.wgsl`, split at the state's split size.
     pub tables: SplitBuffer,
-    /// The table's slots, padding included ([`LgRows::slots`]).
-    pub row_slots: u64,
-    /// Packets a particle in every block of a uniform table, else 0 ([`LgRows::uniform_packets`]).
-    pub row_packets: u32,
+    /// The table's slots and widths ([`LgRows::shape`]).
+    pub rows: TableShape,
     /// The Chebyshev iterates (3n), the ‖r‖² partials (2 slots of `groups`) and the report (one
     /// `vec4`): `lg_work` of `shaders/local_global.wgsl`.
     pub work: wgpu::Buffer,
@@ -77,16 +75,7 @@ impl LocalGlobalBuffers {
         let work = alloc.storage("springsim.lg_work", work_bytes, wgpu::BufferUsages::empty())?;
         let consts = alloc.params("springsim.lg_consts", std::mem::size_of::<LgConsts>() as u64)?;
         let pcg = PcgBuffers::new(&mut alloc, n)?;
-        Ok(LocalGlobalBuffers {
-            tables,
-            row_slots: rows.slots(),
-            row_packets: rows.uniform_packets(),
-            work,
-            consts,
-            pcg,
-            queue: st.queue.clone(),
-            bytes: alloc.bytes(),
-        })
+        Ok(LocalGlobalBuffers { tables, rows: rows.shape(), work, consts, pcg, queue: st.queue.clone(), bytes: alloc.bytes() })
     }
 }
 
@@ -174,7 +163,7 @@ impl LocalGlobalIntegrator {
     pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState, m: &CpuModel, settings: &StepSettings) -> Result<Self> {
         let buffers = LocalGlobalBuffers::new(device, st, m)?;
         let multigrid = settings.preconditioner == Preconditioner::Multigrid;
-        let kernels = LocalGlobalKernels::new(device, options, multigrid, buffers.tables.parts(), buffers.row_packets)?;
+        let kernels = LocalGlobalKernels::new(device, options, multigrid, buffers.tables.parts(), buffers.rows)?;
         let b = &buffers;
         let tables = b.tables.bindings();
         let operator_groups = [0, 1].map(|p| {
@@ -216,9 +205,9 @@ impl LocalGlobalIntegrator {
         self.buffers.pcg.write_pass(queue, counters, n, settings.cg_tolerance, false, &self.kernels.pcg);
     }
 
-    /// The slots of its row table, padding included ([`LgRows::slots`]): the cost model's count.
-    pub fn row_slots(&self) -> u64 {
-        self.buffers.row_slots
+    /// The slots of its row table ([`LgRows::shape`]): the cost model's counts.
+    pub fn rows(&self) -> TableShape {
+        self.buffers.rows
     }
 
     /// Whether its PCG (the `cg` global step) sums its dot products in `pcg_reduce` dispatches at n

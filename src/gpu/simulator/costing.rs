@@ -48,9 +48,9 @@ impl GpuEngine {
             pcg_reduce,
             pcg_groups: pcg_groups as u64,
             multigrid_update,
-            lg_slots: match &self.integrator {
-                Integrator::LocalGlobal(lg) => lg.row_slots(),
-                _ => 0,
+            lg_rows: match &self.integrator {
+                Integrator::LocalGlobal(lg) => Some(lg.rows()),
+                _ => None,
             },
         }
     }
