@@ -51,10 +51,15 @@ fn rel_to(a: &[[f64; 3]], b: &[[f64; 3]], base: &[[f64; 3]]) -> f64 {
 /// A curtain with a swinging, deterministic velocity field (so that y ≠ q and the springs are strained).
 fn moving_curtain(n: usize) -> Model {
     let mut m = springsim::model::curtain(n, None).unwrap();
+    swing(&mut m);
+    m
+}
+
+/// The swinging, deterministic velocity field of [`moving_curtain`].
+fn swing(m: &mut Model) {
     for (i, v) in m.velocities.iter_mut().enumerate() {
         *v = [0.3 * hash01(3 * i as u64), 0.3 * hash01(3 * i as u64 + 1), 0.3 * hash01(3 * i as u64 + 2)];
     }
-    m
 }
 
 fn min_y(x: &[[f64; 3]]) -> f64 {
@@ -472,24 +477,35 @@ fn a_hub_model_steps_like_the_cpu() {
     let Some(ctx) = gpu() else { return };
     let mut model = moving_curtain(21);
     let n = model.n_particles() as u32;
-    for j in 0..40 {
-        let b = (j * 4 + 1) % n;
-        let (pa, pb) = (model.positions[100], model.positions[b as usize]);
-        let rest = ((pa[0] - pb[0]).powi(2) + (pa[1] - pb[1]).powi(2) + (pa[2] - pb[2]).powi(2)).sqrt();
-        model.springs.push(springsim::model::Spring { a: 100, b, rest, k: 50.0, kd: 0.0 });
-    }
+    add_hub(&mut model, 100, (0..40).map(|j| (j * 4 + 1) % n));
     for global in [GlobalSolve::Cg, GlobalSolve::Chebyshev] {
-        let s = settings(global, 3, 20);
-        let mut cpu = CpuSimulator::new(&model, Method::LocalGlobal, s.clone()).unwrap();
-        let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, s).unwrap();
-        cpu.step_frame().unwrap();
-        g.step_frame().unwrap();
-        let (xg, _) = g.read_state().unwrap();
-        let (xc, _) = cpu.read_state().unwrap();
-        let e = rel_to(&xg, &xc, &model.positions);
+        let (e, _) = frame_against_cpu(&ctx, &model, global);
         eprintln!("hub model, {global:?}: ‖x_gpu − x_cpu‖/‖x_cpu − q‖ = {e:.2e}");
         assert!(e < 1e-4, "{global:?}: {e:e}");
     }
+}
+
+/// Springs (k = 50 N/m, at rest) from particle `a` to each of `ends`.
+fn add_hub(model: &mut Model, a: u32, ends: impl Iterator<Item = u32>) {
+    for b in ends {
+        let (pa, pb) = (model.positions[a as usize], model.positions[b as usize]);
+        let rest = ((pa[0] - pb[0]).powi(2) + (pa[1] - pb[1]).powi(2) + (pa[2] - pb[2]).powi(2)).sqrt();
+        model.springs.push(springsim::model::Spring { a, b, rest, k: 50.0, kd: 0.0 });
+    }
+}
+
+/// One frame of `model` (3 iterations, a budget of 20) with `global` on the GPU and on the CPU: ‖x_gpu −
+/// x_cpu‖/‖x_cpu − q‖, and the GPU's table shape.
+fn frame_against_cpu(ctx: &springsim::gpu::GpuContext, model: &Model, global: GlobalSolve) -> (f64, springsim::gpu::lg_rows::TableShape) {
+    let s = settings(global, 3, 20);
+    let mut cpu = CpuSimulator::new(model, Method::LocalGlobal, s.clone()).unwrap();
+    let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, model, Method::LocalGlobal, s).unwrap();
+    let rows = g.frame_shape().lg_rows.unwrap();
+    cpu.step_frame().unwrap();
+    g.step_frame().unwrap();
+    let (xg, _) = g.read_state().unwrap();
+    let (xc, _) = cpu.read_state().unwrap();
+    (rel_to(&xg, &xc, &model.positions), rows)
 }
 
 /// A w × h sheet like the curtain (structural, one diagonal a quad, skip-one bend springs; 1 kg, its
@@ -516,9 +532,7 @@ fn moving_sheet(w: usize, h: usize) -> Model {
     }
     m.pin(0);
     m.pin(w - 1);
-    for (i, v) in m.velocities.iter_mut().enumerate() {
-        *v = [0.3 * hash01(3 * i as u64), 0.3 * hash01(3 * i as u64 + 1), 0.3 * hash01(3 * i as u64 + 2)];
-    }
+    swing(&mut m);
     m
 }
 
@@ -530,37 +544,17 @@ fn moving_sheet(w: usize, h: usize) -> Model {
 fn stencil_rows_step_like_the_cpu() {
     let Some(ctx) = gpu() else { return };
     let mut rope = springsim::model::rope(3000, None).unwrap();
-    for (i, v) in rope.velocities.iter_mut().enumerate() {
-        *v = [0.3 * hash01(3 * i as u64), 0.3 * hash01(3 * i as u64 + 1), 0.3 * hash01(3 * i as u64 + 2)];
-    }
+    swing(&mut rope);
     let sheet = moving_sheet(160, 40);
     let mut hub = sheet.clone();
     // the hub and its ends in the first two rows, whose blocks have rows of their own anyway
-    for j in 0..40u32 {
-        let b = j * 7 + 2;
-        let (pa, pb) = (hub.positions[150], hub.positions[b as usize]);
-        let rest = ((pa[0] - pb[0]).powi(2) + (pa[1] - pb[1]).powi(2) + (pa[2] - pb[2]).powi(2)).sqrt();
-        hub.springs.push(springsim::model::Spring { a: 150, b, rest, k: 50.0, kd: 0.0 });
-    }
+    add_hub(&mut hub, 150, (0..40).map(|j| j * 7 + 2));
     for (name, model, stencil, packets) in [("rope", &rope, true, 1), ("sheet", &sheet, true, 3), ("sheet with a hub", &hub, false, 0)] {
         for global in [GlobalSolve::Cg, GlobalSolve::Chebyshev] {
-            let s = settings(global, 3, 20);
-            let mut cpu = CpuSimulator::new(model, Method::LocalGlobal, s.clone()).unwrap();
-            let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, model, Method::LocalGlobal, s).unwrap();
-            let rows = g.frame_shape().lg_rows.unwrap();
+            let (e, rows) = frame_against_cpu(&ctx, model, global);
             assert_eq!((rows.stencil, rows.packets), (stencil, packets), "{name}: LG_STENCIL and LG_PACKETS");
-            assert_eq!(
-                rows.table_slots < rows.slots,
-                stencil,
-                "{name}: rows from the stencil ({} of {} slots stored)",
-                rows.table_slots,
-                rows.slots
-            );
-            cpu.step_frame().unwrap();
-            g.step_frame().unwrap();
-            let (xg, _) = g.read_state().unwrap();
-            let (xc, _) = cpu.read_state().unwrap();
-            let e = rel_to(&xg, &xc, &model.positions);
+            let stored = (rows.table_slots, rows.slots);
+            assert_eq!(stored.0 < stored.1, stencil, "{name}: rows from the stencil ({} of {} slots stored)", stored.0, stored.1);
             eprintln!("{name}, {global:?}: ‖x_gpu − x_cpu‖/‖x_cpu − q‖ = {e:.2e}");
             assert!(e < 1e-4, "{name}, {global:?}: {e:e}");
         }
