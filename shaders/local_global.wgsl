@@ -25,8 +25,8 @@
 // stencil is such a block, every lane's row the one that a lattice's interior particles share up to a
 // shift, with j − i for j; a block of particles that all have that row has the stencil's offset and no
 // rows of its own. A thread reads four slots a load and issues their four gathers together. `lg_work`
-// holds the Chebyshev iterates (3 slots of
-// n), the partial sums of ‖r‖² (two slots of G workgroups) and the report (‖r₀‖, ‖r_final‖, ratio, 0).
+// holds the Chebyshev iterates (3 slots of n), the partial sums of ‖r‖² (two slots of G workgroups) and
+// the report (‖r₀‖, ‖r_final‖, ratio, 0).
 
 // Rust twin: gpu::layout::LgConsts.
 struct LgConsts {
@@ -163,8 +163,9 @@ fn lg_inertia(@builtin(global_invocation_id) gid: vec3<u32>) {
 // (the same sum, without the cancellation of two large terms in f32); 0 for a pinned i. Writes r with the
 // Jacobi inverse diagonal 1/A_ii in its w (read by lg_chebyshev) and in D (the PCG's), zeroes the
 // Chebyshev iterates δ₀ = δ₋₁ = 0, and the partial sums of ‖r‖² into slot K.slot (none for slot 2).
-// With K.start it also takes the first Chebyshev-Jacobi iteration, which gathers nothing: from δ₀ = 0
-// with ω₁ = 1, lg_chebyshev's δ₁ = D⁻¹ r (twin: reference::local_global::lg_chebyshev_start) into slot 1.
+// With K.start it takes the first Chebyshev-Jacobi iteration instead of writing D and δ₋₁, which that
+// solve does not read: from δ₀ = 0 with ω₁ = 1, lg_chebyshev's δ₁ = D⁻¹ r (twin:
+// reference::local_global::lg_chebyshev_start) into slot 1.
 // Twin: reference::local_global::lg_local_residual.
 @compute @workgroup_size(WG)
 fn lg_local_residual(
@@ -178,7 +179,10 @@ fn lg_local_residual(
     if (i < n) {
         let xi4 = dst[i];
         lg_work[i] = vec4<f32>(0.0);
-        lg_work[2u * n + i] = vec4<f32>(0.0);
+        // δ₋₁: a started solve's first sweep reads δ₀ and δ₁ alone, and writes this slot
+        if (K.start == 0u) {
+            lg_work[2u * n + i] = vec4<f32>(0.0);
+        }
         if (xi4.w == 0.0) {
             pcg_set_rhs(i, vec3<f32>(0.0), vec3<f32>(0.0));
             if (K.start != 0u) {
@@ -210,11 +214,13 @@ fn lg_local_residual(
             let s = L.mass_diag - L.inertia; // h² s
             let r = (dst[n + i].xyz - xi) * (mi * L.inertia) - xi * (mi * s) + (acc + L.fext.xyz * mi) * h2;
             let inv_diag = 1.0 / (mi * L.mass_diag + h2 * ksum);
-            // pcg_set_rhs, with D⁻¹ also in r's w
+            // pcg_set_rhs, with D⁻¹ also in r's w (Chebyshev-Jacobi's, which needs no D: a started solve
+            // writes δ₁ instead)
             cg_vectors[seg(SEG_R, i)] = vec4<f32>(r, inv_diag);
-            cg_vectors[seg(SEG_D, i)] = vec4<f32>(vec3<f32>(inv_diag), 0.0);
             if (K.start != 0u) {
                 lg_work[n + i] = vec4<f32>(r * inv_diag, 0.0);
+            } else {
+                cg_vectors[seg(SEG_D, i)] = vec4<f32>(vec3<f32>(inv_diag), 0.0);
             }
             rr = dot(r, r);
         }

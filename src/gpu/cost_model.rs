@@ -223,8 +223,8 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
             // every slot gathers its neighbour; the table's slots are read from memory, the stencil's (the
             // same few packets for a block's threads) are not counted, like a parameter block
             let (slots, stored) = s.lg_rows.map_or((e, e), |r| (r.slots, r.table_slots));
-            // x and y, R and D written, the two Chebyshev slots zeroed, the ‖r‖² partials; Chebyshev-Jacobi's
-            // first iteration (δ₁ = D⁻¹ r) written too by the residuals that start a global step
+            // x and y read, R and D written, the two Chebyshev slots zeroed, the ‖r‖² partials; the residuals
+            // that start a Chebyshev-Jacobi solve write R, δ₀ = 0 and its first iteration δ₁ = D⁻¹ r
             let solves = steps * li;
             let jacobi_chebyshev = global == GlobalSolve::Chebyshev && s.multigrid.is_none();
             let (start, fused_advance) = (jacobi_chebyshev && budget > 0, jacobi_chebyshev && budget >= 2);
@@ -236,7 +236,7 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
                     local,
                     local * g,
                     local * (n * (2 * V + ROW) + stored * SLOT_LOCAL + slots * V),
-                    local * (n * 4 * V + g * V) + started * n * V,
+                    (local - started) * n * 4 * V + started * n * 3 * V + local * g * V,
                 ],
             );
             let matvec = n * (2 * V + ROW) + stored * SLOT_MATRIX + slots * V;
