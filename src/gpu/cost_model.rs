@@ -20,9 +20,9 @@ const ST: u64 = 32;
 const V: u64 = 16;
 const NB: u64 = 16;
 const CSR: u64 = 8;
-/// Local/global's rows (sliced ELL, [`super::lg_rows`]): a particle's two block offsets (none in a
-/// uniform table: counted anyway), and per slot its neighbour and k (the global matrix) and its signed
-/// rest length (the local step).
+/// Local/global's rows (sliced ELL, [`super::lg_rows`]): a particle's two block offsets (one with a
+/// stencil, none in a uniform table without one: counted anyway), and per slot its neighbour and k (the
+/// global matrix) and its signed rest length (the local step).
 const ROW: u64 = 8;
 const SLOT_MATRIX: u64 = 8;
 const SLOT_LOCAL: u64 = 12;
