@@ -12,6 +12,11 @@
 #   SUITE_SIZES    which rows: "curtain 256 512 1024" (default); e.g. SUITE_SIZES=curtain for a quick run
 #   SUITE_METHODS  which methods (default: all below, by label)
 #   SUITE_FRAMES   timed frames per run (default 10); SUITE_WARMUP warm-up frames (default 2)
+#   SUITE_SUSTAINED  frames stepped back to back after the timed ones (`--sustained`, default 100, as many
+#                  as start within 5 s; 0: none): the "sustained ms/frame" column, the figure a real-time
+#                  loop sees (the timed frames leave the GPU idle while the host checks the state, and a
+#                  GPU's power management may keep an idling device slow; it took about a second of load
+#                  on an H200)
 #   SUITE_TIMEOUT  seconds per run before it is given up as a row (default 1800)
 #   SUITE_OUT      the table's file (default benches/gpu-suite.md; also printed)
 #   SUITE_KERNEL_TIMES=1  time every dispatch (`--kernel-times` instead of `--timestamps`) and add each
@@ -26,6 +31,7 @@ cd "$(dirname "$0")/.."
 SIZES=${SUITE_SIZES:-"curtain 256 512 1024"}
 FRAMES=${SUITE_FRAMES:-10}
 WARMUP=${SUITE_WARMUP:-2}
+SUSTAINED=${SUITE_SUSTAINED:-100}
 TIMEOUT=${SUITE_TIMEOUT:-1800}
 OUT=${SUITE_OUT:-benches/gpu-suite.md}
 # label and the bench options of each method
@@ -69,7 +75,7 @@ for size in $SIZES; do
     for m in $METHODS; do
         echo "gpu-suite: $size $m" >&2
         # shellcheck disable=SC2046
-        timeout "$TIMEOUT" "$BIN" bench $scene_args $(method_args "$m") --backend gpu --frames "$FRAMES" --warmup "$WARMUP" \
+        timeout "$TIMEOUT" "$BIN" bench $scene_args $(method_args "$m") --backend gpu --frames "$FRAMES" --warmup "$WARMUP" --sustained "$SUSTAINED" \
             "$TIMING" --format markdown >"$TMP/out" 2>"$TMP/err"
         rc=$?
         row=$(sed -n 3p "$TMP/out")
@@ -90,8 +96,8 @@ for size in $SIZES; do
             # the refusal in the `finite` and `adapter` columns, dashes elsewhere
             for ((k = 7; k <= COLS; k++)); do
                 case $k in
-                    16) cells+=" **refused** |" ;;
-                    17) cells+=" $why |" ;;
+                    17) cells+=" **refused** |" ;;
+                    18) cells+=" $why |" ;;
                     *) cells+=" – |" ;;
                 esac
             done
@@ -108,5 +114,5 @@ done
     [ -n "${KTABLES//[$'\n']/}" ] && printf '%s' "$KTABLES"
     methods=""; [ "$METHODS" != "$ALL_METHODS" ] && methods=" SUITE_METHODS=\"$METHODS\""
     kt=""; [ "$TIMING" = --kernel-times ] && kt=" SUITE_KERNEL_TIMES=1"
-    printf '\nCommand: SUITE_SIZES="%s"%s%s SUITE_FRAMES=%s SUITE_WARMUP=%s benches/gpu-suite.sh\n' "$SIZES" "$methods" "$kt" "$FRAMES" "$WARMUP"
+    printf '\nCommand: SUITE_SIZES="%s"%s%s SUITE_FRAMES=%s SUITE_WARMUP=%s SUITE_SUSTAINED=%s benches/gpu-suite.sh\n' "$SIZES" "$methods" "$kt" "$FRAMES" "$WARMUP" "$SUSTAINED"
 } | tee "$OUT"

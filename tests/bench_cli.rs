@@ -156,6 +156,39 @@ fn median_spread_startup_and_quality() {
     assert_eq!((rs[0]["frames"].as_u64(), rs[0]["warmup"].as_u64()), (Some(3), Some(5)));
 }
 
+/// `--sustained N`: N frames stepped back to back after the timed ones, their median and spread, and
+/// whether they stayed finite; none (and nulls) without it; on the CPU and the GPU alike, in every format.
+#[test]
+fn sustained_frames_after_the_timed_ones() {
+    let r = &records(&["bench", "--scene", "rope", "--backend", "cpu", "--frames", "2", "--sustained", "5"])[0];
+    assert_eq!((r["frames"].as_u64(), r["sustained_frames"].as_u64()), (Some(2), Some(5)), "{r}");
+    assert!(f(r, "sustained_ms_per_frame") > 0.0 && f(r, "sustained_ms_iqr") >= 0.0, "{r}");
+    assert_eq!((r["sustained_finite"].as_bool(), r["sustained_divergences"].as_u64()), (Some(true), Some(0)), "{r}");
+    let r = &records(&["bench", "--scene", "rope", "--backend", "cpu", "--frames", "2"])[0];
+    assert_eq!(r["sustained_frames"].as_u64(), Some(0), "{r}");
+    for k in ["sustained_ms_per_frame", "sustained_ms_iqr", "sustained_finite", "sustained_divergences"] {
+        assert!(r[k].is_null(), "{k} without --sustained: {r}");
+    }
+    // the markdown column and the CSV fields
+    let md = springsim(&["bench", "--scene", "rope", "--backend", "cpu", "--frames", "1", "--sustained", "2", "--format", "md"]);
+    let row: Vec<String> = text(&md.stdout).lines().nth(2).unwrap_or("").split('|').map(|c| c.trim().to_string()).collect();
+    assert!(row.get(12).and_then(|c| c.parse::<f64>().ok()).is_some_and(|ms| ms > 0.0), "{row:?}");
+    let csv = springsim(&["bench", "--scene", "rope", "--backend", "cpu", "--frames", "1", "--sustained", "2", "--format", "csv"]);
+    let (_, rows) = csv_rows(&text(&csv.stdout));
+    assert_eq!((rows[0]["sustained_frames"].as_str(), rows[0]["sustained_finite"].as_str()), ("2", "true"), "{:?}", rows[0]);
+    // the GPU: local/global's frames back to back
+    let args =
+        ["bench", "--scene", "cloth", "--size", "16", "--method", "local-global", "--backend", "gpu", "--frames", "1", "--sustained", "3"];
+    let out = springsim(&args);
+    if !out.status.success() && !gpu_required() {
+        eprintln!("test gpu: skipped (no GPU: {})", text(&out.stderr).trim());
+        return;
+    }
+    let r = &records(&args)[0];
+    assert_eq!((r["sustained_frames"].as_u64(), r["sustained_finite"].as_bool()), (Some(3), Some(true)), "{r}");
+    assert!(f(r, "sustained_ms_per_frame") > 0.0, "{r}");
+}
+
 /// `host_bytes_per_particle`: the run's peak resident memory above the process's before it, over
 /// particles (Linux). The CPU engine of a 128² cloth holds at least its f64 state twice (x, v and their
 /// next copies: 96 B a particle) and the model's six springs a particle, so a figure under 150 B would be
@@ -275,6 +308,7 @@ fn markdown_table() {
     let lines: Vec<&str> = s.lines().collect();
     assert!(lines[0].starts_with("| scene | size | particles |") && lines[0].contains("median ms/frame"), "{s}");
     assert!(lines[0].contains("IQR ms") && lines[0].contains("start-up ms") && lines[0].contains("energy drift"), "{s}");
+    assert!(lines[0].contains("| min–max ms | sustained ms/frame | start-up ms |"), "{s}");
     assert!(lines[1].starts_with("|---|"), "{s}");
     let width = lines[0].matches('|').count();
     let rows: Vec<Vec<&str>> = lines[2..4].iter().map(|l| l.split('|').map(str::trim).collect()).collect();
@@ -282,7 +316,8 @@ fn markdown_table() {
         assert_eq!(row.len(), width + 1, "{row:?}");
         assert_eq!((row[1], row[2], row[3], row[5], row[6]), ("rope", n, n, "symplectic-euler", "cpu"), "{row:?}");
         assert_eq!(row[8], "3 (+1)", "{row:?}");
-        assert_eq!(row[16], "yes", "{row:?}");
+        assert_eq!(row[12], "–", "no sustained frames asked: {row:?}");
+        assert_eq!(row[17], "yes", "{row:?}");
     }
     assert_eq!(lines[4], "", "a blank line after the table: {s}");
     let machine = lines[5];

@@ -426,6 +426,7 @@ fn negative_numbers_get_the_validators_one_line_error() {
         ("--global-iterations", "global_iterations = -5"),
         ("--newton-iterations", "newton_iterations = -5"),
         ("--lg-split", "lg_split = -5"),
+        ("--sustained", "sustained = -5"),
         ("--guard-every", "guard_every = -5"),
     ] {
         // the default backend is the GPU's: the validators answer before any adapter is sought

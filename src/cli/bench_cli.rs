@@ -134,6 +134,11 @@ pub struct BenchCli {
     /// milliseconds per frame, by phase). Each timestamp waits for the work before it.
     #[arg(long)]
     kernel_times: bool,
+    /// After the timed frames, step this many back to back (as many as start within 5 s) with no
+    /// read-back between them and report their median (`sustained_ms_per_frame`): what a real-time loop
+    /// sees, where the timed frames leave the GPU idle while the host checks the state (0: none).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    sustained: i64,
     /// Newton: the iteration limit per step.
     #[arg(long, allow_negative_numbers = true)]
     newton_iterations: Option<i64>,
@@ -315,6 +320,7 @@ fn plan_runs(b: &BenchCli, given: &dyn Fn(&str) -> bool) -> Result<Vec<BenchConf
     let frames = count("frames", b.frames)?;
     let warmup = count("warmup", b.warmup)?;
     let lg_split = count("lg_split", b.lg_split)?;
+    let sustained = count("sustained", b.sustained)?;
     let size_list = match &b.size {
         Some(s) => Some(sizes(s)?),
         None => None,
@@ -400,6 +406,7 @@ fn plan_runs(b: &BenchCli, given: &dyn Fn(&str) -> bool) -> Result<Vec<BenchConf
                         lg_split_frames: lg_split,
                         timestamps: b.timestamps || b.kernel_times,
                         kernel_times: b.kernel_times,
+                        sustained_frames: sustained,
                         export_model: b.export_model.clone(),
                     });
                 }

@@ -159,6 +159,11 @@ fn columns() -> Vec<Column> {
         ("diverged", |r| r.diverged.as_ref().map(|d| format!("{} at frame {}", d.kind, d.frame)).unwrap_or_default()),
         ("recoveries", |r| r.recoveries.len().to_string()),
         ("guard_ms_per_frame", |r| num(r.guard_ms_per_frame)),
+        ("sustained_frames", |r| r.sustained.sustained_frames.to_string()),
+        ("sustained_ms_per_frame", |r| onum(r.sustained.sustained_ms_per_frame)),
+        ("sustained_ms_iqr", |r| onum(r.sustained.sustained_ms_iqr)),
+        ("sustained_finite", |r| opt(&r.sustained.sustained_finite)),
+        ("sustained_divergences", |r| opt(&r.sustained.sustained_divergences)),
         ("passes_per_frame", |r| onum(r.cost.passes_per_frame)),
         ("dispatches_per_frame", |r| onum(r.cost.dispatches_per_frame)),
         ("workgroups_per_frame", |r| onum(r.cost.workgroups_per_frame)),
@@ -232,10 +237,10 @@ fn msf(v: f64) -> String {
 /// dates.
 pub fn markdown(rows: &[BenchResult]) -> String {
     let mut s = String::from(
-        "| scene | size | particles | springs | method | backend | substeps | frames (+warm-up) | median ms/frame | IQR ms | min–max ms | start-up ms | peak strain | energy drift J | residual | finite | adapter | passes/frame | dispatches/frame | submits/frame | read-back KB/frame | kernel MB/frame | floor MB/frame | kernel/floor | GPU ms/frame | GPU ms by phase |\n",
+        "| scene | size | particles | springs | method | backend | substeps | frames (+warm-up) | median ms/frame | IQR ms | min–max ms | sustained ms/frame | start-up ms | peak strain | energy drift J | residual | finite | adapter | passes/frame | dispatches/frame | submits/frame | read-back KB/frame | kernel MB/frame | floor MB/frame | kernel/floor | GPU ms/frame | GPU ms by phase |\n",
     );
     s.push_str(
-        "|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+        "|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
     );
     for r in rows {
         let scene = match &r.preset {
@@ -243,7 +248,7 @@ pub fn markdown(rows: &[BenchResult]) -> String {
             None => r.scene.clone(),
         };
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} (+{}) | {} | {} | {}–{} | {} | {:.4} | {:.3e} | {:.2e} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} (+{}) | {} | {} | {}–{} | {} | {} | {:.4} | {:.3e} | {:.2e} | {} | {} | {} |\n",
             md(&scene),
             r.size.map(|n| n.to_string()).unwrap_or_else(|| "–".into()),
             r.particles,
@@ -257,6 +262,7 @@ pub fn markdown(rows: &[BenchResult]) -> String {
             msf(r.ms_iqr),
             msf(r.ms_min),
             msf(r.ms_max),
+            sustained_md(&r.sustained),
             msf(r.startup_ms),
             r.max_strain_peak,
             r.energy_drift,
@@ -284,6 +290,19 @@ pub fn markdown(rows: &[BenchResult]) -> String {
         ));
     }
     s
+}
+
+/// The sustained frames' median, marked when they diverged or ended non-finite; "–" without them.
+fn sustained_md(s: &super::bench::Sustained) -> String {
+    match (s.sustained_ms_per_frame, s.sustained_finite, s.sustained_divergences) {
+        (Some(ms), Some(true), Some(0)) => msf(ms),
+        (Some(ms), finite, d) => format!(
+            "{} (**{}**)",
+            msf(ms),
+            if finite == Some(false) { "non-finite".to_string() } else { format!("{} divergences", d.unwrap_or(0)) }
+        ),
+        _ => "–".to_string(),
+    }
 }
 
 /// `--kernel-times`: the run's GPU time per kernel as a markdown table of its own, the longest first
