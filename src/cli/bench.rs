@@ -5,6 +5,7 @@
 
 use crate::bench_cost::{self, CostRecord};
 use crate::report::{self, Machine};
+use crate::spread::Spread;
 use serde::Serialize;
 use springsim::cpu::{CpuEngine, CpuModel};
 use springsim::error::{Error, Result};
@@ -85,7 +86,7 @@ pub struct BenchConfig {
     /// Also a timestamp before every dispatch, for the time per kernel (`--kernel-times`).
     pub kernel_times: bool,
     /// Frames run back to back after the timed ones, with no read-back between them (`--sustained`; 0:
-    /// none): [`Sustained`].
+    /// none): [`crate::sustained::Sustained`].
     pub sustained_frames: usize,
     /// Write the model and its step plan here as JSON (`--export-model`, for a peer implementation).
     pub export_model: Option<std::path::PathBuf>,
@@ -254,71 +255,11 @@ pub struct BenchResult {
     pub guard_ms_per_frame: f64,
     /// `--sustained N`: the frames run back to back after the timed ones (null without it).
     #[serde(flatten)]
-    pub sustained: Sustained,
+    pub sustained: crate::sustained::Sustained,
     /// The GPU cost per timed frame: passes, dispatches, submits, read-backs, the kernels' bytes beside
     /// the floor, the phases, the timestamps (null on the CPU; [`CostRecord`]).
     #[serde(flatten)]
     pub cost: CostRecord,
-}
-
-/// The sustained frames' time budget (s): no frame starts after it (a slow method's frames keep the GPU
-/// busy anyway).
-pub const SUSTAINED_SECONDS: f64 = 5.0;
-
-/// `--sustained N`: N frames (as many as start within [`SUSTAINED_SECONDS`]) stepped back to back after
-/// the timed frames (and after `--lg-split`'s), each timed alone by the wall clock less the guard's
-/// checks, as the timed frames are, but with nothing between them: no state read back and no statistics
-/// on the host. Between timed frames the device idles while the host reads the state and computes the
-/// quality figures (at 1024², about 160 ms a frame), and a GPU's power management may keep an idling
-/// device slow: on an NVIDIA H200 the 1024² local/global frame took 26.8 ms timed one at a time and
-/// 8–11 ms back to back after about a second of load (docs/BENCHMARKS.md, twenty-first session). These
-/// frames are what a real-time loop that draws from the position buffer sees. The record's cost fields
-/// and timestamps count the timed frames alone.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Sustained {
-    /// Frames stepped back to back (0 without `--sustained`, or when the timed frames failed; fewer than
-    /// asked when they passed [`SUSTAINED_SECONDS`]).
-    pub sustained_frames: usize,
-    /// Their median wall time (ms; null when none ran).
-    pub sustained_ms_per_frame: Option<f64>,
-    /// Their interquartile range (ms; null when none ran).
-    pub sustained_ms_iqr: Option<f64>,
-    /// Every coordinate finite after them (null when none ran).
-    pub sustained_finite: Option<bool>,
-    /// Divergences the guard found in them (null when none ran; see `diverged` and `recoveries` for the
-    /// timed frames').
-    pub sustained_divergences: Option<usize>,
-}
-
-impl Sustained {
-    /// Steps `frames` frames of `sim` back to back, or as many as start within [`SUSTAINED_SECONDS`] (at
-    /// least one).
-    fn run(sim: &mut dyn Simulator, frames: usize) -> Result<Sustained> {
-        if frames == 0 {
-            return Ok(Sustained::default());
-        }
-        let mut times = Vec::with_capacity(frames);
-        let found = sim.divergences().len();
-        let start = Instant::now();
-        for _ in 0..frames {
-            if start.elapsed().as_secs_f64() > SUSTAINED_SECONDS && !times.is_empty() {
-                break;
-            }
-            let (t, guard) = (Instant::now(), sim.guard_seconds());
-            sim.step_frame()?;
-            times.push((t.elapsed().as_secs_f64() - (sim.guard_seconds() - guard)) * 1e3);
-        }
-        let (x, v) = sim.read_state()?;
-        let finite = x.iter().chain(v.iter()).all(|p| p.iter().all(|c| c.is_finite()));
-        let spread = Spread::of(&times);
-        Ok(Sustained {
-            sustained_frames: times.len(),
-            sustained_ms_per_frame: Some(spread.median),
-            sustained_ms_iqr: Some(spread.q3 - spread.q1),
-            sustained_finite: Some(finite),
-            sustained_divergences: Some(sim.divergences().len() - found),
-        })
-    }
 }
 
 /// A divergence in the record.
@@ -369,46 +310,6 @@ pub fn make_simulator(
             Box::new(GpuSimulator::new(&ctx.device, &ctx.queue, model, method, settings)?.with_adapter_name(ctx.adapter_name()))
         }
     })
-}
-
-/// Order statistics of the timed frames (ms): min, q1, median, q3, max and the mean; NaN when none.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Spread {
-    /// Fastest.
-    pub min: f64,
-    /// First quartile.
-    pub q1: f64,
-    /// Median.
-    pub median: f64,
-    /// Third quartile.
-    pub q3: f64,
-    /// Slowest.
-    pub max: f64,
-    /// Mean.
-    pub mean: f64,
-}
-
-impl Spread {
-    /// The spread of `v`. Quantiles interpolate linearly between order statistics (q at position
-    /// q·(n − 1) of the sorted values, as numpy's default).
-    pub fn of(v: &[f64]) -> Spread {
-        let mut s = v.to_vec();
-        s.sort_by(f64::total_cmp);
-        let q = |p: f64| {
-            if s.is_empty() {
-                return f64::NAN;
-            }
-            let x = p * (s.len() - 1) as f64;
-            let (i, f) = (x.floor() as usize, x - x.floor());
-            if i + 1 < s.len() {
-                s[i] + f * (s[i + 1] - s[i])
-            } else {
-                s[i]
-            }
-        };
-        let mean = if s.is_empty() { f64::NAN } else { s.iter().sum::<f64>() / s.len() as f64 };
-        Spread { min: q(0.0), q1: q(0.25), median: q(0.5), q3: q(0.75), max: q(1.0), mean }
-    }
 }
 
 /// The simulator under test: the concrete one, for the GPU's memory and local/global's phase split
@@ -592,7 +493,8 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
             }
         }
     }
-    let sustained = if failed_frame.is_none() { Sustained::run(sim.as_dyn(), cfg.sustained_frames)? } else { Sustained::default() };
+    let sustained =
+        if failed_frame.is_none() { crate::sustained::Sustained::run(sim.as_dyn(), cfg.sustained_frames)? } else { Default::default() };
     let gpu_info = gpu.filter(|_| cfg.backend == Backend::Gpu).map(|g| g.adapter.get_info());
     let host_bytes = rss_before
         .zip(springsim::memory::peak_resident())
@@ -679,21 +581,4 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         sustained,
         cost,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Spread;
-
-    #[test]
-    fn spread_of_frame_times() {
-        let s = Spread::of(&[5.0, 1.0, 4.0, 2.0, 3.0]);
-        assert_eq!((s.min, s.q1, s.median, s.q3, s.max, s.mean), (1.0, 2.0, 3.0, 4.0, 5.0, 3.0));
-        // even count: the median between the middle two, quartiles interpolated
-        let s = Spread::of(&[4.0, 1.0, 3.0, 2.0]);
-        assert_eq!((s.q1, s.median, s.q3), (1.75, 2.5, 3.25));
-        let s = Spread::of(&[7.0]);
-        assert_eq!((s.min, s.q1, s.median, s.q3, s.max), (7.0, 7.0, 7.0, 7.0, 7.0));
-        assert!(Spread::of(&[]).median.is_nan());
-    }
 }

@@ -33,6 +33,8 @@ mod presets;
 mod report;
 mod run;
 mod scenes;
+mod spread;
+mod sustained;
 
 use springsim::gpu::context::{adapter_name, instance_from_env};
 #[cfg(feature = "viewer")]

@@ -293,7 +293,7 @@ pub fn markdown(rows: &[BenchResult]) -> String {
 }
 
 /// The sustained frames' median, marked when they diverged or ended non-finite; "–" without them.
-fn sustained_md(s: &super::bench::Sustained) -> String {
+fn sustained_md(s: &crate::sustained::Sustained) -> String {
     match (s.sustained_ms_per_frame, s.sustained_finite, s.sustained_divergences) {
         (Some(ms), Some(true), Some(0)) => msf(ms),
         (Some(ms), finite, d) => format!(

@@ -1,0 +1,67 @@
+//! `springsim bench --sustained N`: frames stepped back to back after the timed ones.
+
+use crate::spread::Spread;
+use serde::Serialize;
+use springsim::error::Result;
+use springsim::Simulator;
+use std::time::Instant;
+
+/// The sustained frames' time budget (s): no frame starts after it (a slow method's frames keep the GPU
+/// busy anyway).
+pub const SUSTAINED_SECONDS: f64 = 5.0;
+
+/// `--sustained N`: N frames (as many as start within [`SUSTAINED_SECONDS`]) stepped back to back after
+/// the timed frames (and after `--lg-split`'s), each timed alone by the wall clock less the guard's
+/// checks, as the timed frames are, but with nothing between them: no state read back and no statistics
+/// on the host. Between timed frames the device idles while the host reads the state and computes the
+/// quality figures (at 1024², about 160 ms a frame), and a GPU's power management may keep an idling
+/// device slow: on an NVIDIA H200 the 1024² local/global frame took 26.8 ms timed one at a time and
+/// 8–11 ms back to back after about a second of load (docs/BENCHMARKS.md, twenty-first session). These
+/// frames are what a real-time loop that draws from the position buffer sees. The record's cost fields
+/// and timestamps count the timed frames alone.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Sustained {
+    /// Frames stepped back to back (0 without `--sustained`, or when the timed frames failed; fewer than
+    /// asked when they passed [`SUSTAINED_SECONDS`]).
+    pub sustained_frames: usize,
+    /// Their median wall time (ms; null when none ran).
+    pub sustained_ms_per_frame: Option<f64>,
+    /// Their interquartile range (ms; null when none ran).
+    pub sustained_ms_iqr: Option<f64>,
+    /// Every coordinate finite after them (null when none ran).
+    pub sustained_finite: Option<bool>,
+    /// Divergences the guard found in them (null when none ran; see `diverged` and `recoveries` for the
+    /// timed frames').
+    pub sustained_divergences: Option<usize>,
+}
+
+impl Sustained {
+    /// Steps `frames` frames of `sim` back to back, or as many as start within [`SUSTAINED_SECONDS`] (at
+    /// least one).
+    pub fn run(sim: &mut dyn Simulator, frames: usize) -> Result<Sustained> {
+        if frames == 0 {
+            return Ok(Sustained::default());
+        }
+        let mut times = Vec::with_capacity(frames);
+        let found = sim.divergences().len();
+        let start = Instant::now();
+        for _ in 0..frames {
+            if start.elapsed().as_secs_f64() > SUSTAINED_SECONDS && !times.is_empty() {
+                break;
+            }
+            let (t, guard) = (Instant::now(), sim.guard_seconds());
+            sim.step_frame()?;
+            times.push((t.elapsed().as_secs_f64() - (sim.guard_seconds() - guard)) * 1e3);
+        }
+        let (x, v) = sim.read_state()?;
+        let finite = x.iter().chain(v.iter()).all(|p| p.iter().all(|c| c.is_finite()));
+        let spread = Spread::of(&times);
+        Ok(Sustained {
+            sustained_frames: times.len(),
+            sustained_ms_per_frame: Some(spread.median),
+            sustained_ms_iqr: Some(spread.q3 - spread.q1),
+            sustained_finite: Some(finite),
+            sustained_divergences: Some(sim.divergences().len() - found),
+        })
+    }
+}
