@@ -54,7 +54,7 @@ impl Sustained {
             times.push((t.elapsed().as_secs_f64() - (sim.guard_seconds() - guard)) * 1e3);
         }
         let (x, v) = sim.read_state()?;
-        let finite = x.iter().chain(v.iter()).all(|p| p.iter().all(|c| c.is_finite()));
+        let finite = springsim::reference::stats::all_finite(&x, &v);
         let spread = Spread::of(&times);
         Ok(Sustained {
             sustained_frames: times.len(),

@@ -18,9 +18,14 @@ pub struct StateStats {
     pub min_y: f64,
 }
 
+/// Every coordinate of positions `x` and velocities `v` finite.
+pub fn all_finite(x: &[[f64; 3]], v: &[[f64; 3]]) -> bool {
+    x.iter().chain(v.iter()).all(|p| p.iter().all(|c| c.is_finite()))
+}
+
 /// Statistics of a state of `model`.
 pub fn state_stats(model: &CpuModel, x: &[[f64; 3]], v: &[[f64; 3]]) -> StateStats {
-    let finite = x.iter().chain(v.iter()).all(|p| p.iter().all(|c| c.is_finite()));
+    let finite = all_finite(x, v);
     let xs: Vec<V3> = x.iter().map(|p| V3::from(*p)).collect();
     let vs: Vec<V3> = v.iter().map(|p| V3::from(*p)).collect();
     StateStats {
