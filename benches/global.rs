@@ -4,7 +4,7 @@
 //! solve of the global step (three columns) and the prefactorisation itself, the multigrid preconditioner
 //! of the `cg` global step (one V-cycle, 5 preconditioned CG iterations, the hierarchy's set-up), on Liu's 81×81 curtain and
 //! on a 256×256 curtain; and the phases of Baraff–Witkin's implicit step (the system, one product,
-//! 10 Jacobi-PCG iterations). Figures are recorded in docs/BENCHMARKS.md (`cargo bench --bench global`).
+//! 10 Jacobi-PCG iterations). Run with `cargo bench --bench global`; docs/PERFORMANCE.md has the CPU figures.
 //! With `CI` set, the 81×81 curtain only, with short times (see `common`).
 
 mod common;

@@ -3,7 +3,7 @@
 //! 256×256 cloth (the cloth not in CI, see `common`). The explicit CPU methods also run with the
 //! plain reference passes in place of the fused force kernel (`…/reference`), side by side; the GPU's
 //! explicit methods and LEU take 10 steps per submit (`…_x10`, as in a frame), the others one.
-//! Figures are recorded in docs/BENCHMARKS.md (`cargo bench --bench substep`).
+//! Run with `cargo bench --bench substep`; docs/PERFORMANCE.md has the figures that matter to a user.
 
 mod common;
 

@@ -37,7 +37,7 @@ struct ImplicitParams {
 // BLOCKS_SPLIT: whether the blocks span more than one binding (set per pipeline from the buffer,
 // gpu::specialize::split_constant). Without it blocks_at and blocks_set touch `blocks` alone, with no
 // branch: lavapipe runs the loads of every side of the split's branches (the PCG's mat-vec ran 23%
-// slower for them, BENCHMARKS, sixteenth session). The default keeps the branches, right for any model.
+// slower for them on the 256² cloth). The default keeps the branches, right for any model.
 override BLOCKS_SPLIT: bool = true;
 
 fn blocks_at(k: u32) -> vec4<f32> {

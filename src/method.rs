@@ -177,9 +177,9 @@ impl GlobalSolve {
 /// The precision of the triangular solves of the `cholesky` global step (local/global, on the CPU and in
 /// the GPU's host-driven frame). The global step solves A δ = r for the correction δ with the residual r
 /// formed in f64 (Liu eq. 14 in correction form), so a single-precision factor changes δ by about 1e-7 of
-/// itself: far below the error of 10 local/global iterations (eq. 15). Measured on the 2-core CI VM
-/// (docs/BENCHMARKS.md, eighth session): the solves 1.36× faster on the 81×81 curtain and 1.8× on the
-/// 256×256 cloth (half the bytes per solve).
+/// itself: far below the error of 10 local/global iterations (eq. 15). Measured on a 2-core VM (CPU time
+/// on one core): the solves 1.36× faster on the 81×81 curtain and 1.8× on the 256×256 cloth (half the
+/// bytes per solve).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FactorPrecision {
     /// An f32 copy of the f64 factor, rounded once per factorisation (the default).

@@ -416,10 +416,10 @@ fn multigrid_hierarchy_shapes_match_cpu_twin() {
 
 /// The figure: 256×256 after 60 frames, the GPU cg and chebyshev paths against the CPU f64
 /// cholesky path, 2%. With the multigrid preconditioner and 5 iterations per global step (with Jacobi even
-/// 300 PCG iterations miss 2% on the f64 twin, docs/BENCHMARKS.md). About 10 s per frame on lavapipe:
+/// 300 PCG iterations miss 2% on the f64 twin). About 10 s per frame on lavapipe:
 /// `--ignored`.
 #[test]
-#[ignore = "256x256 for 60 frames: minutes per frame on lavapipe (figures in docs/BENCHMARKS.md)"]
+#[ignore = "256x256 for 60 frames: 5-12 s per frame on lavapipe"]
 fn curtain_256_sag_matches_cpu_cholesky() {
     sag_check_with(256, 60, &[multigrid(5), multigrid_chebyshev(5)], settings(GlobalSolve::Cholesky, 10, 1), 0.02);
 }

@@ -16,7 +16,7 @@ pub const SUSTAINED_SECONDS: f64 = 5.0;
 /// on the host. Between timed frames the device idles while the host reads the state and computes the
 /// quality figures (at 1024², 0.15–0.2 s a frame), and a GPU's power management may keep an idling
 /// device slow: on an NVIDIA H200 the 1024² local/global frame took 26.8 ms timed one at a time and
-/// 8–11 ms back to back after about a second of load (docs/BENCHMARKS.md, twenty-first session). These
+/// 8–11 ms back to back after about a second of load (docs/PERFORMANCE.md, "Frames back to back"). These
 /// frames are what a real-time loop that draws from the position buffer sees. The record's cost fields
 /// and timestamps count the timed frames alone.
 #[derive(Clone, Debug, Default, Serialize)]

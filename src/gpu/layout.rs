@@ -110,7 +110,7 @@ pub struct CgPass {
 /// Particles per thread of a Jacobi-preconditioned PCG's per-particle kernels ([`CgPass::per_lane`]):
 /// a quarter of the workgroups, so a quarter of the dot products' partials. On lavapipe that took the
 /// 256² implicit row's 20 `pcg_reduce` dispatches away (G = 256 < [`super::options::PCG_REDUCE_FROM`])
-/// and a quarter of the per-workgroup barriers: 143 → 110 ms a step (BENCHMARKS, sixteenth session). A
+/// and a quarter of the per-workgroup barriers: 143 → 110 ms a step. A
 /// multigrid-preconditioned solve keeps 1: its V-cycle writes the r·z partials per particle workgroup.
 pub const PCG_PER_LANE: u32 = 4;
 

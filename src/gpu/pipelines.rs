@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 /// new LLVM variant, and Mesa 22.3 keeps each one (explicit Euler compiled 41 shaders a frame at 32²,
 /// implicit Euler's multigrid 101, and the host memory grew by megabytes a frame). Storage loads are
 /// never specialized. They cost lavapipe a little where nothing was recompiled (Jacobi-PCG 6–14%,
-/// docs/BENCHMARKS.md); on a real GPU they are a few loads from one cached address a kernel, not yet
+/// symplectic Euler 2%); on a real GPU they are a few loads from one cached address a kernel, not yet
 /// measured against uniform reads.
 pub fn params(binding: u32) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {

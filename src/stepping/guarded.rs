@@ -182,7 +182,7 @@ impl<E: Engine> Stepper<E> {
     /// Policy `recover`: back to the checkpoint, h halved, re-planned. LEU halves its re-linearization
     /// interval instead while it re-linearizes less often than every step: what makes it diverge is
     /// first a linearization held too long (Shinya §4; the 512² cloth diverges at h/1.6 with the default
-    /// interval, and not at the default h with a tenth of it, docs/BENCHMARKS.md).
+    /// interval, and not at the default h with a tenth of it).
     fn roll_back(&mut self, frame: usize, cause: Cause, max_halvings: u32) -> Result<Divergence> {
         if self.watch.halvings >= max_halvings {
             return Err(Error::Diverged { frame, what: format!("{cause}, after {} rollbacks halving h", self.watch.halvings) });
