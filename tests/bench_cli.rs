@@ -542,3 +542,46 @@ fn a_gpu_runs_host_memory_does_not_grow_with_its_frames() {
         assert!(long - short < 8e6, "{name}: host memory grew by {:.1} MB from 3 to 20 frames", (long - short) / 1e6);
     }
 }
+
+/// The first command a reader runs prints lavapipe's rows beside the CPU's: when a GPU row ran on a
+/// software rasterizer (wgpu's device type `Cpu`: lavapipe, SwiftShader), the table and the markdown
+/// say so in one line under them, and point to the figures of a real GPU. Not on a real GPU, nor for
+/// CPU rows alone; the JSON record carries no such field.
+#[test]
+fn a_software_adapter_is_named_under_the_table() {
+    let run = |backend: &str, format: &str| {
+        springsim(&["bench", "--scene", "cloth", "--size", "8", "--backend", backend, "--frames", "1", "--warmup", "0", "--format", format])
+    };
+    let json = run("gpu", "json");
+    if !json.status.success() && !gpu_required() {
+        eprintln!("test gpu: skipped (no GPU: {})", text(&json.stderr).trim());
+        return;
+    }
+    assert!(json.status.success(), "{}", text(&json.stderr));
+    let record: Value = serde_json::from_str(text(&json.stdout).lines().next().expect("a record")).expect("JSON");
+    let adapter = record["adapter"].as_str().expect("adapter").to_string();
+    let software =
+        ["llvmpipe", "lavapipe", "swiftshader"].iter().any(|s| adapter.to_lowercase().contains(s)) || adapter.ends_with(", Cpu)");
+    assert!(record.get("software_adapter").is_none(), "the record keeps its shape: {record}");
+    let note = |s: &str| s.lines().filter(|l| l.starts_with("note: ")).map(str::to_string).collect::<Vec<_>>();
+    for format in ["table", "markdown"] {
+        let out = run("gpu,cpu", format);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let s = text(&out.stdout);
+        let notes = note(&s);
+        if software {
+            assert_eq!(notes.len(), 1, "{format} on {adapter}: one note: {s}");
+            let name = adapter.split(" (").next().unwrap_or(&adapter);
+            assert!(notes[0].contains(name) && notes[0].contains("software rasterizer"), "{}", notes[0]);
+            assert!(notes[0].contains("docs/PERFORMANCE.md"), "{}", notes[0]);
+            assert!(s.trim_end().ends_with(notes[0].as_str()), "{format}: the note is the last line: {s}");
+        } else {
+            assert!(notes.is_empty(), "{format} on {adapter}: no note on a real GPU: {s}");
+        }
+        let cpu = text(&run("cpu", format).stdout);
+        assert!(note(&cpu).is_empty(), "{format}: no note for CPU rows alone: {cpu}");
+    }
+    if software {
+        println!("note on {adapter}: ok");
+    }
+}

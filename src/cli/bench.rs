@@ -112,6 +112,10 @@ pub struct BenchResult {
     pub backend: String,
     /// Adapter (or the CPU).
     pub adapter: String,
+    /// GPU: the adapter is a software rasterizer on the host's CPU (lavapipe, SwiftShader): not in the
+    /// record, only the note under the table and markdown output ([`crate::report::software_note`]).
+    #[serde(skip)]
+    pub software_adapter: bool,
     /// GPU: the driver and its version (wgpu's `AdapterInfo` driver and driver_info); null on the CPU.
     pub driver: Option<String>,
     /// GPU: the graphics API wgpu ran on (`vulkan`, `metal`, `dx12`, `gl`); null on the CPU.
@@ -514,6 +518,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
             Backend::CpuReference => "cpu (f64, reference kernels)".to_string(),
             Backend::Gpu => gpu.map(|g| g.adapter_name()).unwrap_or_default(),
         },
+        software_adapter: gpu_info.as_ref().is_some_and(report::is_software),
         driver: gpu_info.as_ref().map(report::driver),
         wgpu_backend: gpu_info.as_ref().map(|i| i.backend.to_str().to_string()),
         cpu: machine.cpu.clone(),

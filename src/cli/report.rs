@@ -56,6 +56,29 @@ pub fn driver(info: &wgpu::AdapterInfo) -> String {
     }
 }
 
+/// Whether an adapter is a software rasterizer running on the host's CPU: wgpu's device type `Cpu`, or
+/// a name that says so (Mesa's llvmpipe / lavapipe, Google's SwiftShader) where a driver reports another
+/// type.
+pub fn is_software(info: &wgpu::AdapterInfo) -> bool {
+    let name = info.name.to_lowercase();
+    info.device_type == wgpu::DeviceType::Cpu || ["llvmpipe", "lavapipe", "swiftshader"].iter().any(|s| name.contains(s))
+}
+
+/// The line under the table and the markdown when a GPU row ran on a software rasterizer: its GPU
+/// figures are the host CPU's, not a GPU's (docs/PERFORMANCE.md has the same runs on an NVIDIA H200).
+pub fn software_note(rows: &[BenchResult]) -> Option<String> {
+    let r = rows.iter().find(|r| r.software_adapter)?;
+    let name = r.adapter.split(" (").next().unwrap_or(&r.adapter);
+    Some(format!(
+        "note: the gpu rows ran on {name}, a software rasterizer (a Vulkan driver on this machine's CPU cores, not a GPU); \
+         an NVIDIA H200 runs the same frames {SOFTWARE_SPEEDUP} faster: docs/PERFORMANCE.md\n"
+    ))
+}
+
+/// How much faster a discrete GPU ran the same frames than lavapipe did (docs/PERFORMANCE.md, "lavapipe
+/// is not a GPU": an NVIDIA H200 against lavapipe on a 2-core VM, the curtain to the 1024² cloth).
+const SOFTWARE_SPEEDUP: &str = "24-430x";
+
 /// The time now, UTC, ISO 8601 to the second: `2026-11-25T15:02:37Z`.
 pub fn utc_now() -> String {
     let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
@@ -289,6 +312,10 @@ pub fn markdown(rows: &[BenchResult]) -> String {
             if drivers.is_empty() { "none (CPU runs)".to_string() } else { md(&drivers.join(", ")) },
         ));
     }
+    if let Some(note) = software_note(rows) {
+        s.push('\n');
+        s.push_str(&note);
+    }
     s
 }
 
@@ -401,6 +428,9 @@ pub fn table(rows: &[BenchResult]) -> String {
             r.energy,
             r.adapter
         ));
+    }
+    if let Some(note) = software_note(rows) {
+        s.push_str(&note);
     }
     s
 }
