@@ -4,6 +4,8 @@
 # global solve and the host's Cholesky step), each run with the cost model and GPU timestamps
 # (`springsim bench --timestamps --format markdown`), gathered into one markdown table.
 #
+# docs/PERFORMANCE.md has its current table on an NVIDIA H200, with the command that made it.
+#
 # A run that the adapter refuses (a buffer over its limits, no adapter, a failed solve) becomes a row
 # naming the refusal; the script goes on. A run that diverges keeps its row and gets a note.
 #
@@ -64,6 +66,7 @@ COLS=$(($(head -n 1 <<<"$HEADER" | tr -cd '|' | wc -c) - 1))
 ROWS=""
 NOTES=""
 MACHINE=""
+SOFTWARE=""
 TIMING=--timestamps
 [ "${SUITE_KERNEL_TIMES:-0}" = 1 ] && TIMING=--kernel-times
 KTABLES=""
@@ -83,9 +86,11 @@ for size in $SIZES; do
             # name the global solve where the method is local/global
             case "$m" in lg-*) row=$(sed "s/| local-global |/| local-global (${m#lg-}) |/" <<<"$row") ;; esac
             ROWS+="$row"$'\n'
-            [ -z "$MACHINE" ] && MACHINE=$(sed -n '$p' "$TMP/out")
+            [ -z "$MACHINE" ] && MACHINE=$(grep -m 1 '^CPU: ' "$TMP/out")
+            # on a software rasterizer (lavapipe) the bench adds a line saying so under the machine's
+            [ -z "$SOFTWARE" ] && SOFTWARE=$(grep -m 1 '^note: ' "$TMP/out")
             # --kernel-times: the per-kernel table between the row and the machine line
-            KTABLES+=$(sed '1,3d;$d' "$TMP/out")$'\n'
+            KTABLES+=$(sed -n '4,/^CPU: /p' "$TMP/out" | sed '$d')$'\n'
 
             if [ "$rc" -ne 0 ]; then NOTES+="- $size $m: exit $rc: $(grep -v '^\s*$' "$TMP/err" | tail -n 1)"$'\n'; fi
         else
@@ -110,6 +115,7 @@ done
     echo "$HEADER"
     printf '%s' "$ROWS"
     [ -n "$MACHINE" ] && printf '\n%s\n' "$MACHINE"
+    [ -n "$SOFTWARE" ] && printf '\n%s\n' "$SOFTWARE"
     [ -n "$NOTES" ] && printf '\nNotes:\n%s' "$NOTES"
     [ -n "${KTABLES//[$'\n']/}" ] && printf '%s' "$KTABLES"
     methods=""; [ "$METHODS" != "$ALL_METHODS" ] && methods=" SUITE_METHODS=\"$METHODS\""
