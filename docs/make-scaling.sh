@@ -9,8 +9,8 @@
 #   SCALING_PLOT_ONLY=1 docs/make-scaling.sh   redraw from the CSVs already there
 #
 # Settings (environment):
-#   SCALING_SIZES    cloth sides (default "16 32 64 128"); "curtain" is Liu's 81x81 curtain, the H200's
-#                    smallest row (default: included)
+#   SCALING_SIZES    cloth sides, and "curtain" for Liu's 81x81 curtain, the H200's smallest row
+#                    (default "16 32 curtain 64 128")
 #   SCALING_METHODS  labels as in benches/gpu-suite.sh (default: all eleven)
 #   SCALING_FRAMES   timed frames a run (default 3); SCALING_WARMUP (default 1)
 #   SCALING_TIMEOUT  seconds a run before it is left out (default 600)
