@@ -34,3 +34,8 @@ pub use method::{FactorPrecision, GlobalSolve, Method, Preconditioner, StepPlan,
 pub use model::Model;
 pub use stepping::{CpuSimulator, FrameReport, GpuSimulator, Simulator};
 pub use wgpu;
+
+/// The README's library example, compiled and run by `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
