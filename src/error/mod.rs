@@ -76,6 +76,10 @@ pub enum Error {
         field: String,
         /// What is wrong.
         msg: String,
+        /// The library's own error where the file's value failed one of its checks (a negative mass, a
+        /// step out of range): the typed [`Error::InvalidParameter`] or [`Error::InvalidModel`], its
+        /// message the one `msg` gives. `None` for a file that does not parse.
+        cause: Option<Box<Error>>,
     },
     /// No GPU adapter could be found (or none matched `WGPU_ADAPTER_NAME` / `WGPU_BACKEND`).
     #[error("no GPU adapter: {0}")]
