@@ -2,7 +2,7 @@
 //! ([`crate::stepping`]): an engine takes steps of a given size with one method and reports what its
 //! solvers and checks saw; it never chooses a step, a substep count or a retry itself.
 
-use crate::error::{Error, Result};
+use crate::error::{Bound, Error, Result};
 use crate::method::{Method, StepPlan, StepSettings};
 use crate::reference::forces;
 use crate::reference::model::{CpuModel, V3};
@@ -168,7 +168,7 @@ pub trait Engine {
     fn rollback(&mut self, checkpoint: &Checkpoint) -> Result<()> {
         match checkpoint {
             Checkpoint::Host((x, v)) => self.write_state(x, v),
-            Checkpoint::Device => Err(Error::Gpu("this engine keeps no device checkpoint".into())),
+            Checkpoint::Device => Err(Error::NoDeviceCheckpoint { engine: "this engine" }),
         }
     }
 }
@@ -176,10 +176,10 @@ pub trait Engine {
 /// The error for a state of the wrong length: `x` and `v` must have one entry per particle.
 pub fn check_state_len(n: usize, x: &[[f64; 3]], v: &[[f64; 3]]) -> Result<()> {
     if x.len() != n {
-        return Err(Error::param("positions.len()", x.len(), format!("must equal the number of particles ({n})")));
+        return Err(Error::invalid("positions.len()", x.len(), Bound::length(n, "must equal the number of particles ({})")));
     }
     if v.len() != n {
-        return Err(Error::param("velocities.len()", v.len(), format!("must equal the number of particles ({n})")));
+        return Err(Error::invalid("velocities.len()", v.len(), Bound::length(n, "must equal the number of particles ({})")));
     }
     Ok(())
 }

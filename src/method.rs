@@ -1,7 +1,7 @@
 //! Integration methods, their step settings and the step plan they run with (the plan itself is made by
 //! [`crate::stepping::plan`], Shinya 2004 §3).
 
-use crate::error::{Error, Result};
+use crate::error::{Bound, Error, Result};
 
 /// An integration method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -142,7 +142,7 @@ impl GlobalSolve {
             "tridiagonal" => Ok(GlobalSolve::Tridiagonal),
             "cholesky" => Ok(GlobalSolve::Cholesky),
             "chebyshev" => Ok(GlobalSolve::Chebyshev),
-            _ => Err(Error::param("global", s, format!("must be one of {}", GlobalSolve::NAMES))),
+            _ => Err(Error::invalid("global", s, Bound::one_of(GlobalSolve::NAMES))),
         }
     }
 
@@ -164,10 +164,14 @@ impl GlobalSolve {
         match (method, self) {
             (Method::LocalGlobal, Auto) => Ok(Cholesky),
             (Method::LocalGlobal, Cholesky | Cg | Chebyshev) => Ok(self),
-            (Method::LocalGlobal, Tridiagonal) => Err(Error::param("global", self.name(), "local-global takes cholesky, cg or chebyshev")),
+            (Method::LocalGlobal, Tridiagonal) => {
+                Err(Error::invalid("global", self.name(), Bound::Unsupported("local-global takes cholesky, cg or chebyshev".into())))
+            }
             (Method::ImplicitEuler, Auto) => Ok(Cg),
             (Method::ImplicitEuler, Cg | Tridiagonal) => Ok(self),
-            (Method::ImplicitEuler, _) => Err(Error::param("global", self.name(), "implicit-euler takes cg or tridiagonal")),
+            (Method::ImplicitEuler, _) => {
+                Err(Error::invalid("global", self.name(), Bound::Unsupported("implicit-euler takes cg or tridiagonal".into())))
+            }
             // the explicit methods and Newton solve nothing the setting chooses
             (_, s) => Ok(s),
         }
@@ -198,7 +202,7 @@ impl FactorPrecision {
         match s {
             "f32" => Ok(FactorPrecision::F32),
             "f64" => Ok(FactorPrecision::F64),
-            _ => Err(Error::param("factor-precision", s, format!("must be one of {}", FactorPrecision::NAMES))),
+            _ => Err(Error::invalid("factor-precision", s, Bound::one_of(FactorPrecision::NAMES))),
         }
     }
 
@@ -239,7 +243,7 @@ impl Preconditioner {
             "auto" => Ok(Preconditioner::Auto),
             "jacobi" => Ok(Preconditioner::Jacobi),
             "multigrid" => Ok(Preconditioner::Multigrid),
-            _ => Err(Error::param("preconditioner", s, format!("must be one of {}", Preconditioner::NAMES))),
+            _ => Err(Error::invalid("preconditioner", s, Bound::one_of(Preconditioner::NAMES))),
         }
     }
 
@@ -277,14 +281,14 @@ impl Preconditioner {
         if fits {
             Ok(())
         } else {
-            Err(Error::param(
+            Err(Error::invalid(
                 "preconditioner",
                 self.name(),
-                format!(
+                Bound::Unsupported(format!(
                     "multigrid preconditions local-global with --global cg or chebyshev only (here: {} with {})",
                     method.name(),
                     global.name()
-                ),
+                )),
             ))
         }
     }
@@ -361,7 +365,7 @@ pub struct StepSettings {
     /// Implicit Euler: use the exact spring Jacobian (Kauppila §2.2). Off (default): its transverse term
     /// k(1 − L/l)(I − n̂n̂ᵀ) is clamped at zero for compressed springs (Choi & Ko), which keeps the matrix
     /// symmetric positive definite; the exact one is indefinite for a compressed spring with large h²k/m
-    /// and CG may then break down (reported as [`Error::Solver`]).
+    /// and CG may then break down (reported as [`Error::CgBreakdown`]).
     pub exact_jacobian: bool,
     /// The explicit family: run with a step above Shinya's h_max (the plan refuses it otherwise, with
     /// [`Error::Unstable`]); the divergence guard then reports what happens.
@@ -394,7 +398,7 @@ impl DivergencePolicy {
             "report" => Ok(DivergencePolicy::Report),
             "recover" => Ok(DivergencePolicy::Recover),
             "ignore" => Ok(DivergencePolicy::Ignore),
-            _ => Err(Error::param("divergence", s, format!("must be one of {}", DivergencePolicy::NAMES))),
+            _ => Err(Error::invalid("divergence", s, Bound::one_of(DivergencePolicy::NAMES))),
         }
     }
 
@@ -454,17 +458,17 @@ impl GuardSettings {
     pub fn validate(&self) -> Result<()> {
         for (name, v) in [("guard.strain_limit", self.strain_limit), ("guard.solver_residual_limit", self.solver_residual_limit)] {
             if !(v.is_finite() && v > 0.0) {
-                return Err(Error::param(name, v, "must be finite and > 0"));
+                return Err(Error::invalid(name, v, Bound::Positive));
             }
         }
         if !(self.energy_tolerance.is_finite() && self.energy_tolerance >= 0.0) {
-            return Err(Error::param("guard.energy_tolerance", self.energy_tolerance, "must be finite and >= 0"));
+            return Err(Error::invalid("guard.energy_tolerance", self.energy_tolerance, Bound::NonNegative));
         }
         if self.every > 1_000_000 {
-            return Err(Error::param("guard.every", self.every, "must be in 0..=1000000"));
+            return Err(Error::invalid("guard.every", self.every, Bound::int_range(0, 1_000_000)));
         }
         if self.max_halvings > 50 {
-            return Err(Error::param("guard.max_halvings", self.max_halvings, "must be in 0..=50"));
+            return Err(Error::invalid("guard.max_halvings", self.max_halvings, Bound::int_range(0, 50)));
         }
         Ok(())
     }
@@ -511,7 +515,7 @@ impl StepSettings {
             if v.is_finite() && v > 0.0 {
                 Ok(())
             } else {
-                Err(Error::param(name, v, "must be finite and > 0"))
+                Err(Error::invalid(name, v, Bound::Positive))
             }
         };
         pos("frame_dt", self.frame_dt)?;
@@ -525,10 +529,10 @@ impl StepSettings {
         pos("step_strain_limit", self.step_strain_limit)?;
         pos("retry_residual", self.retry_residual)?;
         if !(self.cg_tolerance.is_finite() && self.cg_tolerance >= 0.0) {
-            return Err(Error::param("cg_tolerance", self.cg_tolerance, "must be finite and >= 0"));
+            return Err(Error::invalid("cg_tolerance", self.cg_tolerance, Bound::NonNegative));
         }
         if self.cg_max_iterations == 0 || self.cg_max_iterations > 100_000 {
-            return Err(Error::param("cg_max_iterations", self.cg_max_iterations, "must be in 1..=100000"));
+            return Err(Error::invalid("cg_max_iterations", self.cg_max_iterations, Bound::int_range(1, 100_000)));
         }
         for (name, v) in [
             ("lg_iterations", self.lg_iterations),
@@ -536,14 +540,14 @@ impl StepSettings {
             ("newton_iterations", self.newton_iterations),
         ] {
             if v == 0 || v > 1_000_000 {
-                return Err(Error::param(name, v, "must be in 1..=1000000"));
+                return Err(Error::invalid(name, v, Bound::int_range(1, 1_000_000)));
             }
         }
         if !(self.newton_tolerance.is_finite() && self.newton_tolerance >= 0.0) {
-            return Err(Error::param("newton_tolerance", self.newton_tolerance, "must be finite and >= 0"));
+            return Err(Error::invalid("newton_tolerance", self.newton_tolerance, Bound::NonNegative));
         }
         if self.power_iterations == 0 {
-            return Err(Error::param("power_iterations", 0, "must be >= 1"));
+            return Err(Error::invalid("power_iterations", 0usize, Bound::at_least(1.0)));
         }
         self.guard.validate()
     }

@@ -1,7 +1,7 @@
 //! The scene registry: one list of named scenes that the window, the bench and the tests share, each
 //! a scene file (`scenes/NAME.ron`, embedded) that names one of the builders here; and the builders.
 
-use crate::error::{Error, Result};
+use crate::error::{Bound, Error, Result};
 use crate::model::{self, Collider, Forces, Model};
 use crate::scene_file::Scene;
 use std::path::{Path, PathBuf};
@@ -95,7 +95,7 @@ impl SceneOptions {
     /// Checks the options that need no model built; the error names the field.
     pub fn validate(&self) -> Result<()> {
         if let Some(k) = self.stiffness.filter(|k| !(k.is_finite() && *k > 0.0)) {
-            return Err(Error::param("stiffness", k, "must be finite and > 0"));
+            return Err(Error::invalid("stiffness", k, Bound::Positive));
         }
         Ok(())
     }
@@ -164,7 +164,7 @@ pub(crate) fn builder(name: &str, n: usize, k: Option<f64>, mesh: Option<&Path>)
         "rail" => rail(n, k),
         "folds" => model::folds(n, k),
         "mesh" => {
-            let path = mesh.ok_or_else(|| Error::param("mesh", "(none)", "the mesh scene needs --mesh path.obj"))?;
+            let path = mesh.ok_or_else(|| Error::invalid("mesh", "(none)", Bound::Other("the mesh scene needs --mesh path.obj".into())))?;
             let k = k.unwrap_or(500.0);
             let mut m = model::load_obj(path, 1.0, k, k / 10.0)?;
             // hang it from its two highest vertices
@@ -175,7 +175,7 @@ pub(crate) fn builder(name: &str, n: usize, k: Option<f64>, mesh: Option<&Path>)
             }
             Ok(m)
         }
-        _ => Err(Error::param("builder", name, format!("must be one of {}", BUILDERS.join(", ")))),
+        _ => Err(Error::invalid("builder", name, Bound::OneOf(BUILDERS.iter().map(|b| b.to_string()).collect()))),
     }
 }
 

@@ -308,12 +308,12 @@ fn a_matrix_that_cannot_be_factored_is_a_clear_error() {
     let e = GlobalCholesky::new(&cm, &LgParams::new(&cm, H)).unwrap_err();
     let msg = e.to_string();
     println!("{msg}");
-    assert!(matches!(e, Error::Solver(_)));
+    assert!(matches!(e, Error::NotPositiveDefinite { pivot_row: Some(_), .. }), "{e:?}");
     assert!(msg.contains("not positive definite") && msg.contains("faer"), "{msg}");
     // and a negative stiffness
     let mut cm = CpuModel::new(&model).unwrap();
     cm.k.iter_mut().for_each(|k| *k = -*k * 1e6);
-    assert!(matches!(GlobalCholesky::new(&cm, &LgParams::new(&cm, H)), Err(Error::Solver(_))));
+    assert!(matches!(GlobalCholesky::new(&cm, &LgParams::new(&cm, H)), Err(Error::NotPositiveDefinite { .. })));
 }
 
 #[test]

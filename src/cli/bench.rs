@@ -8,7 +8,7 @@ use crate::report::{self, Machine};
 use crate::spread::Spread;
 use serde::Serialize;
 use springsim::cpu::{CpuEngine, CpuModel};
-use springsim::error::{Error, Result};
+use springsim::error::{Bound, Error, Result};
 use springsim::gpu::local_global::LgSplit;
 use springsim::gpu::{GpuContext, GpuEngine};
 use springsim::method::{DivergencePolicy, Method, StepSettings};
@@ -39,7 +39,7 @@ impl Backend {
             "cpu" => Ok(Backend::Cpu),
             "cpu-reference" => Ok(Backend::CpuReference),
             "gpu" => Ok(Backend::Gpu),
-            _ => Err(Error::param("backend", s, "must be cpu, cpu-reference or gpu")),
+            _ => Err(Error::invalid("backend", s, Bound::Other("must be cpu, cpu-reference or gpu".into()))),
         }
     }
 

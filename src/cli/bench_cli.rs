@@ -9,6 +9,7 @@ use crate::report::{self, Machine};
 use crate::{count, count_opt, given_in, split, Diverged};
 use anyhow::{Context, Result};
 use clap::{ArgMatches, ValueEnum};
+use springsim::error::Bound;
 use springsim::gpu::GpuContext;
 use springsim::method::DivergencePolicy;
 use springsim::scene::{self, SceneOptions};
@@ -223,23 +224,29 @@ pub(crate) fn strain_limiting(
     }
     let mut sl = StrainLimit::new(limit.unwrap_or(springsim::model::DEFAULT_STRAIN_LIMIT));
     if let Some(p) = passes {
-        sl.passes =
-            u32::try_from(p).ok().filter(|&p| p > 0).ok_or_else(|| springsim::Error::param("strain-limiting-passes", p, "must be >= 1"))?;
+        sl.passes = u32::try_from(p)
+            .ok()
+            .filter(|&p| p > 0)
+            .ok_or_else(|| springsim::Error::invalid("strain-limiting-passes", p, Bound::at_least(1.0)))?;
     }
     if let Some(t) = tolerance {
         if !(t.is_finite() && t >= 0.0) {
-            return Err(springsim::Error::param("strain-limiting-tolerance", t, "must be finite and >= 0"));
+            return Err(springsim::Error::invalid("strain-limiting-tolerance", t, Bound::NonNegative));
         }
         sl.tolerance = t;
     }
     if let Some(a) = acceleration {
         if !(a.is_finite() && (1.0..2.0).contains(&a)) {
-            return Err(springsim::Error::param("strain-limiting-acceleration", a, "must be in [1, 2)"));
+            return Err(springsim::Error::invalid(
+                "strain-limiting-acceleration",
+                a,
+                Bound::Interval { min: 1.0, max: 2.0, min_open: false, max_open: true },
+            ));
         }
         sl.acceleration = a;
     }
     if !(sl.limit.is_finite() && sl.limit > 0.0) {
-        return Err(springsim::Error::param("strain-limiting", sl.limit, "must be finite and > 0"));
+        return Err(springsim::Error::invalid("strain-limiting", sl.limit, Bound::Positive));
     }
     sl.validate()?;
     Ok(Some(sl))
@@ -250,8 +257,9 @@ fn sizes(s: &str) -> springsim::Result<Vec<usize>> {
     split(s)
         .iter()
         .map(|x| {
-            let v: i64 =
-                x.parse().map_err(|_| springsim::Error::param("size", x, "must be a whole number (or a comma-separated list of them)"))?;
+            let v: i64 = x.parse().map_err(|_| {
+                springsim::Error::invalid("size", x, Bound::Other("must be a whole number (or a comma-separated list of them)".into()))
+            })?;
             count("size", v)
         })
         .collect()
@@ -329,7 +337,7 @@ fn plan_runs(b: &BenchCli, given: &dyn Fn(&str) -> bool) -> Result<Vec<BenchConf
     let strain = strain_limiting(b.strain_limiting, b.strain_limiting_passes, b.strain_limiting_tolerance, b.strain_limiting_acceleration)?;
     SceneOptions { size: None, stiffness: b.stiffness, mesh: b.mesh.clone() }.validate()?;
     if let Some(d) = b.drag.filter(|d| !(d.is_finite() && *d >= 0.0)) {
-        return Err(springsim::Error::param("drag", d, "must be finite and >= 0").into());
+        return Err(springsim::Error::invalid("drag", d, Bound::NonNegative).into());
     }
     let preset = b.preset.as_deref().map(Preset::parse).transpose()?;
     let sources: Vec<Source> = match preset {

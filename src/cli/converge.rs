@@ -4,10 +4,11 @@
 //! converge` writes it as CSV and as an SVG plot. Everything runs on the CPU in f64 (the `cg` and
 //! `chebyshev` series are the CPU twins of the GPU global steps).
 
+use anyhow::Context;
 use springsim::cpu::local_global::{lg_energy, relative_error, LocalGlobal};
 use springsim::cpu::newton::Newton;
 use springsim::cpu::{CpuModel, V3};
-use springsim::error::{Error, Result};
+use springsim::error::{Bound, Error, Result};
 use springsim::method::{GlobalSolve, Method, Preconditioner, StepSettings};
 use springsim::model::Model;
 use springsim::stepping::CpuSimulator;
@@ -124,16 +125,18 @@ pub fn parse_series(s: &str) -> Result<(GlobalSolve, Preconditioner)> {
 
 /// Runs the study on `model`. `tick` is told what is under way after each frame of the run-up and each
 /// iteration of a series (for a progress bar).
-pub fn run(model: &Model, cfg: &ConvergeConfig, tick: &dyn Fn(String)) -> Result<ConvergeResult> {
+pub fn run(model: &Model, cfg: &ConvergeConfig, tick: &dyn Fn(String)) -> anyhow::Result<ConvergeResult> {
     if cfg.iterations == 0 {
-        return Err(Error::param("iterations", 0, "must be >= 1"));
+        return Err(Error::invalid("iterations", 0usize, Bound::at_least(1.0)).into());
     }
     let settings = StepSettings { global: GlobalSolve::Cholesky, lg_iterations: 10, ..cfg.settings.clone() };
     settings.validate()?;
     let h = settings.frame_dt;
     let mut sim = CpuSimulator::new(model, Method::LocalGlobal, settings.clone())?;
     for f in 0..cfg.frame {
-        sim.step_frame().map_err(|e| Error::Solver(format!("running up to frame {}: failed at frame {f}: {e}", cfg.frame)))?;
+        // the library's error stays the source (its variant decides the exit status); the line reads
+        // `linear solve failed: running up to frame N: failed at frame f: <the error>`
+        sim.step_frame().with_context(|| format!("linear solve failed: running up to frame {}: failed at frame {f}", cfg.frame))?;
         tick(format!("frame {}", f + 1));
     }
     let (x, v) = sim.read_state()?;
@@ -256,7 +259,7 @@ impl ConvergeResult {
         let mut out = String::new();
         {
             let root = SVGBackend::with_string(&mut out, (1200, 520)).into_drawing_area();
-            let err = |e: DrawingAreaErrorKind<_>| Error::param("svg", "plot", format!("{e:?}"));
+            let err = |e: DrawingAreaErrorKind<_>| Error::invalid("svg", "plot", Bound::Other(format!("{e:?}")));
             root.fill(&WHITE).map_err(err)?;
             let root = root.titled(title, ("sans-serif", 20)).map_err(err)?;
             let (left, right) = root.split_horizontally(600);

@@ -3,6 +3,7 @@
 //! same particles, masses, pins, springs, forces, step and substep count as springsim.
 
 use serde::Serialize;
+use springsim::error::Bound;
 use springsim::method::StepPlan;
 use springsim::{Error, Method, Model, Result};
 use std::path::Path;
@@ -88,7 +89,7 @@ pub fn write(path: &Path, scene: &str, method: Method, model: &Model, plan: &Ste
         frame_dt,
         unsupported,
     };
-    let fail = |reason: String| Error::param("export-model", path.display(), reason);
+    let fail = |reason: String| Error::invalid("export-model", path.display().to_string(), Bound::Other(reason));
     let f = std::fs::File::create(path).map_err(|err| fail(format!("cannot create it: {err}")))?;
     serde_json::to_writer(std::io::BufWriter::new(f), &e).map_err(|err| fail(format!("cannot write it: {err}")))
 }

@@ -349,7 +349,7 @@ impl std::error::Error for Diverged {}
 /// A count from the command line: negative numbers reach here (clap lets them through) and get the
 /// validator's one-line error naming the field.
 fn count(name: &str, v: i64) -> springsim::Result<usize> {
-    usize::try_from(v).map_err(|_| springsim::Error::param(name, v, "must be >= 0"))
+    usize::try_from(v).map_err(|_| springsim::Error::invalid(name, v, springsim::error::Bound::at_least(0.0)))
 }
 
 /// [`count`] of an optional value.
@@ -360,18 +360,22 @@ fn count_opt(name: &str, v: Option<i64>) -> springsim::Result<Option<usize>> {
 /// A window or image size in pixels.
 #[cfg_attr(not(feature = "viewer"), allow(dead_code))]
 fn pixels(name: &str, v: i64) -> springsim::Result<u32> {
-    u32::try_from(v).map_err(|_| springsim::Error::param(name, v, "must be in 0..=4294967295"))
+    u32::try_from(v).map_err(|_| springsim::Error::invalid(name, v, springsim::error::Bound::int_range(0, u32::MAX as i64)))
 }
 
 /// The exit status of a failed command: 3 for a divergence the guard found (policy `report`) or could
 /// not recover from (policy `recover`); 1 where the input is fine but this machine cannot hold it (a GPU
-/// buffer over the device's limits, a model or engine over the free host memory); 2 for any other error
+/// buffer over the device's limits, kernels that bind more than the adapter allows, a model or engine
+/// over the free host memory); 2 for any other error
 /// (bad input: a value, a file, a name).
 fn exit_status(e: &anyhow::Error) -> i32 {
     let lib = e.chain().find_map(|c| c.downcast_ref::<springsim::Error>());
     if e.downcast_ref::<Diverged>().is_some() || matches!(lib, Some(springsim::Error::Diverged { .. })) {
         3
-    } else if matches!(lib, Some(springsim::Error::BufferTooLarge { .. } | springsim::Error::HostMemory { .. })) {
+    } else if matches!(
+        lib,
+        Some(springsim::Error::BufferTooLarge { .. } | springsim::Error::AdapterLimit { .. } | springsim::Error::HostMemory { .. })
+    ) {
         1
     } else {
         2
@@ -406,7 +410,7 @@ mod tests {
         assert_eq!(exit_status(&anyhow::Error::new(limit)), 1);
         let memory = Error::HostMemory { what: "the model".into(), bytes: 2, available: 1 };
         assert_eq!(exit_status(&anyhow::Error::new(memory).context("bench")), 1, "through a context too");
-        assert_eq!(exit_status(&anyhow::Error::new(Error::param("stiffness", -5, "must be > 0"))), 2);
+        assert_eq!(exit_status(&anyhow::Error::new(Error::invalid("stiffness", -5, springsim::error::Bound::above(0.0)))), 2);
         assert_eq!(exit_status(&anyhow::anyhow!("a file that does not parse")), 2);
     }
 }

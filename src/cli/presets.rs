@@ -16,6 +16,7 @@
 //! tell what happened.
 
 use anyhow::Result;
+use springsim::error::Bound;
 use springsim::scene_file::Scene;
 use std::path::Path;
 
@@ -44,7 +45,7 @@ impl Preset {
     pub fn parse(s: &str) -> springsim::Result<Preset> {
         match s {
             "warp-cloth" => Ok(Preset::WarpCloth),
-            _ => Err(springsim::Error::param("preset", s, format!("must be one of {}", PRESETS.join(", ")))),
+            _ => Err(springsim::Error::invalid("preset", s, Bound::OneOf(PRESETS.iter().map(|p| p.to_string()).collect()))),
         }
     }
 
@@ -75,7 +76,7 @@ impl Preset {
         match self {
             Preset::WarpCloth => {
                 if n < 3 {
-                    return Err(springsim::Error::param("size", n, "must be at least 3").into());
+                    return Err(springsim::Error::invalid("size", n, Bound::min_count(3)).into());
                 }
                 let s = 1.0 / (n - 1) as f64 / WARP_SPACING;
                 let text = format!(

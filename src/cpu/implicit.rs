@@ -16,7 +16,7 @@
 //! **Compressed springs.** For l < L the transverse term c is negative and, once h²k|c| outgrows the
 //! masses, A is indefinite (Kauppila §2.2; Shinya §5.2 on the negative eigenvalues of K). By default c is
 //! clamped at zero (Choi & Ko), which keeps A symmetric positive definite; `exact_jacobian` keeps the
-//! exact block, and CG then reports a breakdown (pᵀAp ≤ 0) as [`Error::Solver`] instead of stepping.
+//! exact block, and CG then reports a breakdown (pᵀAp ≤ 0) as [`Error::CgBreakdown`] instead of stepping.
 //!
 //! **Pins** are held by Baraff & Witkin's constraint filter: a pinned particle's rows and columns are
 //! projected out (its residual, search direction and A·p are zero, its Δv stays 0), not by a huge mass.
@@ -30,7 +30,7 @@ use super::forces::{external_accel, EPS_LEN};
 use super::sweep::Rows;
 pub use super::sweep::SpringSweep;
 use super::{CpuModel, V3};
-use crate::error::{Error, Result};
+use crate::error::{Bound, Error, Result};
 use crate::linalg::spring_mg::{FineSystem, SpringMg};
 use crate::reference::implicit::{sym_apply, Sym3};
 
@@ -328,7 +328,7 @@ fn for_each_block(m: &CpuModel, sys: &ImplicitSystem, mut f: impl FnMut(usize, u
 
 /// The exact solve of the filtered system by faer's sparse Cholesky (the direct check of the PCG, any
 /// size). The clamped Jacobian keeps A symmetric positive definite; with the exact Jacobian of compressed
-/// springs A may be indefinite, and that is an [`Error::Solver`] from the factorisation.
+/// springs A may be indefinite, and that is an [`Error::NotPositiveDefinite`] from the factorisation.
 pub fn sparse_solve(m: &CpuModel, sys: &ImplicitSystem) -> Result<Vec<V3>> {
     let mut pairs = Vec::new();
     let mut vals = Vec::new();
@@ -354,7 +354,7 @@ pub fn sparse_solve(m: &CpuModel, sys: &ImplicitSystem) -> Result<Vec<V3>> {
 pub fn dense_solve(m: &CpuModel, sys: &ImplicitSystem) -> Result<Vec<V3>> {
     let n3 = 3 * m.n;
     if m.n > 3000 {
-        return Err(Error::param("particles", m.n, "the dense reference solve takes at most 3000 particles"));
+        return Err(Error::invalid("particles", m.n, Bound::at_most(3000).worded("the dense reference solve takes at most {} particles")));
     }
     let mut a = nalgebra::DMatrix::<f64>::zeros(n3, n3);
     for_each_block(m, sys, |i, j, b| {
@@ -362,7 +362,7 @@ pub fn dense_solve(m: &CpuModel, sys: &ImplicitSystem) -> Result<Vec<V3>> {
         v += b;
     });
     let rhs = nalgebra::DVector::from_iterator(n3, sys.rhs.iter().flat_map(|r| [r.x, r.y, r.z]));
-    let x = a.lu().solve(&rhs).ok_or_else(|| Error::Solver("the dense system is singular".into()))?;
+    let x = a.lu().solve(&rhs).ok_or_else(|| Error::Singular { what: "the dense system", block: None })?;
     Ok((0..m.n).map(|i| V3::new(x[3 * i], x[3 * i + 1], x[3 * i + 2])).collect())
 }
 
@@ -374,10 +374,12 @@ pub fn tridiagonal_solve(m: &CpuModel, sys: &ImplicitSystem, dv: &mut [V3]) -> R
     use nalgebra::{DMatrix, DVector};
     let w = chain_band(m);
     if w > MAX_CHAIN_BAND {
-        return Err(Error::param(
+        return Err(Error::invalid(
             "global",
             "tridiagonal",
-            format!("the tridiagonal solve needs a chain (springs at most {MAX_CHAIN_BAND} indices apart); this model's springs span {w}"),
+            Bound::Unsupported(format!(
+                "the tridiagonal solve needs a chain (springs at most {MAX_CHAIN_BAND} indices apart); this model's springs span {w}"
+            )),
         ));
     }
     let n = m.n;
@@ -417,7 +419,7 @@ pub fn tridiagonal_solve(m: &CpuModel, sys: &ImplicitSystem, dv: &mut [V3]) -> R
             })
         })
         .collect();
-    let singular = |b: usize| Error::Solver(format!("the block-tridiagonal system is singular at block {b}"));
+    let singular = |b: usize| Error::Singular { what: "the block-tridiagonal system", block: Some(b) };
     // forward elimination: C_b = M_b⁻¹ U_b, d_b = M_b⁻¹(r_b − L_b d_{b−1}), M_b = D_b − L_b C_{b−1}, L_b = U_{b−1}ᵀ
     let mut cs: Vec<DMatrix<f64>> = Vec::with_capacity(nb);
     for b in 0..nb {
@@ -445,7 +447,7 @@ pub fn tridiagonal_solve(m: &CpuModel, sys: &ImplicitSystem, dv: &mut [V3]) -> R
         dv[i] = if m.inv_mass[i] == 0.0 { V3::zeros() } else { V3::new(r[o], r[o + 1], r[o + 2]) };
     }
     if dv.iter().any(|d| !d.iter().all(|c| c.is_finite())) {
-        return Err(Error::Solver("the block-tridiagonal solve produced a non-finite Δv".into()));
+        return Err(Error::NonFinite { what: "the block-tridiagonal solve".into(), quantity: "Δv" });
     }
     Ok(())
 }

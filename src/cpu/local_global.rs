@@ -475,7 +475,7 @@ impl LocalGlobal {
         let rnorm = self.r.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt();
         let its = match self.global {
             GlobalSolve::Cholesky => {
-                self.chol.as_mut().ok_or_else(|| Error::Solver("no Cholesky factor".into()))?.solve(&self.r, &mut self.delta)?;
+                self.chol.as_mut().ok_or_else(|| Error::internal_solver("no Cholesky factor"))?.solve(&self.r, &mut self.delta)?;
                 1
             }
             GlobalSolve::Chebyshev => {
@@ -558,7 +558,7 @@ impl LocalGlobal {
             (x_out[i], v_out[i]) = kernel::lg_velocity(i, m, &self.params, q, x_out);
         }
         if !x_out.iter().all(|p| p.iter().all(|c| c.is_finite())) {
-            return Err(Error::Solver(format!("local/global ({}) produced a non-finite position", self.global.name())));
+            return Err(Error::NonFinite { what: format!("local/global ({})", self.global.name()), quantity: "position" });
         }
         Ok(rep)
     }

@@ -18,7 +18,7 @@ pub mod self_collision;
 pub mod strain_limit;
 pub mod sweep;
 
-use crate::error::{Error, Result};
+use crate::error::{Bound, Error, Result};
 use crate::method::{Method, StepPlan, StepSettings};
 use crate::model::Model;
 pub use crate::reference::model::{CpuModel, V3};
@@ -85,13 +85,13 @@ fn check_cpu_settings(m: &CpuModel, method: Method, s: &StepSettings) -> Result<
     if method == Method::ImplicitEuler && s.global == crate::method::GlobalSolve::Tridiagonal {
         let w = implicit::chain_band(m);
         if w > implicit::MAX_CHAIN_BAND {
-            return Err(Error::param(
+            return Err(Error::invalid(
                 "global",
                 "tridiagonal",
-                format!(
+                Bound::Unsupported(format!(
                     "the tridiagonal solve needs a chain (springs at most {} indices apart); this model's springs span {w} (use --global cg)",
                     implicit::MAX_CHAIN_BAND
-                ),
+                )),
             ));
         }
     }
@@ -192,13 +192,13 @@ impl CpuEngine {
     /// end when the simulator is dropped.
     pub fn with_threads(mut self, threads: usize) -> Result<Self> {
         if threads == 0 {
-            return Err(Error::param("threads", threads, "must be at least 1"));
+            return Err(Error::invalid("threads", threads, Bound::min_count(1)));
         }
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("springsim-cpu-{i}"))
             .build()
-            .map_err(|e| Error::param("threads", threads, format!("the thread pool could not be started: {e}")))?;
+            .map_err(|e| Error::invalid("threads", threads, Bound::Other(format!("the thread pool could not be started: {e}"))))?;
         self.pool = Some(std::sync::Arc::new(pool));
         Ok(self)
     }
@@ -303,7 +303,7 @@ impl CpuEngine {
         if fresh {
             self.lg = Some(local_global::LocalGlobal::new(&self.model, h, s.global, s.cg_tolerance, s.global_iterations)?);
         }
-        let lg = self.lg.as_mut().ok_or_else(|| Error::Solver("local/global solver missing".into()))?;
+        let lg = self.lg.as_mut().ok_or_else(|| Error::internal_solver("local/global solver missing"))?;
         lg.set_h(&self.model, h)?;
         lg.set_preconditioner(&self.model, s.preconditioner)?;
         lg.set_factor_precision(s.factor_precision);
@@ -317,7 +317,7 @@ impl CpuEngine {
         if self.newton.is_none() {
             self.newton = Some(newton::Newton::new(&self.model, h)?);
         }
-        let nt = self.newton.as_mut().ok_or_else(|| Error::Solver("Newton solver missing".into()))?;
+        let nt = self.newton.as_mut().ok_or_else(|| Error::internal_solver("Newton solver missing"))?;
         nt.set_h(&self.model, h);
         Ok(nt)
     }
@@ -333,14 +333,14 @@ impl CpuEngine {
         let kicked = fields::wind_kick(&self.model, h, &self.x, &self.v, &mut self.kick_v);
         let its = if self.method == Method::Newton {
             self.newton(h)?;
-            let nt = self.newton.as_mut().ok_or_else(|| Error::Solver("Newton solver missing".into()))?;
+            let nt = self.newton.as_mut().ok_or_else(|| Error::internal_solver("Newton solver missing"))?;
             let v_in = if kicked { &self.kick_v } else { &self.v };
             let rep = nt.step(&self.model, max_it, tol, &self.x, v_in, &mut self.x_next, &mut self.v_next)?;
             self.last_residual = rep.residual;
             rep.iterations
         } else {
             self.local_global(h)?;
-            let lg = self.lg.as_mut().ok_or_else(|| Error::Solver("local/global solver missing".into()))?;
+            let lg = self.lg.as_mut().ok_or_else(|| Error::internal_solver("local/global solver missing"))?;
             let v_in = if kicked { &self.kick_v } else { &self.v };
             let rep = lg.step(&self.model, iters, &self.x, v_in, &mut self.x_next, &mut self.v_next)?;
             self.last_residual = rep.residual;
@@ -415,7 +415,7 @@ impl CpuEngine {
     pub fn set_particle(&mut self, i: usize, x: [f64; 3], v: [f64; 3], pinned: bool) -> Result<()> {
         let n = self.model.n;
         if i >= n {
-            return Err(crate::error::Error::param("particle", i, format!("must be < {n}")));
+            return Err(Error::invalid("particle", i, Bound::index(n)));
         }
         let pin_changed = (self.model.inv_mass[i] == 0.0) != pinned;
         self.model.inv_mass[i] = if pinned { 0.0 } else { 1.0 / self.model.mass[i] };
@@ -573,7 +573,7 @@ impl Engine for CpuEngine {
                 self.model.place(self.time);
                 Ok(())
             }
-            crate::engine::Checkpoint::Device => Err(Error::Gpu("the CPU engine keeps no device checkpoint".into())),
+            crate::engine::Checkpoint::Device => Err(Error::NoDeviceCheckpoint { engine: "the CPU engine" }),
         }
     }
 

@@ -311,7 +311,7 @@ impl Newton {
             }
         }
         if !x_out.iter().all(|p| p.iter().all(|c| c.is_finite())) {
-            return Err(Error::Solver("Newton produced a non-finite position".into()));
+            return Err(Error::NonFinite { what: "Newton".into(), quantity: "position" });
         }
         Ok(rep)
     }

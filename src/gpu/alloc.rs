@@ -388,7 +388,7 @@ impl UploadWriter {
     pub fn write(&mut self, data: &[u8]) -> Result<()> {
         let end = self.at + data.len() as u64;
         if end > self.bytes {
-            return Err(Error::Gpu(format!("{}: {} bytes written into {}", self.label, end, self.bytes)));
+            return Err(Error::internal_gpu(format!("{}: {} bytes written into {}", self.label, end, self.bytes)));
         }
         let mut rest = data;
         while !rest.is_empty() {
@@ -467,7 +467,7 @@ impl UploadWriter {
     /// Checks that the whole content was written (the padding stays zero) and uploads what is left.
     fn finish(mut self) -> Result<()> {
         if self.at != self.bytes {
-            return Err(Error::Gpu(format!("{}: {} of {} bytes written", self.label, self.at, self.bytes)));
+            return Err(Error::internal_gpu(format!("{}: {} of {} bytes written", self.label, self.at, self.bytes)));
         }
         self.flush(true)
     }

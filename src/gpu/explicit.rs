@@ -10,7 +10,7 @@ use super::options::GpuOptions;
 use super::pipelines::{bind, build_specialized, params, storage, Kernel};
 use super::specialize::{ForceFeatures, Splits};
 use super::state::GpuState;
-use crate::error::{Error, Result};
+use crate::error::{Bound, Error, Result};
 use crate::method::Method;
 
 /// Where a stage reads its derivative and writes its result (the step's base is always `state[p]`).
@@ -40,7 +40,7 @@ fn stages(method: Method) -> Result<&'static [(&'static str, Route)]> {
             ("rk4_stage3", Route::Tmp1ToTmp0),
             ("rk4_stage4", Route::Tmp0ToOut),
         ],
-        other => return Err(Error::param("method", other.name(), "is not an explicit method")),
+        other => return Err(Error::invalid("method", other.name(), Bound::Unsupported("is not an explicit method".into()))),
     })
 }
 

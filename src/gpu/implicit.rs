@@ -14,7 +14,7 @@ use super::pcg::{GpuCgState, PcgBuffers, PcgKernels, SOLUTION_VECTOR};
 use super::pipelines::{bind, build_specialized, params, storage, Kernel};
 use super::specialize::{split_constant, ForceFeatures, Splits};
 use super::state::{read_vec4s, read_words, xyz, GpuState};
-use crate::error::{Error, Result};
+use crate::error::{Bound, Error, Result};
 use crate::method::StepSettings;
 use crate::reference::model::CpuModel;
 
@@ -288,10 +288,14 @@ impl ImplicitIntegrator {
     ) -> Result<Vec<[f64; 3]>> {
         let (n, k) = (st.n, &self.kernels);
         let (Some(g), Some(gk)) = (&self.mg, &k.mg) else {
-            return Err(Error::param("preconditioner", "jacobi", "apply_multigrid needs the implicit multigrid"));
+            return Err(Error::invalid(
+                "preconditioner",
+                "jacobi",
+                Bound::Unsupported("apply_multigrid needs the implicit multigrid".into()),
+            ));
         };
         if r.len() != n {
-            return Err(Error::param("r", r.len(), format!("must have {n} entries")));
+            return Err(Error::invalid("r", r.len(), Bound::length(n, "must have {} entries")));
         }
         let record = |label: &str, f: &dyn Fn(&mut CountedPass)| {
             let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });

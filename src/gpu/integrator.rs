@@ -12,7 +12,7 @@ use super::local_global_integrator::LocalGlobalIntegrator;
 use super::options::GpuOptions;
 use super::specialize::ForceFeatures;
 use super::state::GpuState;
-use crate::error::{Error, Result};
+use crate::error::{Bound, Error, Result};
 use crate::method::{Method, Preconditioner, StepPlan, StepSettings};
 use crate::reference::model::CpuModel;
 
@@ -50,7 +50,9 @@ impl Integrator {
                 Integrator::Implicit(Box::new(ImplicitIntegrator::new(device, options, st, m, features, multigrid)?))
             }
             Method::LocalGlobal => Integrator::LocalGlobal(Box::new(LocalGlobalIntegrator::new(device, options, st, m, settings)?)),
-            Method::Newton => return Err(Error::param("method", method.name(), "runs on the CPU only (use --backend cpu)")),
+            Method::Newton => {
+                return Err(Error::invalid("method", method.name(), Bound::Unsupported("runs on the CPU only (use --backend cpu)".into())))
+            }
         })
     }
 

@@ -411,7 +411,7 @@ pub const KERNEL_WGSL: [(&str, &str); 11] = [
 pub fn kernel_wgsl(name: &str) -> crate::error::Result<&'static str> {
     KERNEL_WGSL.iter().find(|(file, _)| *file == name).map(|(_, src)| *src).ok_or_else(|| {
         let known: Vec<&str> = KERNEL_WGSL.iter().map(|(file, _)| *file).collect();
-        crate::error::Error::Gpu(format!("no kernel file {name} (known: {})", known.join(", ")))
+        crate::error::Error::internal_gpu(format!("no kernel file {name} (known: {})", known.join(", ")))
     })
 }
 

@@ -176,9 +176,7 @@ impl LgRows {
         }
         offsets.push(at);
         if at > u32::MAX as u64 {
-            return Err(Error::Gpu(format!(
-                "springsim.lg_rows: the local/global table needs {at} packets, past the 2^32 its indices reach"
-            )));
+            return Err(Error::IndexOverflow { what: "springsim.lg_rows: the local/global table", count: at });
         }
         Ok(LgRows { offsets: offsets.into_iter().map(|o| o as u32).collect(), uniform: uniform.map(|g| g as u32), stencil })
     }

@@ -24,7 +24,7 @@ use super::pipelines::bind;
 use super::state::{read_buffer, read_vec4s, read_words, xyz, GpuState};
 use super::step_end::StepEnd;
 // ρ of the Chebyshev iteration is estimated in f64 by power iteration on the CPU engine's operator.
-use crate::error::{Error, Result};
+use crate::error::{Error, HostCall, Result};
 use crate::linalg::chebyshev::{chebyshev_rho, CHEBYSHEV_POWER_ITERATIONS, MULTIGRID_RHO_ITERATIONS};
 use crate::linalg::global::GlobalCholesky;
 use crate::linalg::global_mg::GlobalMg;
@@ -349,7 +349,7 @@ impl LocalGlobalIntegrator {
     }
 
     fn runtime(&self) -> Result<&LgRuntime> {
-        self.runtime.as_ref().ok_or_else(|| Error::Solver("local/global solver not prepared".into()))
+        self.runtime.as_ref().ok_or_else(|| Error::internal_solver("local/global solver not prepared"))
     }
 
     /// Records the start of a frame: clears the PCG's status words.
@@ -418,7 +418,7 @@ impl LocalGlobalIntegrator {
         steps: usize,
         profile: bool,
     ) -> Result<LgSplit> {
-        let mut rt = self.runtime.take().ok_or_else(|| Error::Solver("local/global solver not prepared".into()))?;
+        let mut rt = self.runtime.take().ok_or_else(|| Error::internal_solver("local/global solver not prepared"))?;
         if rt.global == GlobalSolve::Cholesky && st.n > 0 && self.residual_staging.is_none() {
             let mut alloc = Allocator::new(device);
             let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
@@ -511,7 +511,7 @@ impl LocalGlobalIntegrator {
                         for (ri, a) in r.iter_mut().zip(v4) {
                             *ri = V3::new(a[0] as f64, a[1] as f64, a[2] as f64);
                         }
-                        let cholesky = rt.cholesky.as_mut().ok_or_else(|| Error::Solver("no Cholesky factor".into()))?;
+                        let cholesky = rt.cholesky.as_mut().ok_or_else(|| Error::internal_solver("no Cholesky factor"))?;
                         cholesky.solve(&r, &mut delta)?;
                         for (u, d) in upload.iter_mut().zip(&delta) {
                             *u = [d.x as f32, d.y as f32, d.z as f32, 0.0];
@@ -603,10 +603,5 @@ impl LocalGlobalIntegrator {
 
 /// The error `encode_frame` returns for local/global with the host's Cholesky global step.
 pub fn host_global_error() -> Error {
-    Error::param(
-        "global",
-        "cholesky",
-        "the Cholesky global step runs on the host between submits, so a frame cannot be recorded into one encoder: \
-         call GpuSimulator::run_host_global_frame (or Simulator::step_frame), or use --global cg or chebyshev",
-    )
+    Error::NeedsHostCall(HostCall::HostGlobalStep)
 }

@@ -159,7 +159,7 @@ fn write_csr(w: &mut UploadWriter, m: &Csr, at: [u32; 3]) -> Result<()> {
 /// Checks that the writer is where the layout placed the next array.
 fn expect_at(w: &UploadWriter, word: u32) -> Result<()> {
     if w.position() != word as u64 * 4 {
-        return Err(Error::Gpu(format!("springsim.mg_mat: writing at byte {} where the layout placed word {word}", w.position())));
+        return Err(Error::internal_gpu(format!("springsim.mg_mat: writing at byte {} where the layout placed word {word}", w.position())));
     }
     Ok(())
 }

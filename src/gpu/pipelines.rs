@@ -82,12 +82,12 @@ impl Kernels {
             .iter()
             .find(|k| k.name == name)
             .cloned()
-            .ok_or_else(|| Error::Gpu(format!("{}: entry point {name} was not compiled", self.file)))
+            .ok_or_else(|| Error::internal_gpu(format!("{}: entry point {name} was not compiled", self.file)))
     }
 
     /// The layout of bind group `group` (its `@group` number in the WGSL).
     pub fn layout(&self, group: usize) -> Result<wgpu::BindGroupLayout> {
-        self.layouts.get(group).cloned().ok_or_else(|| Error::Gpu(format!("{}: no bind group {group}", self.file)))
+        self.layouts.get(group).cloned().ok_or_else(|| Error::internal_gpu(format!("{}: no bind group {group}", self.file)))
     }
 }
 
@@ -170,7 +170,7 @@ pub fn check_bindings(device: &wgpu::Device, file: &str, groups: &[&[wgpu::BindG
         (storage(true), limits.max_dynamic_storage_buffers_per_pipeline_layout, "max_dynamic_storage_buffers_per_pipeline_layout"),
     ] {
         if count > limit {
-            return Err(Error::Gpu(format!("{file}: its kernels bind {count} storage buffers, over the device's {name} of {limit}")));
+            return Err(Error::AdapterLimit { what: file.to_string(), limit_name: name, requested: count.into(), available: limit.into() });
         }
     }
     Ok(())

@@ -24,7 +24,7 @@ use super::strain_limit::StrainLimiter;
 use super::timestamps::{GpuTimes, KernelTime, PhaseTimer, TimestampSupport};
 use super::wind::Wind;
 use crate::engine::{check_state_len, Checkpoint, Engine, PassTally, Signals, StepsReport};
-use crate::error::{Error, Result};
+use crate::error::{Bound, Error, HostCall, Result};
 use crate::method::{GlobalSolve, Method, StepPlan, StepSettings};
 use crate::model::Model;
 use crate::reference::model::CpuModel;
@@ -76,12 +76,16 @@ pub struct GpuEngine {
 /// The implicit method's settings that the GPU cannot honour are errors, not silent changes.
 fn check_gpu_settings(method: Method, s: &StepSettings) -> Result<()> {
     if !method.on_gpu() {
-        return Err(Error::param("method", method.name(), "runs on the CPU only (use --backend cpu)"));
+        return Err(Error::invalid("method", method.name(), Bound::Unsupported("runs on the CPU only (use --backend cpu)".into())));
     }
     s.global.resolve(method)?;
     s.preconditioner.check(method, s.global)?;
     if method == Method::ImplicitEuler && s.global == GlobalSolve::Tridiagonal {
-        return Err(Error::param("global", "tridiagonal", "the tridiagonal solve runs on the CPU only (use --backend cpu or --global cg)"));
+        return Err(Error::invalid(
+            "global",
+            "tridiagonal",
+            Bound::Unsupported("the tridiagonal solve runs on the CPU only (use --backend cpu or --global cg)".into()),
+        ));
     }
     Ok(())
 }
@@ -323,11 +327,7 @@ impl GpuEngine {
         match self.prepared {
             _ if !self.needs_prepare() => Ok(()),
             Some((t, k)) if t == self.time && k >= steps => Ok(()),
-            _ => Err(Error::param(
-                "encode_frame",
-                "without prepare_frame",
-                "this model depends on time (colliders or pins on paths, or gusting wind): call GpuEngine::prepare_frame (it writes the frame's time and placements) before each encode_frame",
-            )),
+            _ => Err(Error::NeedsHostCall(HostCall::PrepareFrame)),
         }
     }
 
@@ -482,7 +482,7 @@ impl GpuEngine {
     pub fn set_particle(&mut self, i: usize, x: [f64; 3], v: [f64; 3], pinned: bool) -> Result<()> {
         let n = self.model.n;
         if i >= n {
-            return Err(Error::param("particle", i, format!("must be < {n}")));
+            return Err(Error::invalid("particle", i, Bound::index(n)));
         }
         let w = if pinned { 0.0 } else { 1.0 / self.model.mass[i] };
         let pin_was = self.model.inv_mass[i] == 0.0;

@@ -6,7 +6,7 @@
 //! their scalar steps: β, the convergence test and the final residual).
 
 use super::PAR_N;
-use crate::error::{Error, Result};
+use crate::error::{Bound, Error, Result};
 use crate::reference::model::V3;
 use crate::reference::pcg as kernel;
 use rayon::prelude::*;
@@ -90,11 +90,11 @@ impl CgWork {
 }
 
 /// The breakdown test of CG: pᵀAp ≤ 0 or not finite at iteration k is an error saying `why`.
-fn check_curvature(k: usize, pap: f64, why: &str) -> Result<()> {
+fn check_curvature(k: usize, pap: f64, why: &'static str) -> Result<()> {
     if pap > 0.0 && pap.is_finite() {
         Ok(())
     } else {
-        Err(Error::Solver(format!("CG breakdown at iteration {k}: pᵀAp = {pap:e} ({why})")))
+        Err(Error::CgBreakdown { iteration: k, pap, why })
     }
 }
 
@@ -119,7 +119,11 @@ pub fn pcg_solve(
 ) -> Result<CgReport> {
     let n = b.len();
     if x.len() != n || inv_diag.len() != n {
-        return Err(Error::param("x.len()", x.len(), format!("x and the preconditioner must have the right-hand side's length {n}")));
+        return Err(Error::invalid(
+            "x.len()",
+            x.len(),
+            Bound::length(n, "x and the preconditioner must have the right-hand side's length {}"),
+        ));
     }
     w.reset(n);
     // r = b − A x₀ (x₀ = 0 unless warm-started)
@@ -190,7 +194,7 @@ pub fn pcg_solve_with(
 ) -> Result<CgReport> {
     let n = b.len();
     if x.len() != n {
-        return Err(Error::param("x.len()", x.len(), format!("x must have the right-hand side's length {n}")));
+        return Err(Error::invalid("x.len()", x.len(), Bound::length(n, "x must have the right-hand side's length {}")));
     }
     w.reset(n);
     if x.iter().all(|a| *a == V3::zeros()) {

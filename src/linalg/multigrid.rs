@@ -173,7 +173,11 @@ fn coarse_inverse(a: &Csr) -> Result<Csr> {
     }
     let inv = dense
         .cholesky()
-        .ok_or_else(|| Error::Solver(format!("multigrid: the coarsest matrix ({nc}×{nc}) is not positive definite (is every mass > 0?)")))?
+        .ok_or_else(|| Error::NotPositiveDefinite {
+            what: format!("multigrid: the coarsest matrix ({nc}×{nc})"),
+            pivot_row: None,
+            hint: "is every mass > 0?",
+        })?
         .inverse();
     Ok(Csr::from_rows(
         a.cols,

@@ -7,7 +7,7 @@
 //! direct check of the implicit Euler system.
 
 use super::supernodal::{Factor3, SolvePlan};
-use crate::error::{Error, Result};
+use crate::error::{Bound, Error, Result};
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::cholesky::llt::factor::{LltError, LltRegularization};
 use faer::sparse::linalg::cholesky::{factorize_symbolic_cholesky, LltRef, SymbolicCholesky};
@@ -68,21 +68,22 @@ impl SpdFactor {
     pub fn with_ordering(n: usize, pairs: &[(usize, usize)], rhs_cols: usize, what: &str, ordering: FillOrdering) -> Result<Self> {
         let idx: Vec<Pair<usize, usize>> = pairs.iter().map(|&(r, c)| Pair { row: r.max(c), col: r.min(c) }).collect();
         let (sym, argsort) = SymbolicSparseColMat::try_new_from_indices(n, n, &idx)
-            .map_err(|e| Error::Solver(format!("{what}: could not build the sparse pattern: {e:?}")))?;
+            .map_err(|e| Error::Factorization { what: what.to_string(), detail: format!("could not build the sparse pattern: {e:?}") })?;
         let symbolic = symbolic_ordered(n, sym.as_ref(), &idx, what, ordering)?;
         // the factor (f64, and the f32 copy of the single-precision solve) is known only now: checked
         // before it is allocated
         crate::memory::check(&format!("{what}'s Cholesky factor ({} nonzeros)", symbolic.len_val()), symbolic.len_val() as u64 * 12)?;
         let zeros = vec![0.0; pairs.len()];
         let matrix = SparseColMat::new_from_argsort(sym.clone(), &argsort, &zeros)
-            .map_err(|e| Error::Solver(format!("{what}: could not fill the sparse matrix: {e:?}")))?;
+            .map_err(|e| Error::Factorization { what: what.to_string(), detail: format!("could not fill the sparse matrix: {e:?}") })?;
         // two threads pay off for the numeric factorisation of large matrices only
         let par = if n >= 20_000 { Par::rayon(0) } else { Par::Seq };
         let req = StackReq::any_of(&[
             symbolic.factorize_numeric_llt_scratch::<f64>(par, Default::default()),
             symbolic.solve_in_place_scratch::<f64>(rhs_cols.max(1), Par::Seq),
         ]);
-        let mem = MemBuffer::try_new(req).map_err(|_| Error::Solver(format!("{what}: out of memory for the Cholesky workspace")))?;
+        let mem = MemBuffer::try_new(req)
+            .map_err(|_| Error::Factorization { what: what.to_string(), detail: "out of memory for the Cholesky workspace".into() })?;
         let l_values = vec![0.0; symbolic.len_val()];
         Ok(SpdFactor {
             n,
@@ -127,14 +128,14 @@ impl SpdFactor {
 
     /// The numeric factorisation for `values`, one per pair given to [`SpdFactor::new`] and in that
     /// order. A matrix that is not numerically positive definite (a zero mass, a negative stiffness) is
-    /// an [`Error::Solver`] naming the pivot's row (in the matrix's own numbering) and `what`.
+    /// an [`Error::NotPositiveDefinite`] naming the pivot's row (in the matrix's own numbering) and `what`.
     pub fn factor(&mut self, values: &[f64], what: &str) -> Result<()> {
         self.factored = false;
         if values.len() != self.entries {
-            return Err(Error::param("values.len()", values.len(), format!("must equal the pattern's {} entries", self.entries)));
+            return Err(Error::invalid("values.len()", values.len(), Bound::length(self.entries, "must equal the pattern's {} entries")));
         }
         self.matrix = SparseColMat::new_from_argsort(self.pattern.clone(), &self.argsort, values)
-            .map_err(|e| Error::Solver(format!("{what}: {e:?}")))?;
+            .map_err(|e| Error::Factorization { what: what.to_string(), detail: format!("{e:?}") })?;
         let stack = MemStack::new(&mut self.mem);
         let r = self.symbolic.factorize_numeric_llt::<f64>(
             &mut self.l_values,
@@ -153,10 +154,11 @@ impl SpdFactor {
             }
             Err(LltError::NonPositivePivot { index }) => {
                 let row = self.symbolic.perm().and_then(|p| p.arrays().0.get(index).copied()).unwrap_or(index);
-                Err(Error::Solver(format!(
-                    "{what} is not positive definite: the Cholesky factorisation (faer) met a non-positive pivot at row {row} \
-                     (a zero or negative mass, or a negative stiffness, does this)"
-                )))
+                Err(Error::NotPositiveDefinite {
+                    what: what.to_string(),
+                    pivot_row: Some(row),
+                    hint: "a zero or negative mass, or a negative stiffness, does this",
+                })
             }
         }
     }
@@ -221,7 +223,7 @@ impl SpdFactor {
     /// on two threads, with the same result bit for bit (see `linalg/supernodal.rs`).
     pub fn solve3_in_place(&mut self, b: &mut [[f64; 3]]) -> Result<()> {
         if b.len() != self.n {
-            return Err(Error::param("rhs.len()", b.len(), format!("must equal the matrix dimension {}", self.n)));
+            return Err(Error::invalid("rhs.len()", b.len(), Bound::length(self.n, "must equal the matrix dimension {}")));
         }
         // one copy of B (O(n), against the O(nnz(L)) solve); `solve3_with` needs none
         let src = b.to_vec();
@@ -262,7 +264,7 @@ impl SpdFactor {
     /// `out(row, x)`, so that the caller's own layout (a subset of particles, say) needs no copies.
     pub fn solve3_with(&mut self, rhs: impl Fn(usize) -> [f64; 3], mut out: impl FnMut(usize, [f64; 3])) -> Result<()> {
         if !self.factored {
-            return Err(Error::Solver("the Cholesky factor is not available (the last factorisation failed)".into()));
+            return Err(Error::NoFactor);
         }
         if self.l_sn.is_empty() {
             // a simplicial factor (small matrices): faer's own solve
@@ -300,10 +302,10 @@ impl SpdFactor {
     /// columns at a time.
     pub fn solve_in_place(&mut self, mut rhs: MatMut<'_, f64>) -> Result<()> {
         if !self.factored {
-            return Err(Error::Solver("the Cholesky factor is not available (the last factorisation failed)".into()));
+            return Err(Error::NoFactor);
         }
         if rhs.nrows() != self.n {
-            return Err(Error::param("rhs.nrows()", rhs.nrows(), format!("must equal the matrix dimension {}", self.n)));
+            return Err(Error::invalid("rhs.nrows()", rhs.nrows(), Bound::length(self.n, "must equal the matrix dimension {}")));
         }
         if self.is_supernodal() {
             for c0 in (0..rhs.ncols()).step_by(3) {
@@ -353,7 +355,7 @@ fn symbolic_ordered(
     ordering: FillOrdering,
 ) -> Result<SymbolicCholesky<usize>> {
     use faer::sparse::linalg::cholesky::SymmetricOrdering;
-    let err = |e| Error::Solver(format!("{what}: symbolic Cholesky failed: {e:?}"));
+    let err = |e| Error::Factorization { what: what.to_string(), detail: format!("symbolic Cholesky failed: {e:?}") };
     let amd = || factorize_symbolic_cholesky(pattern, Side::Lower, SymmetricOrdering::Amd, Default::default()).map_err(err);
     let nd = || {
         let edges: Vec<(usize, usize)> = pairs.iter().map(|p| (p.row, p.col)).collect();

@@ -256,11 +256,11 @@ impl SpringMg {
         if self.factors_last_level() {
             let (g, v) = (self.graph(last), &self.values[last - 1]);
             let dense = dense_level(g, v);
-            self.coarse = Some(
-                dense
-                    .cholesky()
-                    .ok_or_else(|| Error::Solver("the implicit multigrid's coarsest matrix is not positive definite".into()))?,
-            );
+            self.coarse = Some(dense.cholesky().ok_or_else(|| Error::NotPositiveDefinite {
+                what: "the implicit multigrid's coarsest matrix".into(),
+                pivot_row: None,
+                hint: "",
+            })?);
         }
         Ok(())
     }

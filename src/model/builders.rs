@@ -2,7 +2,7 @@
 //! a volumetric lattice and triangle meshes (with OBJ import).
 
 use super::{Collider, Forces, Model, SelfCollision};
-use crate::error::{Error, Result};
+use crate::error::{Bound, Error, Result};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -17,10 +17,10 @@ pub fn curtain_stiffness(n: usize) -> f64 {
 
 fn check_size(name: &str, n: usize, min: usize) -> Result<()> {
     if n < min {
-        return Err(Error::param(name, n, format!("must be at least {min}")));
+        return Err(Error::invalid(name, n, Bound::min_count(min as u64)));
     }
     if n > 4096 {
-        return Err(Error::param(name, n, "must be at most 4096"));
+        return Err(Error::invalid(name, n, Bound::at_most(4096)));
     }
     Ok(())
 }
@@ -35,7 +35,7 @@ fn check_grid_memory(name: &str, n: usize, springs_per_particle: u64) -> Result<
 
 fn check_k(k: f64) -> Result<()> {
     if !k.is_finite() || k < 0.0 {
-        return Err(Error::param("stiffness", k, "must be finite and >= 0"));
+        return Err(Error::invalid("stiffness", k, Bound::NonNegative));
     }
     Ok(())
 }
@@ -190,10 +190,10 @@ pub fn slinky(n: usize, k: f64, mass: f64, length: f64) -> Result<Model> {
     check_size("size", n, 1)?;
     check_k(k)?;
     if !(mass.is_finite() && mass > 0.0) {
-        return Err(Error::param("mass", mass, "must be finite and > 0"));
+        return Err(Error::invalid("mass", mass, Bound::Positive));
     }
     if !(length.is_finite() && length >= 0.0) {
-        return Err(Error::param("length", length, "must be finite and >= 0"));
+        return Err(Error::invalid("length", length, Bound::NonNegative));
     }
     let mut m = Model::new(Forces::default());
     let mi = mass / (n + 1) as f64;
@@ -213,7 +213,7 @@ pub fn slinky(n: usize, k: f64, mass: f64, length: f64) -> Result<Model> {
 pub fn jelly(n: usize, k: Option<f64>) -> Result<Model> {
     check_size("size", n, 2)?;
     if n > 128 {
-        return Err(Error::param("size", n, "must be at most 128 for a lattice"));
+        return Err(Error::invalid("size", n, Bound::at_most(128).worded("must be at most {} for a lattice")));
     }
     let k = k.unwrap_or(400.0 * (n - 1) as f64 / 10.0);
     check_k(k)?;
@@ -267,10 +267,10 @@ pub fn triangle_mesh(positions: Vec<[f64; 3]>, triangles: Vec<[u32; 3]>, mass: f
     check_k(k)?;
     check_k(k_bend)?;
     if positions.is_empty() {
-        return Err(Error::param("mesh.positions", 0, "the mesh has no vertices"));
+        return Err(Error::invalid("mesh.positions", 0usize, Bound::min_count(1).worded("the mesh has no vertices")));
     }
     if !(mass.is_finite() && mass > 0.0) {
-        return Err(Error::param("mass", mass, "must be finite and > 0"));
+        return Err(Error::invalid("mass", mass, Bound::Positive));
     }
     let n = positions.len();
     let mut m = Model::new(Forces::default());
@@ -283,7 +283,7 @@ pub fn triangle_mesh(positions: Vec<[f64; 3]>, triangles: Vec<[u32; 3]>, mass: f
     for (t, tri) in triangles.iter().enumerate() {
         for &v in tri {
             if v as usize >= n {
-                return Err(Error::InvalidModel { field: format!("triangles[{t}]"), value: v.to_string(), reason: "vertex out of range" });
+                return Err(Error::model(format!("triangles[{t}]"), v, Bound::Index { len: n as u64, rule: "vertex out of range" }));
             }
         }
         if tri[0] == tri[1] || tri[1] == tri[2] || tri[0] == tri[2] {

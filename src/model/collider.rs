@@ -2,7 +2,7 @@
 //! thickness (a skin the particles are kept out of) and Coulomb friction, and their validation.
 
 use super::{bad, check_vec};
-use crate::error::{Error, Result};
+use crate::error::{Bound, Error, Result};
 
 /// A rigid, fixed obstacle the particles cannot enter: applied after every step of every method, on
 /// both backends (`shaders/collide.wgsl`, its twin
@@ -152,7 +152,7 @@ impl Collider {
         let field = |name: &str| format!("colliders[{c}].{name}");
         let nonneg = |name: &str, v: f64| -> Result<()> {
             if !v.is_finite() || v < 0.0 {
-                return Err(Error::param(&field(name), v, "must be finite and >= 0"));
+                return Err(Error::invalid(&field(name), v, Bound::NonNegative));
             }
             Ok(())
         };
@@ -160,20 +160,20 @@ impl Collider {
             if p.iter().all(|x| x.is_finite()) {
                 Ok(())
             } else {
-                Err(Error::param(&field(name), format!("{p:?}"), "must be finite"))
+                Err(Error::invalid(&field(name), *p, Bound::Finite))
             }
         };
         match *self {
             Collider::HalfSpace { normal, offset, friction } => {
                 check_vec(&field("normal"), &normal)?;
                 if normal.iter().all(|&x| x == 0.0) {
-                    return Err(Error::InvalidModel { field: field("normal"), value: format!("{normal:?}"), reason: "must be non-zero" });
+                    return Err(Error::model(field("normal"), normal, Bound::NonZero));
                 }
                 if !offset.is_finite() {
-                    return Err(bad(field("offset"), offset, "must be finite"));
+                    return Err(bad(field("offset"), offset, Bound::Finite));
                 }
                 if !friction.is_finite() || friction < 0.0 {
-                    return Err(bad(field("friction"), friction, "must be finite and >= 0"));
+                    return Err(bad(field("friction"), friction, Bound::NonNegative));
                 }
             }
             Collider::Sphere { center, radius, thickness, friction } => {
@@ -193,11 +193,15 @@ impl Collider {
                 point("center", &center)?;
                 for (k, &e) in half_extents.iter().enumerate() {
                     if !e.is_finite() || e <= 0.0 {
-                        return Err(Error::param(&field(&format!("half_extents[{k}]")), e, "must be finite and > 0"));
+                        return Err(Error::invalid(&field(&format!("half_extents[{k}]")), e, Bound::Positive));
                     }
                 }
                 if !rotation.iter().all(|x| x.is_finite()) || rotation.iter().all(|&x| x == 0.0) {
-                    return Err(Error::param(&field("rotation"), format!("{rotation:?}"), "must be a finite, non-zero quaternion"));
+                    return Err(Error::invalid(
+                        &field("rotation"),
+                        format!("{rotation:?}"),
+                        Bound::Other("must be a finite, non-zero quaternion".into()),
+                    ));
                 }
                 nonneg("thickness", thickness)?;
                 nonneg("friction", friction)?;

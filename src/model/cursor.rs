@@ -1,7 +1,7 @@
 //! The cursor spring: how the window (or a host) pulls one particle toward a target with the explicit
 //! methods and LEU.
 
-use crate::error::{Error, Result};
+use crate::error::{Bound, Error, Result};
 use crate::method::StepPlan;
 
 /// A stiff spring from one particle to the mouse cursor: how the explicit methods and LEU drag a
@@ -69,16 +69,16 @@ impl Cursor {
     /// Checks the cursor against a model of `n` particles: the error names the field and value.
     pub fn validate(&self, n: usize) -> Result<()> {
         if self.particle >= n {
-            return Err(Error::param("cursor.particle", self.particle, format!("must be < the number of particles ({n})")));
+            return Err(Error::invalid("cursor.particle", self.particle, Bound::index(n).worded("must be < the number of particles ({})")));
         }
         if !self.target.iter().all(|c| c.is_finite()) {
-            return Err(Error::param("cursor.target", format!("{:?}", self.target), "must be finite"));
+            return Err(Error::invalid("cursor.target", self.target, Bound::Finite));
         }
         if !(self.stiffness.is_finite() && self.stiffness >= 0.0) {
-            return Err(Error::param("cursor.stiffness", self.stiffness, "must be finite and >= 0"));
+            return Err(Error::invalid("cursor.stiffness", self.stiffness, Bound::NonNegative));
         }
         if !(self.damping.is_finite() && self.damping >= 0.0) {
-            return Err(Error::param("cursor.damping", self.damping, "must be finite and >= 0"));
+            return Err(Error::invalid("cursor.damping", self.damping, Bound::NonNegative));
         }
         Ok(())
     }

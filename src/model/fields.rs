@@ -9,7 +9,7 @@
 //! (`shaders/wind.wgsl`, twin [`crate::reference::fields::wind_kick`]).
 
 use super::{bad, check_vec};
-use crate::error::{Error, Result};
+use crate::error::{Bound, Error, Result};
 
 /// The most point fields a model may have (they live in the GPU's `Params` block).
 pub const MAX_FIELDS: usize = 4;
@@ -99,28 +99,28 @@ impl Field {
         let field = |name: &str| format!("fields[{index}].{name}");
         check_vec(&field("center"), &self.center)?;
         if !self.strength.is_finite() {
-            return Err(bad(field("strength"), self.strength, "must be finite"));
+            return Err(bad(field("strength"), self.strength, Bound::Finite));
         }
         if let FieldKind::Vortex { axis } = self.kind {
             check_vec(&field("axis"), &axis)?;
             if axis.iter().all(|&c| c == 0.0) {
-                return Err(Error::InvalidModel { field: field("axis"), value: format!("{axis:?}"), reason: "must be non-zero" });
+                return Err(Error::model(field("axis"), axis, Bound::NonZero));
             }
         }
         let (code, r) = self.falloff.code();
         if code != 0 && !(r.is_finite() && r > 0.0) {
-            return Err(bad(field("falloff.radius"), r, "must be finite and > 0"));
+            return Err(bad(field("falloff.radius"), r, Bound::Positive));
         }
         if let Some((lo, hi)) = self.bounds {
             check_vec(&field("bounds.min"), &lo)?;
             check_vec(&field("bounds.max"), &hi)?;
             for c in 0..3 {
                 if lo[c] >= hi[c] {
-                    return Err(Error::InvalidModel {
-                        field: field("bounds"),
-                        value: format!("({lo:?}, {hi:?})"),
-                        reason: "empty or inverted box (min must be < max on every axis)",
-                    });
+                    return Err(Error::model(
+                        field("bounds"),
+                        format!("({lo:?}, {hi:?})"),
+                        Bound::Other("empty or inverted box (min must be < max on every axis)".into()),
+                    ));
                 }
             }
         }
@@ -176,10 +176,10 @@ impl AeroWind {
         check_vec("aero_wind.base", &self.base)?;
         check_vec("aero_wind.gust", &self.gust)?;
         if !(self.frequency.is_finite() && self.frequency >= 0.0) {
-            return Err(bad("aero_wind.frequency".into(), self.frequency, "must be finite and >= 0"));
+            return Err(bad("aero_wind.frequency".into(), self.frequency, Bound::NonNegative));
         }
         if !(self.coefficient.is_finite() && self.coefficient >= 0.0) {
-            return Err(bad("aero_wind.coefficient".into(), self.coefficient, "must be finite and >= 0"));
+            return Err(bad("aero_wind.coefficient".into(), self.coefficient, Bound::NonNegative));
         }
         Ok(())
     }
@@ -237,11 +237,11 @@ impl TriIncidence {
 /// (the wind needs triangles).
 pub fn validate(fields: &[Field], aero: Option<&AeroWind>, n_triangles: usize) -> Result<()> {
     if fields.len() > MAX_FIELDS {
-        return Err(Error::InvalidModel {
-            field: "fields.len()".into(),
-            value: fields.len().to_string(),
-            reason: "too many point fields (at most 4: they live in the GPU's Params block)",
-        });
+        return Err(Error::model(
+            "fields.len()",
+            fields.len(),
+            Bound::at_most(MAX_FIELDS as u64).worded("too many point fields (at most {}: they live in the GPU's Params block)"),
+        ));
     }
     for (i, f) in fields.iter().enumerate() {
         f.validate(i)?;
@@ -249,11 +249,11 @@ pub fn validate(fields: &[Field], aero: Option<&AeroWind>, n_triangles: usize) -
     if let Some(a) = aero {
         a.validate()?;
         if n_triangles == 0 && a.coefficient != 0.0 {
-            return Err(Error::InvalidModel {
-                field: "aero_wind".into(),
-                value: "0 triangles".into(),
-                reason: "the aerodynamic wind acts on triangles and the model has none",
-            });
+            return Err(Error::model(
+                "aero_wind",
+                "0 triangles",
+                Bound::Unsupported("the aerodynamic wind acts on triangles and the model has none".into()),
+            ));
         }
     }
     Ok(())

@@ -22,7 +22,7 @@ pub use strain_limit::{
     DEFAULT_STRAIN_TOLERANCE, STRAIN_ACCELERATION_AFTER,
 };
 
-use crate::error::{Error, Result};
+use crate::error::{Bound, Error, Result};
 
 /// A damped Hooke spring between particles `a` and `b`.
 ///
@@ -181,11 +181,11 @@ impl Model {
         let n = self.positions.len();
         for (name, len) in [("velocities", self.velocities.len()), ("masses", self.masses.len()), ("pinned", self.pinned.len())] {
             if len != n {
-                return Err(Error::InvalidModel {
-                    field: format!("{name}.len()"),
-                    value: len.to_string(),
-                    reason: "must equal the number of particles (positions.len())",
-                });
+                return Err(Error::model(
+                    format!("{name}.len()"),
+                    len,
+                    Bound::length(n, "must equal the number of particles (positions.len())"),
+                ));
             }
         }
         for i in 0..n {
@@ -193,58 +193,57 @@ impl Model {
             check_vec(&format!("particles[{i}].velocity"), &self.velocities[i])?;
             let m = self.masses[i];
             if !m.is_finite() {
-                return Err(bad(format!("particles[{i}].mass"), m, "must be finite"));
+                return Err(bad(format!("particles[{i}].mass"), m, Bound::Finite));
             }
             if m <= 0.0 {
-                return Err(bad(format!("particles[{i}].mass"), m, "must be > 0"));
+                return Err(bad(format!("particles[{i}].mass"), m, Bound::above(0.0)));
             }
         }
         for (s, sp) in self.springs.iter().enumerate() {
             for (end, idx) in [("a", sp.a), ("b", sp.b)] {
                 if idx as usize >= n {
-                    return Err(Error::InvalidModel {
-                        field: format!("springs[{s}].{end}"),
-                        value: idx.to_string(),
-                        reason: if n == 0 {
-                            "endpoint out of range (the model has no particles)"
-                        } else {
-                            "endpoint out of range (must be < the number of particles)"
+                    return Err(Error::model(
+                        format!("springs[{s}].{end}"),
+                        idx,
+                        Bound::Index {
+                            len: n as u64,
+                            rule: if n == 0 {
+                                "endpoint out of range (the model has no particles)"
+                            } else {
+                                "endpoint out of range (must be < the number of particles)"
+                            },
                         },
-                    });
+                    ));
                 }
             }
             if sp.a == sp.b {
-                return Err(Error::InvalidModel {
-                    field: format!("springs[{s}].b"),
-                    value: sp.b.to_string(),
-                    reason: "a spring from a particle to itself",
-                });
+                return Err(Error::model(format!("springs[{s}].b"), sp.b, Bound::Other("a spring from a particle to itself".into())));
             }
             for (name, v) in [("rest", sp.rest), ("k", sp.k), ("kd", sp.kd)] {
                 if !v.is_finite() {
-                    return Err(bad(format!("springs[{s}].{name}"), v, "must be finite"));
+                    return Err(bad(format!("springs[{s}].{name}"), v, Bound::Finite));
                 }
             }
             if sp.rest < 0.0 {
-                return Err(bad(format!("springs[{s}].rest"), sp.rest, "rest length must be >= 0"));
+                return Err(bad(format!("springs[{s}].rest"), sp.rest, Bound::at_least(0.0).worded("rest length must be >= {}")));
             }
             if sp.k < 0.0 {
-                return Err(bad(format!("springs[{s}].k"), sp.k, "stiffness must be >= 0"));
+                return Err(bad(format!("springs[{s}].k"), sp.k, Bound::at_least(0.0).worded("stiffness must be >= {}")));
             }
             if sp.kd < 0.0 {
-                return Err(bad(format!("springs[{s}].kd"), sp.kd, "damping must be >= 0"));
+                return Err(bad(format!("springs[{s}].kd"), sp.kd, Bound::at_least(0.0).worded("damping must be >= {}")));
             }
         }
         let f = &self.forces;
         check_vec("forces.gravity", &f.gravity)?;
         check_vec("forces.wind", &f.wind)?;
         if !f.drag.is_finite() || f.drag < 0.0 {
-            return Err(bad("forces.drag".into(), f.drag, "must be finite and >= 0"));
+            return Err(bad("forces.drag".into(), f.drag, Bound::NonNegative));
         }
         if let Some((c, s)) = f.central {
             check_vec("forces.central.center", &c)?;
             if !s.is_finite() || s < 0.0 {
-                return Err(bad("forces.central.strength".into(), s, "must be finite and >= 0"));
+                return Err(bad("forces.central.strength".into(), s, Bound::NonNegative));
             }
         }
         for (c, col) in self.colliders.iter().enumerate() {
@@ -263,11 +262,7 @@ impl Model {
         for (t, tri) in self.triangles.iter().enumerate() {
             for &v in tri {
                 if v as usize >= n {
-                    return Err(Error::InvalidModel {
-                        field: format!("triangles[{t}]"),
-                        value: v.to_string(),
-                        reason: "vertex out of range",
-                    });
+                    return Err(Error::model(format!("triangles[{t}]"), v, Bound::Index { len: n as u64, rule: "vertex out of range" }));
                 }
             }
         }
@@ -298,15 +293,15 @@ impl Model {
     }
 }
 
-pub(crate) fn bad(field: String, v: f64, reason: &'static str) -> Error {
-    Error::InvalidModel { field, value: format!("{v}"), reason }
+pub(crate) fn bad(field: String, v: f64, bound: Bound) -> Error {
+    Error::model(field, v, bound)
 }
 
 pub(crate) fn check_vec(field: &str, v: &[f64; 3]) -> Result<()> {
     if v.iter().all(|c| c.is_finite()) {
         Ok(())
     } else {
-        Err(Error::InvalidModel { field: field.to_string(), value: format!("{v:?}"), reason: "must be finite" })
+        Err(Error::model(field, *v, Bound::Finite))
     }
 }
 

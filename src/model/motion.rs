@@ -13,7 +13,7 @@
 //! 0.0, 0.0))]))]`, or `target: AllPins` for every pinned particle, `target: Pins([0, 1, 2])` for some.
 
 use super::bad;
-use crate::error::{Error, Result};
+use crate::error::{Bound, Error, Result};
 
 /// A keyframed translation: offsets from the rest placement at increasing times.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -101,15 +101,19 @@ impl Path {
     /// Checks the keys: at least one, finite, times strictly increasing. `field` names the path.
     pub(crate) fn validate(&self, field: &str) -> Result<()> {
         if self.keys.is_empty() {
-            return Err(Error::InvalidModel { field: format!("{field}.keys"), value: "[]".into(), reason: "needs at least one key" });
+            return Err(Error::model(format!("{field}.keys"), "[]", Bound::min_count(1).worded("needs at least one key")));
         }
         for (k, &(t, off)) in self.keys.iter().enumerate() {
             if !t.is_finite() {
-                return Err(bad(format!("{field}.keys[{k}].time"), t, "must be finite"));
+                return Err(bad(format!("{field}.keys[{k}].time"), t, Bound::Finite));
             }
             super::check_vec(&format!("{field}.keys[{k}].offset"), &off)?;
             if k > 0 && t <= self.keys[k - 1].0 {
-                return Err(bad(format!("{field}.keys[{k}].time"), t, "key times must increase strictly (out of order)"));
+                return Err(bad(
+                    format!("{field}.keys[{k}].time"),
+                    t,
+                    Bound::Other("key times must increase strictly (out of order)".into()),
+                ));
             }
         }
         Ok(())
@@ -123,19 +127,19 @@ impl Motion {
         let field = format!("motions[{m}]");
         match &self.target {
             MotionTarget::Collider(c) if *c >= n_colliders => {
-                return Err(Error::param(
+                return Err(Error::invalid(
                     &format!("{field}.target"),
                     format!("Collider({c})"),
-                    format!("no such collider (the model has {n_colliders})"),
+                    Bound::Index { len: n_colliders as u64, rule: "no such collider (the model has {})" },
                 ));
             }
             MotionTarget::Pins(ps) => {
                 for (k, &p) in ps.iter().enumerate() {
                     if !pinned.get(p as usize).copied().unwrap_or(false) {
-                        return Err(Error::param(
+                        return Err(Error::invalid(
                             &format!("{field}.target.Pins[{k}]"),
                             p,
-                            "must be a pinned particle of the model (moving pins move pinned particles)",
+                            Bound::Other("must be a pinned particle of the model (moving pins move pinned particles)".into()),
                         ));
                     }
                 }

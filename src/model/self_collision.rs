@@ -1,6 +1,6 @@
 //! Self-collision: particle–particle repulsion within a thickness, its settings and their validation.
 
-use crate::error::{Error, Result};
+use crate::error::{Bound, Error, Result};
 
 /// Self-collision of a model's particles (issue #17): after every step, before the colliders, every
 /// pair of particles that no spring joins and that are closer than `thickness` is pushed apart to
@@ -48,18 +48,18 @@ impl SelfCollision {
     pub fn validate(&self) -> Result<()> {
         let t = self.thickness;
         if !t.is_finite() || t <= 0.0 {
-            return Err(Error::param("self_collision.thickness", t, "must be finite and > 0"));
+            return Err(Error::invalid("self_collision.thickness", t, Bound::Positive));
         }
         if let Some(c) = self.cell {
             if !c.is_finite() || c <= 0.0 {
-                return Err(Error::param("self_collision.cell", c, "must be finite and > 0"));
+                return Err(Error::invalid("self_collision.cell", c, Bound::Positive));
             }
             if c < t {
-                return Err(Error::param("self_collision.cell", c, format!("must be >= the thickness {t}")));
+                return Err(Error::invalid("self_collision.cell", c, Bound::AtLeast { min: t, rule: "must be >= the thickness {}" }));
             }
         }
         if !(1..=64).contains(&self.passes) {
-            return Err(Error::param("self_collision.passes", self.passes, "must be in 1..=64"));
+            return Err(Error::invalid("self_collision.passes", self.passes, Bound::int_range(1, 64)));
         }
         Ok(())
     }

@@ -3,7 +3,7 @@
 //! after each step, every spring stretched beyond (1 + τ) times its rest length is pulled back to
 //! (1 + τ)L by moving its free endpoints, and the velocities follow the positions.
 
-use crate::error::{Error, Result};
+use crate::error::{Bound, Error, Result};
 
 /// The default limit τ: a spring may stretch by 10% of its rest length.
 pub const DEFAULT_STRAIN_LIMIT: f64 = 0.1;
@@ -147,19 +147,27 @@ impl StrainLimit {
     /// finite and in [1, 2); the error names the field and value.
     pub fn validate(&self) -> Result<()> {
         if !self.limit.is_finite() || self.limit <= 0.0 {
-            return Err(Error::param("strain_limiting.limit", self.limit, "must be finite and > 0"));
+            return Err(Error::invalid("strain_limiting.limit", self.limit, Bound::Positive));
         }
         if self.passes == 0 {
-            return Err(Error::param("strain_limiting.passes", self.passes, "must be >= 1"));
+            return Err(Error::invalid("strain_limiting.passes", self.passes, Bound::at_least(1.0)));
         }
         if !self.relaxation.is_finite() || self.relaxation <= 0.0 || self.relaxation >= 2.0 {
-            return Err(Error::param("strain_limiting.relaxation", self.relaxation, "must be in (0, 2)"));
+            return Err(Error::invalid(
+                "strain_limiting.relaxation",
+                self.relaxation,
+                Bound::Interval { min: 0.0, max: 2.0, min_open: true, max_open: true },
+            ));
         }
         if !self.tolerance.is_finite() || self.tolerance < 0.0 {
-            return Err(Error::param("strain_limiting.tolerance", self.tolerance, "must be finite and >= 0"));
+            return Err(Error::invalid("strain_limiting.tolerance", self.tolerance, Bound::NonNegative));
         }
         if !self.acceleration.is_finite() || !(1.0..2.0).contains(&self.acceleration) {
-            return Err(Error::param("strain_limiting.acceleration", self.acceleration, "must be in [1, 2)"));
+            return Err(Error::invalid(
+                "strain_limiting.acceleration",
+                self.acceleration,
+                Bound::Interval { min: 1.0, max: 2.0, min_open: false, max_open: true },
+            ));
         }
         Ok(())
     }

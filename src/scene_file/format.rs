@@ -1,7 +1,7 @@
 //! The scene file's format: the serde types a `scenes/*.ron` file reads into ([`SceneFile`] and its
 //! parts), the names written by their command-line spelling ([`Named`]), and the settings a file gives.
 
-use crate::error::{Error, Result};
+use crate::error::{Bound, Error, Result};
 use crate::method::{DivergencePolicy, FactorPrecision, GlobalSolve, Method, Preconditioner, StepSettings};
 use crate::model::{Collider, SelfCollision, StrainLimit};
 use serde::{Deserialize, Serialize};
@@ -366,7 +366,8 @@ impl SceneFile {
     /// The file as RON (pretty, settings left at their defaults omitted); it parses back to `self`.
     pub fn to_ron(&self) -> Result<String> {
         let cfg = ron::ser::PrettyConfig::new().compact_arrays(true);
-        let mut s = ron_options().to_string_pretty(self, cfg).map_err(|e| Error::param("scene", "to_ron", e.to_string()))?;
+        let mut s =
+            ron_options().to_string_pretty(self, cfg).map_err(|e| Error::invalid("scene", "to_ron", Bound::Other(e.to_string())))?;
         s.push('\n');
         Ok(s)
     }

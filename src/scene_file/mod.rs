@@ -72,6 +72,7 @@ impl Scene {
             col: 0,
             field: "(file)".into(),
             msg: e.to_string(),
+            cause: None,
         })?;
         Scene::parse(&text, path)
     }
@@ -91,7 +92,14 @@ impl Scene {
                     ron::Error::MissingStructField { field, .. } => join(index.path_at(at), field),
                     _ => index.path_at(at).to_string(),
                 };
-                return Err(Error::SceneFile { path: origin_name(&origin), line: at.line, col: at.col, field, msg: e.code.to_string() });
+                return Err(Error::SceneFile {
+                    path: origin_name(&origin),
+                    line: at.line,
+                    col: at.col,
+                    field,
+                    msg: e.code.to_string(),
+                    cause: None,
+                });
             }
         };
         scene.check()?;
@@ -116,12 +124,14 @@ impl Scene {
     /// An error at `field` of this file.
     fn error(&self, field: &str, msg: impl ToString) -> Error {
         let at = Index::new(&self.text).find(field).unwrap_or(Pos { line: 1, col: 1 });
-        Error::SceneFile { path: self.name(), line: at.line, col: at.col, field: field.to_string(), msg: msg.to_string() }
+        Error::SceneFile { path: self.name(), line: at.line, col: at.col, field: field.to_string(), msg: msg.to_string(), cause: None }
     }
 
-    /// An error of the library's at `field`, its message kept.
+    /// An error of the library's at `field`, its message kept and the error itself as the cause.
     fn wrap(&self, field: &str, e: Error) -> Error {
-        self.error(field, e)
+        let at = Index::new(&self.text).find(field).unwrap_or(Pos { line: 1, col: 1 });
+        let msg = e.to_string();
+        Error::SceneFile { path: self.name(), line: at.line, col: at.col, field: field.to_string(), msg, cause: Some(Box::new(e)) }
     }
 
     /// The checks that need no model: material, forces, colliders, settings, frames, camera.

@@ -6,7 +6,7 @@
 
 use super::{GpuCgState, GpuEngine, LgEval};
 use crate::engine::StepsReport;
-use crate::error::{Error, Result};
+use crate::error::{Bound, Error, Result};
 use crate::gpu::cost::CountedPass;
 use crate::gpu::integrator::Integrator;
 use crate::gpu::local_global::LgSplit;
@@ -48,16 +48,13 @@ impl GpuEngine {
                 GlobalSolve::Chebyshev => steps * iters * budget,
                 _ => {
                     if cg.breakdowns > 0 {
-                        return Err(Error::Solver(format!(
-                            "GPU CG broke down in {} global step(s) of this frame (pᵀAp <= 0: the global matrix is not positive definite)",
-                            cg.breakdowns
-                        )));
+                        return Err(Error::GpuCgBreakdown { steps: Some(cg.breakdowns), local_global: true });
                     }
                     cg.total_iterations
                 }
             };
             if !stats.iter().all(|v| v.is_finite()) {
-                return Err(Error::Solver(format!("local/global ({}) on the GPU produced a non-finite residual", global.name())));
+                return Err(Error::NonFinite { what: format!("local/global ({}) on the GPU", global.name()), quantity: "residual" });
             }
             return Ok(StepsReport { iterations, residual: stats[2], ..Default::default() });
         }
@@ -71,10 +68,7 @@ impl GpuEngine {
                 if cg.breakdowns > 0 {
                     // no warm start from a failed solve
                     implicit.clear_solution(&self.device, &self.queue, &self.state.counters);
-                    return Err(Error::Solver(format!(
-                        "GPU CG broke down in {} step(s) of this frame (pᵀAp <= 0: the system is not positive definite)",
-                        cg.breakdowns
-                    )));
+                    return Err(Error::GpuCgBreakdown { steps: Some(cg.breakdowns), local_global: false });
                 }
                 report.iterations = cg.total_iterations;
                 report.residual = cg.residual;
@@ -98,7 +92,11 @@ impl GpuEngine {
         self.prepare_lg()?;
         self.prepare_steps(steps, self.plan.h)?;
         let Integrator::LocalGlobal(lg) = &mut self.integrator else {
-            return Err(Error::param("method", self.method.name(), "the host-driven frame is for local-global"));
+            return Err(Error::invalid(
+                "method",
+                self.method.name(),
+                Bound::Unsupported("the host-driven frame is for local-global".into()),
+            ));
         };
         let end = StepEnd { strain: self.strain.as_ref(), self_collider: self.self_collider.as_ref(), colliders: self.colliders.as_ref() };
         let split = lg.host_frame(&self.device, &self.queue, &self.state, (end, self.wind.as_ref()), &self.settings, steps, profile)?;
@@ -112,7 +110,7 @@ impl GpuEngine {
     /// The frames advance the simulation like `step_frame`.
     pub fn lg_profile_frames(&mut self, frames: usize) -> Result<LgSplit> {
         if self.method != Method::LocalGlobal {
-            return Err(Error::param("method", self.method.name(), "the phase split is for local-global"));
+            return Err(Error::invalid("method", self.method.name(), Bound::Unsupported("the phase split is for local-global".into())));
         }
         let mut total = LgSplit::default();
         for _ in 0..frames {
@@ -152,14 +150,14 @@ impl GpuEngine {
     /// the inverse diagonal. The current state is left as it was.
     pub fn lg_eval(&mut self, x: &[[f64; 3]]) -> Result<LgEval> {
         if self.method != Method::LocalGlobal {
-            return Err(Error::param("method", self.method.name(), "lg_eval needs local-global"));
+            return Err(Error::invalid("method", self.method.name(), Bound::Unsupported("lg_eval needs local-global".into())));
         }
         if x.len() != self.model.n {
-            return Err(Error::param("x", x.len(), format!("must have {} positions", self.model.n)));
+            return Err(Error::invalid("x", x.len(), Bound::length(self.model.n, "must have {} positions")));
         }
         self.prepare_lg()?;
         let Integrator::LocalGlobal(lg) = &self.integrator else {
-            return Err(Error::param("method", self.method.name(), "lg_eval needs local-global"));
+            return Err(Error::invalid("method", self.method.name(), Bound::Unsupported("lg_eval needs local-global".into())));
         };
         lg.eval(&self.device, &self.queue, &self.state, &self.model, x)
     }
@@ -178,7 +176,7 @@ impl GpuEngine {
     pub fn read_dv(&self) -> Result<Vec<[f64; 3]>> {
         match &self.integrator {
             Integrator::Implicit(i) => i.read_dv(&self.device, &self.queue, &self.state),
-            _ => Err(Error::param("method", self.method.name(), "read_dv needs implicit-euler")),
+            _ => Err(Error::invalid("method", self.method.name(), Bound::Unsupported("read_dv needs implicit-euler".into()))),
         }
     }
 
@@ -187,7 +185,7 @@ impl GpuEngine {
     pub fn implicit_mg_apply(&mut self, h: f64, r: &[[f64; 3]]) -> Result<Vec<[f64; 3]>> {
         self.write_params_h(h);
         let Integrator::Implicit(implicit) = &self.integrator else {
-            return Err(Error::param("method", self.method.name(), "implicit_mg_apply needs implicit-euler"));
+            return Err(Error::invalid("method", self.method.name(), Bound::Unsupported("implicit_mg_apply needs implicit-euler".into())));
         };
         let z = implicit.apply_multigrid(&self.device, &self.queue, &self.state, 0, r);
         self.write_params();
@@ -205,7 +203,7 @@ impl GpuEngine {
         self.prepared = None;
         self.trial_h = h;
         let Integrator::Implicit(implicit) = &self.integrator else {
-            return Err(Error::param("method", self.method.name(), "the adaptive step is for implicit-euler"));
+            return Err(Error::invalid("method", self.method.name(), Bound::Unsupported("the adaptive step is for implicit-euler".into())));
         };
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.adaptive") });
         implicit.begin_frame(&mut enc);
@@ -240,7 +238,7 @@ impl GpuEngine {
         let cg = implicit.cg_state(&self.device, &self.queue, &self.state)?;
         if cg.breakdowns > 0 {
             implicit.clear_solution(&self.device, &self.queue, &self.state.counters);
-            return Err(Error::Solver("GPU CG broke down (pᵀAp <= 0: the system is not positive definite)".into()));
+            return Err(Error::GpuCgBreakdown { steps: None, local_global: false });
         }
         self.read_timestamps()?;
         Ok(StepsReport { iterations: cg.total_iterations, residual: cg.residual, strained: cg.strained, ..Default::default() })

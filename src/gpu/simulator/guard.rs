@@ -26,7 +26,7 @@ impl GpuEngine {
             let mut alloc = crate::gpu::alloc::Allocator::new(&self.device);
             self.checkpoint = Some(alloc.buffer("springsim.checkpoint", bytes, usage)?);
         }
-        let Some(saved) = &self.checkpoint else { return Err(Error::Gpu("no checkpoint buffer".into())) };
+        let Some(saved) = &self.checkpoint else { return Err(Error::internal_gpu("no checkpoint buffer")) };
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.checkpoint") });
         enc.copy_buffer_to_buffer(&self.state.state[0], 0, saved, 0, bytes);
         self.state.counters.submit(&self.queue, enc.finish());
@@ -41,7 +41,7 @@ impl GpuEngine {
             Checkpoint::Device => {}
         }
         let Some(saved) = &self.checkpoint else {
-            return Err(Error::Gpu("rollback without a checkpoint".into()));
+            return Err(Error::internal_gpu("rollback without a checkpoint"));
         };
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.rollback") });
         enc.copy_buffer_to_buffer(saved, 0, &self.state.state[0], 0, self.state.state_bytes());
