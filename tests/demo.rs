@@ -5,7 +5,8 @@
 //!
 //! Checks: the image is not blank (the model, and the ground every scene now shows, cover a
 //! reasonable share of pixels and the shading varies) and it changes between frame 1 and frame 120 (the model moved); the default 81x81 curtain
-//! between frame 1 and frame 10 (lavapipe takes 1.6 s a frame on it).
+//! between frame 1 and frame 10 (lavapipe takes 1.6 s a frame on it). `--animation` writes a GIF of
+//! the frames asked for, and refuses values that make no animation with one line.
 #![cfg(feature = "viewer")]
 
 mod common;
@@ -210,4 +211,77 @@ fn curtain_after_90_frames_fills_a_fifth_of_the_frame_over_the_ground() {
     assert!(ground >= 0.05, "the ground grid covers {:.1}% of the frame", 100.0 * ground);
     assert!(sd >= 2.0, "the ground shows no checks (luminance sd {sd:.2})");
     assert!(pins >= 20, "the pins are not marked ({pins} marker pixels)");
+}
+
+/// `--animation FILE.gif --animation-frames 4 --animation-every 2` on a rope at 160x120: a GIF of that
+/// size with exactly 4 frames, the first the whole image and the later ones inside it, whose delays add
+/// up to the 8 simulated frames (8 x 1/30 s = 27 hundredths), and in which the rope moves.
+#[test]
+fn animation_writes_a_gif_of_the_frames_asked() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let out = dir.join("demo-rope-animation.gif");
+    let _ = std::fs::remove_file(&out);
+    let o = Command::new(env!("CARGO_BIN_EXE_springsim"))
+        .args(["demo", "--scene", "rope", "--headless", "--width", "160", "--height", "120"])
+        .arg("--animation")
+        .arg(&out)
+        .args(["--animation-frames", "4", "--animation-every", "2"])
+        .output()
+        .expect("running springsim");
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    eprintln!("{stdout}{stderr}");
+    if !o.status.success() {
+        if stderr.contains("adapter") && std::env::var("SPRINGSIM_REQUIRE_GPU").as_deref() != Ok("1") {
+            common::skipped("no GPU");
+            return;
+        }
+        panic!("springsim demo --animation failed: {stderr}");
+    }
+    assert!(stdout.contains("4 GIF frames"), "{stdout}");
+    let mut opts = gif::DecodeOptions::new();
+    opts.set_color_output(gif::ColorOutput::Indexed);
+    let mut dec = opts.read_info(std::fs::File::open(&out).expect("the GIF was written")).expect("a GIF header");
+    assert_eq!((dec.width(), dec.height()), (160, 120));
+    let mut rects = Vec::new();
+    let mut delay = 0u32;
+    while let Some(f) = dec.read_next_frame().expect("a GIF frame") {
+        assert!(u32::from(f.left) + u32::from(f.width) <= 160 && u32::from(f.top) + u32::from(f.height) <= 120, "frame outside the image");
+        assert_eq!(f.buffer.len(), usize::from(f.width) * usize::from(f.height), "frame's pixels");
+        rects.push((f.left, f.top, f.width, f.height));
+        delay += u32::from(f.delay);
+    }
+    assert_eq!(rects.len(), 4, "GIF frames: {rects:?}");
+    assert_eq!(rects[0], (0, 0, 160, 120), "the first frame is the whole image");
+    assert!(rects[1..].iter().any(|r| u32::from(r.2) * u32::from(r.3) > 1), "the rope does not move: {rects:?}");
+    assert_eq!(delay, 27, "the delays add up to 8 frames of 1/30 s");
+}
+
+/// `--animation-frames 0` and `--animation-every 0` are one line naming the field, exit status 2, no
+/// file, before any adapter is sought (as the demo's other option errors); so is a `--frames` shorter
+/// than the animation.
+#[test]
+fn animation_values_that_make_no_gif_are_one_line_errors() {
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("demo-refused.gif");
+    for (extra, field) in [
+        (&["--animation-frames", "0"][..], "animation_frames = 0"),
+        (&["--animation-every", "0"][..], "animation_every = 0"),
+        (&["--animation-frames", "-3"][..], "animation_frames = -3"),
+        (&["--animation-frames", "5", "--frames", "4"][..], "frames = 4"),
+    ] {
+        let _ = std::fs::remove_file(&out);
+        let o = Command::new(env!("CARGO_BIN_EXE_springsim"))
+            .args(["demo", "--scene", "rope", "--headless", "--animation"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .expect("running springsim");
+        let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {stderr}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{extra:?}: stderr is one line: {stderr:?}");
+        assert!(lines[0].contains(field), "{extra:?}: '{}' does not name {field}", lines[0]);
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(!out.exists(), "{extra:?}: a GIF was written");
+    }
 }

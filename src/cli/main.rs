@@ -82,6 +82,16 @@ struct DemoCli {
     /// Write the last frame as a PNG (with --frames; offscreen when there is no display).
     #[arg(long)]
     screenshot: Option<PathBuf>,
+    /// Write an animated GIF (offscreen, the window's pipelines): every --animation-every-th of the
+    /// run's last --animation-frames x --animation-every frames (without --frames the run is that long).
+    #[arg(long)]
+    animation: Option<PathBuf>,
+    /// GIF frames in the --animation.
+    #[arg(long, default_value_t = 60, allow_negative_numbers = true, requires = "animation")]
+    animation_frames: i64,
+    /// Every K-th simulation frame becomes a GIF frame (the GIF's delays keep the simulated time).
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, requires = "animation")]
+    animation_every: i64,
     /// Window / image width.
     #[arg(long, default_value_t = 960, allow_negative_numbers = true)]
     width: i64,
@@ -116,6 +126,9 @@ fn run_demo(d: DemoCli, given: &dyn Fn(&str) -> bool) -> Result<()> {
         mesh: d.mesh,
         frames: count_opt("frames", d.frames)?,
         screenshot: d.screenshot,
+        animation: d.animation,
+        animation_frames: count("animation_frames", d.animation_frames)?,
+        animation_every: count("animation_every", d.animation_every)?,
         width: pixels("width", d.width)?.max(16),
         height: pixels("height", d.height)?.max(16),
         headless: d.headless,
@@ -141,6 +154,8 @@ fn default_demo() -> Command {
         method: "symplectic-euler".into(),
         width: 960,
         height: 720,
+        animation_frames: 60,
+        animation_every: 1,
         divergence: "recover".into(),
         ..Default::default()
     })

@@ -9,7 +9,9 @@
 //! - `camera`, `overlay`: the orbit camera and the egui panel.
 //! - `framing`: the region a scene moves through (the first view) and the ground every scene shows.
 //! - `pins`: the pin markers. `headless`: `springsim demo`'s entry and the offscreen run.
+//! - `animation`: `--animation FILE.gif`, every K-th frame of the offscreen run as a looping GIF.
 
+pub mod animation;
 pub mod app;
 pub mod camera;
 pub mod framing;
@@ -53,11 +55,18 @@ pub struct DemoArgs {
     pub frames: Option<usize>,
     /// Write the last frame here as a PNG.
     pub screenshot: Option<PathBuf>,
+    /// Write the run's last `animation_frames` × `animation_every` frames here as a looping GIF
+    /// (offscreen; [`animation::Plan`]).
+    pub animation: Option<PathBuf>,
+    /// GIF frames in the animation.
+    pub animation_frames: usize,
+    /// Every K-th simulation frame becomes a GIF frame.
+    pub animation_every: usize,
     /// Window / image size.
     pub width: u32,
     /// Window / image size.
     pub height: u32,
-    /// Never open a window (offscreen only; needs `screenshot` or `frames`).
+    /// Never open a window (offscreen only; needs `screenshot`, `animation` or `frames`).
     pub headless: bool,
     /// What the divergence guard does (default `recover`: roll back and halve h, with a banner).
     pub divergence: DivergencePolicy,
@@ -80,6 +89,9 @@ impl Default for DemoArgs {
             mesh: None,
             frames: None,
             screenshot: None,
+            animation: None,
+            animation_frames: 60,
+            animation_every: 1,
             width: 960,
             height: 720,
             headless: false,
