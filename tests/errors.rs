@@ -97,7 +97,7 @@ fn a_cg_breakdown_carries_its_iteration_and_curvature() {
     match &e {
         Error::CgBreakdown { iteration, pap, .. } => {
             assert!(*iteration < 500, "{e}");
-            assert!(!(*pap > 0.0), "a breakdown is pᵀAp <= 0 or not finite: {e}");
+            assert!(*pap <= 0.0 || !pap.is_finite(), "a breakdown is pᵀAp <= 0 or not finite: {e}");
             assert!(e.to_string().starts_with(&format!("linear solve failed: CG breakdown at iteration {iteration}: pᵀAp = ")), "{e}");
         }
         other => panic!("not a CgBreakdown: {other:?}"),
