@@ -97,7 +97,7 @@ fn a_cg_breakdown_carries_its_iteration_and_curvature() {
     match &e {
         Error::CgBreakdown { iteration, pap, .. } => {
             assert!(*iteration < 500, "{e}");
-            assert!(!(*pap > 0.0), "a breakdown is pᵀAp <= 0 or not finite: {e}");
+            assert!(*pap <= 0.0 || !pap.is_finite(), "a breakdown is pᵀAp <= 0 or not finite: {e}");
             assert!(e.to_string().starts_with(&format!("linear solve failed: CG breakdown at iteration {iteration}: pᵀAp = ")), "{e}");
         }
         other => panic!("not a CgBreakdown: {other:?}"),
@@ -107,12 +107,12 @@ fn a_cg_breakdown_carries_its_iteration_and_curvature() {
 /// A scene file's error keeps its file, line and field; the library's typed error is wrapped into it.
 #[test]
 fn a_scene_file_error_keeps_file_line_and_field() {
-    let text = "(\n    model: (builder: \"rope\", size: 8, stiffness: 300.0),\n    method: (name: \"rk4\", substep_scale: -1.0),\n    frames: 3,\n)\n";
+    let text = "(\n    model: (builder: \"rope\", size: 8, stiffness: 300.0),\n    method: (name: \"rk4\", substep_scale: -1.0),\n    frame_dt: 0.02,\n    frames: 3,\n)\n";
     let e = Scene::parse(text, Path::new("bad.ron")).and_then(|s| s.build(&Default::default())).unwrap_err();
     assert!(matches!(&e, Error::SceneFile { path, line: 3, field, .. } if path == "bad.ron" && field == "method.substep_scale"), "{e:?}");
     assert_eq!(e.to_string().lines().count(), 1);
     // a value the library's own check refuses: the typed error is the cause
-    let text = "(\n    model: (builder: \"rope\", size: 8, stiffness: 300.0),\n    method: (name: \"rk4\", cg_iterations: 0),\n    frames: 3,\n)\n";
+    let text = "(\n    model: (builder: \"rope\", size: 8, stiffness: 300.0),\n    method: (name: \"rk4\", cg_iterations: 0),\n    frame_dt: 0.02,\n    frames: 3,\n)\n";
     let e = Scene::parse(text, Path::new("bad.ron")).and_then(|s| s.build(&Default::default())).unwrap_err();
     match &e {
         Error::SceneFile { line: 3, field, cause: Some(cause), .. } if field == "method.cg_iterations" => {

@@ -362,7 +362,7 @@ pub fn dense_solve(m: &CpuModel, sys: &ImplicitSystem) -> Result<Vec<V3>> {
         v += b;
     });
     let rhs = nalgebra::DVector::from_iterator(n3, sys.rhs.iter().flat_map(|r| [r.x, r.y, r.z]));
-    let x = a.lu().solve(&rhs).ok_or_else(|| Error::Singular { what: "the dense system", block: None })?;
+    let x = a.lu().solve(&rhs).ok_or(Error::Singular { what: "the dense system", block: None })?;
     Ok((0..m.n).map(|i| V3::new(x[3 * i], x[3 * i + 1], x[3 * i + 2])).collect())
 }
 
