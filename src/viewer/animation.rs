@@ -61,7 +61,7 @@ impl Plan {
     /// run's last N·K frames (the run's last frame is the GIF's last).
     pub fn takes(&self, f: usize) -> bool {
         let first = self.frames - self.gif_frames * self.every;
-        f >= first && f < self.frames && (f + 1 - first) % self.every == 0
+        f >= first && f < self.frames && (f + 1 - first).is_multiple_of(self.every)
     }
 }
 
