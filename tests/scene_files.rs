@@ -431,15 +431,19 @@ fn run_writes_obj_frames_that_read_back() {
     assert!(min_ys[0] > min_ys[1] && min_ys[2] < -0.1, "the curtain falls: lowest y at frames 1, 15, 30: {min_ys:?}");
     let csv = std::fs::read_to_string(out.join("frames.csv")).expect("csv");
     let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(lines[0], "frame,time,energy,max_strain,residual");
+    assert_eq!(lines[0], "frame,time,energy,max_strain,residual,roughness_deg_median,roughness_deg_p90,roughness_deg_p99");
     assert_eq!(lines.len(), 31);
     for (k, l) in lines[1..].iter().enumerate() {
         let f: Vec<f64> = l.split(',').map(|x| x.parse().expect("number")).collect();
-        assert_eq!(f.len(), 5);
+        assert_eq!(f.len(), 8);
         assert_eq!(f[0], (k + 1) as f64);
         assert!((f[1] - (k + 1) as f64 / 30.0).abs() < 1e-12);
         assert!(f[2].is_finite() && f[3].is_finite() && f[3] >= 0.0);
+        // the roughness (°): ordered percentiles of an angle, and the curtain is not flat once it falls
+        assert!(0.0 <= f[5] && f[5] <= f[6] && f[6] <= f[7] && f[7] <= 180.0, "frame {}: {l}", k + 1);
     }
+    let last: Vec<f64> = lines[30].split(',').map(|x| x.parse().expect("number")).collect();
+    assert!(last[7] > 0.0, "the fallen curtain has bent somewhere: {}", lines[30]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -199,6 +199,13 @@ pub struct BenchResult {
     /// end, as a fraction of the thickness (by the reference hash; capped at cell/thickness).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub self_gap: Option<f64>,
+    /// The angle between adjacent triangles' normals at the end (°): the median over every pair of
+    /// triangles that share an edge (null for a model without triangles).
+    pub roughness_deg_median: Option<f64>,
+    /// That angle's 90th percentile (°; null without triangles).
+    pub roughness_deg_p90: Option<f64>,
+    /// That angle's 99th percentile (°; null without triangles).
+    pub roughness_deg_p99: Option<f64>,
     /// Per-spring strain |l − L|/L at the end: the mean over the springs.
     pub strain_mean: f64,
     /// Per-spring strain at the end: the 99th percentile.
@@ -469,6 +476,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     let (x, v) = sim.as_dyn().read_state()?;
     let stats = state_stats(sim.model(), &x, &v);
     let strains = springsim::reference::stats::strain_stats(sim.model(), &x, tau);
+    let rough = springsim::reference::roughness::roughness(&model.triangles, &x);
     let s = sim.as_dyn();
     let strain_passes = s.strain_passes()?;
     let policy = cfg.settings.guard.policy;
@@ -559,6 +567,9 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
             let xv: Vec<springsim::cpu::V3> = x.iter().map(|p| springsim::cpu::V3::from(*p)).collect();
             springsim::reference::self_collision::self_gap(cm, &sc, &xv)
         }),
+        roughness_deg_median: rough.map(|r| r.median_deg),
+        roughness_deg_p90: rough.map(|r| r.p90_deg),
+        roughness_deg_p99: rough.map(|r| r.p99_deg),
         strain_mean: strains.mean,
         strain_p99: strains.p99,
         strain_limit: tau,

@@ -1,6 +1,7 @@
 //! `springsim run`: runs a scene (a built-in name or a .ron file) on the GPU or the CPU and writes one
 //! mesh per frame (`frame_0001.obj` …: OBJ, or binary little-endian PLY with area-weighted vertex
-//! normals), `frames.csv` (frame, time, energy, max_strain, residual) and, with `--plot`, energy.svg and
+//! normals), `frames.csv` (frame, time, energy, max_strain, residual, and the roughness: the median, 90th
+//! and 99th percentile of the angle between adjacent triangles, in degrees) and, with `--plot`, energy.svg and
 //! strain.svg.
 
 use crate::bench::{make_simulator, Backend};
@@ -106,6 +107,9 @@ struct Row {
     energy: f64,
     max_strain: f64,
     residual: f64,
+    /// The angle between adjacent triangles' normals (°): median, 90th and 99th percentiles (`None`
+    /// without triangles).
+    roughness: Option<springsim::reference::roughness::Roughness>,
 }
 
 /// Runs `springsim run`.
@@ -174,6 +178,7 @@ pub fn run(cli: RunCli) -> Result<()> {
     let mut sim = make_simulator(&model, method, backend, settings, gpu.as_ref())?;
     let cm = CpuModel::new(&model)?;
     let normals = cli.format == MeshFormat::Ply && !model.triangles.is_empty();
+    let pairs = springsim::reference::roughness::adjacent_pairs(&model.triangles);
     let mut rows = Vec::with_capacity(frames);
     let (mut sim_s, mut write_s) = (0.0, 0.0);
     let mut failed = None;
@@ -191,6 +196,7 @@ pub fn run(cli: RunCli) -> Result<()> {
             energy: stats.energy,
             max_strain: stats.max_strain,
             residual: report.residual,
+            roughness: springsim::reference::roughness::roughness_of_pairs(&model.triangles, &pairs, &x),
         });
         let header = format!("springsim {}, {} on {}, frame {k}, t = {} s", sc.name(), method, backend.name(), k as f64 * frame_dt);
         let path = frame_path(k);
@@ -247,9 +253,11 @@ pub fn run(cli: RunCli) -> Result<()> {
 
 /// frames.csv.
 fn to_csv(rows: &[Row]) -> String {
-    let mut s = String::from("frame,time,energy,max_strain,residual\n");
+    let mut s = String::from("frame,time,energy,max_strain,residual,roughness_deg_median,roughness_deg_p90,roughness_deg_p99\n");
     for r in rows {
-        s.push_str(&format!("{},{},{},{},{}\n", r.frame, r.time, r.energy, r.max_strain, r.residual));
+        // the roughness's cells are empty for a model without triangles
+        let rough = r.roughness.map(|g| format!("{},{},{}", g.median_deg, g.p90_deg, g.p99_deg)).unwrap_or_else(|| ",,".into());
+        s.push_str(&format!("{},{},{},{},{},{rough}\n", r.frame, r.time, r.energy, r.max_strain, r.residual));
     }
     s
 }
