@@ -6,6 +6,7 @@ use crate::error::{Bound, Error, Result};
 use crate::method::{Method, StepPlan, StepSettings};
 use crate::reference::forces;
 use crate::reference::model::{CpuModel, V3};
+use crate::reference::signals::SignalSums;
 
 /// Positions and velocities, one `[x, y, z]` per particle each.
 pub type StateVectors = (Vec<[f64; 3]>, Vec<[f64; 3]>);
@@ -101,6 +102,28 @@ impl Signals {
             energy_scale: mass * model.gravity.norm() * extent + positive,
             external_power: 0.25 * model.drag * mass * wind + crate::reference::fields::power_bound(model, x, v),
             scripted: model.has_motion(),
+        }
+    }
+}
+
+impl Signals {
+    /// The signals of the sums that `shaders/signals.wgsl` reduces on the GPU
+    /// ([`crate::reference::signals`]): the energy without the pinned particles' constant terms (the
+    /// guard judges differences), the energy scale from the sums' extent, and the external forces'
+    /// power bound from Σ m|v|. The aerodynamic wind's bound needs every particle's relative air
+    /// speed, which the sums do not carry: with it the energy is not judged (as for scripted motion;
+    /// finiteness, the strain and the solver still are).
+    pub fn from_sums(model: &CpuModel, s: &SignalSums) -> Signals {
+        let mass: f64 = model.mass.iter().sum();
+        let energy = s.energy();
+        let a_fields: f64 = model.fields.iter().map(|f| f.strength.abs()).sum();
+        Signals {
+            finite: !s.non_finite && energy.is_finite() && s.max_strain.is_finite() && s.momentum_norm.is_finite(),
+            energy,
+            max_strain: s.max_strain,
+            energy_scale: mass * model.gravity.norm() * s.extent() + s.kinetic + s.central + s.spring,
+            external_power: 0.25 * model.drag * mass * model.wind.norm_squared() + a_fields * s.momentum_norm,
+            scripted: model.has_motion() || model.aero.is_some(),
         }
     }
 }

@@ -32,7 +32,7 @@ pub mod viewer;
 pub use error::{Error, Result};
 pub use method::{FactorPrecision, GlobalSolve, Method, Preconditioner, StepPlan, StepSettings};
 pub use model::Model;
-pub use stepping::{CpuSimulator, FrameReport, GpuSimulator, Simulator};
+pub use stepping::{CpuSimulator, FrameEvent, FrameReport, GpuSimulator, Simulator};
 pub use wgpu;
 
 /// The README's library example, compiled and run by `cargo test --doc`.

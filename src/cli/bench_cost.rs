@@ -173,5 +173,6 @@ pub fn add(a: &GpuCost, b: &GpuCost) -> GpuCost {
         uploads: a.uploads + b.uploads,
         upload_bytes: a.upload_bytes + b.upload_bytes,
         steps: a.steps + b.steps,
+        waits: a.waits + b.waits,
     }
 }

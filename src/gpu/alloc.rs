@@ -435,7 +435,7 @@ impl UploadWriter {
             // an empty submit carries the queued writes; waiting frees their staging
             let label = wgpu::CommandEncoderDescriptor { label: Some("springsim.upload") };
             counters.submit(queue, device.create_command_encoder(&label).finish());
-            device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| Error::Gpu(format!("{}: {e}", self.label)))?;
+            counters.wait(device).map_err(|e| Error::Gpu(format!("{}: {e}", self.label)))?;
             *unsubmitted = 0;
         }
         Ok(())

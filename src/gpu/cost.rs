@@ -71,6 +71,10 @@ pub struct GpuCost {
     pub upload_bytes: u64,
     /// Simulation steps recorded.
     pub steps: u64,
+    /// Times the host blocked until the device finished its work (`device.poll` with a wait: every
+    /// blocking read-back, the streamed uploads' waits, the host-driven Cholesky frame's phases).
+    /// The pipelined frame path ([`crate::GpuSimulator::encode_frame`]) adds none.
+    pub waits: u64,
 }
 
 impl GpuCost {
@@ -91,6 +95,7 @@ impl GpuCost {
             uploads: self.uploads.saturating_sub(earlier.uploads),
             upload_bytes: self.upload_bytes.saturating_sub(earlier.upload_bytes),
             steps: self.steps.saturating_sub(earlier.steps),
+            waits: self.waits.saturating_sub(earlier.waits),
         }
     }
 
@@ -113,6 +118,7 @@ pub struct GpuCounters {
     uploads: AtomicU64,
     upload_bytes: AtomicU64,
     steps: AtomicU64,
+    waits: AtomicU64,
 }
 
 impl GpuCounters {
@@ -129,6 +135,7 @@ impl GpuCounters {
             uploads: self.uploads.load(Relaxed),
             upload_bytes: self.upload_bytes.load(Relaxed),
             steps: self.steps.load(Relaxed),
+            waits: self.waits.load(Relaxed),
         }
     }
 
@@ -160,6 +167,13 @@ impl GpuCounters {
     pub fn readback(&self, bytes: u64) {
         self.readbacks.fetch_add(1, Relaxed);
         self.readback_bytes.fetch_add(bytes, Relaxed);
+    }
+
+    /// Blocks until the device has finished the work submitted so far (`device.poll` with a wait),
+    /// counted in [`GpuCost::waits`]. Every wait of the engine goes through here.
+    pub fn wait(&self, device: &wgpu::Device) -> crate::error::Result<()> {
+        self.waits.fetch_add(1, Relaxed);
+        device.poll(wgpu::PollType::wait_indefinitely()).map(|_| ()).map_err(|e| crate::error::Error::Gpu(e.to_string()))
     }
 
     /// Counts `steps` simulation steps recorded.

@@ -252,11 +252,11 @@ impl ImplicitIntegrator {
         Ok(GpuCgState::from_words(&read_words(device, queue, st, &self.buffers.pcg.status, 0, CG_STATE_WORDS)?))
     }
 
-    /// Records the copy of the PCG's status words into `st.readback` (read as [`GpuCgState::from_words`]);
-    /// returns their bytes.
-    pub fn encode_report(&self, encoder: &mut wgpu::CommandEncoder, st: &GpuState) -> u64 {
+    /// Records the copy of the PCG's status words into `dst` from byte `at` (read as
+    /// [`GpuCgState::from_words`]); returns their bytes.
+    pub fn encode_report(&self, encoder: &mut wgpu::CommandEncoder, dst: &wgpu::Buffer, at: u64) -> u64 {
         let bytes = (CG_STATE_WORDS * 4) as u64;
-        encoder.copy_buffer_to_buffer(&self.buffers.pcg.status, 0, &st.readback, 0, bytes);
+        encoder.copy_buffer_to_buffer(&self.buffers.pcg.status, 0, dst, at, bytes);
         bytes
     }
 
@@ -265,6 +265,11 @@ impl ImplicitIntegrator {
         let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.cg_clear") });
         enc.clear_buffer(&self.buffers.pcg.vectors, 0, None);
         counters.submit(queue, enc.finish());
+    }
+
+    /// Records the clear of the PCG's vectors (no warm start from a state rolled back to).
+    pub fn encode_clear_solution(&self, encoder: &mut wgpu::CommandEncoder) {
+        encoder.clear_buffer(&self.buffers.pcg.vectors, 0, None);
     }
 
     /// Δv of the last solve (the PCG's solution), read back.

@@ -92,22 +92,23 @@ impl Integrator {
     }
 
     /// Records, after a frame's steps and in the same submit, the copies of what the stepping policy reads
-    /// of them into `st.readback` (the explicit family's speed flag, which it also clears; LEU's flags;
-    /// the PCG's status; local/global's residuals and the PCG's status); returns their bytes, for
-    /// [`super::GpuEngine::take_steps_blocking`]'s one read-back.
-    pub fn encode_report(&self, encoder: &mut wgpu::CommandEncoder, st: &GpuState) -> u64 {
+    /// of them into `dst` from byte `at` (the explicit family's speed flag, which it also clears; LEU's
+    /// flags; the PCG's status; local/global's residuals and the PCG's status); returns their bytes (at
+    /// most 128): the blocking path's read-back of `st.readback`, or a frame report's slot
+    /// ([`super::reports`]).
+    pub fn encode_report(&self, encoder: &mut wgpu::CommandEncoder, st: &GpuState, dst: &wgpu::Buffer, at: u64) -> u64 {
         match self {
             Integrator::Explicit(i) => {
-                encoder.copy_buffer_to_buffer(i.flags(), 0, &st.readback, 0, 16);
+                encoder.copy_buffer_to_buffer(i.flags(), 0, dst, at, 16);
                 encoder.clear_buffer(i.flags(), 12, Some(4));
                 16
             }
             Integrator::Leu(i) => {
-                encoder.copy_buffer_to_buffer(i.flags(), 0, &st.readback, 0, 16);
+                encoder.copy_buffer_to_buffer(i.flags(), 0, dst, at, 16);
                 16
             }
-            Integrator::Implicit(i) => i.encode_report(encoder, st),
-            Integrator::LocalGlobal(i) => i.encode_report(encoder, st),
+            Integrator::Implicit(i) => i.encode_report(encoder, dst, at),
+            Integrator::LocalGlobal(i) => i.encode_report(encoder, st, dst, at),
         }
     }
 

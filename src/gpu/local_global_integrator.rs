@@ -451,7 +451,7 @@ impl LocalGlobalIntegrator {
         profile: bool,
     ) -> Result<LgSplit> {
         let new_encoder = || device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.lg_frame") });
-        let wait = || device.poll(wgpu::PollType::wait_indefinitely()).map(|_| ()).map_err(|e| Error::Gpu(e.to_string()));
+        let wait = || st.counters.wait(device);
         let t_frame = std::time::Instant::now();
         let n = st.n;
         let vector_bytes = (n * 16) as u64;
@@ -552,17 +552,17 @@ impl LocalGlobalIntegrator {
     /// one read-back of both.
     pub fn read_report(&self, device: &wgpu::Device, queue: &wgpu::Queue, st: &GpuState) -> Result<([f64; 3], GpuCgState)> {
         let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.lg_report") });
-        let bytes = self.encode_report(&mut enc, st);
+        let bytes = self.encode_report(&mut enc, st, &st.readback, 0);
         st.counters.submit(queue, enc.finish());
         Ok(Self::decode_report(&read_buffer(device, &st.counters, &st.readback, bytes)?))
     }
 
-    /// Records the copies of [`LocalGlobalIntegrator::read_report`]'s words into `st.readback`; returns
-    /// their bytes.
-    pub fn encode_report(&self, enc: &mut wgpu::CommandEncoder, st: &GpuState) -> u64 {
+    /// Records the copies of [`LocalGlobalIntegrator::read_report`]'s words into `dst` from byte `at`;
+    /// returns their bytes.
+    pub fn encode_report(&self, enc: &mut wgpu::CommandEncoder, st: &GpuState, dst: &wgpu::Buffer, at: u64) -> u64 {
         let stats = (3 * st.n + 2 * groups(st.n) as usize) as u64 * 16;
-        enc.copy_buffer_to_buffer(&self.buffers.work, stats, &st.readback, 0, 16);
-        enc.copy_buffer_to_buffer(&self.buffers.pcg.status, 0, &st.readback, 16, (CG_STATE_WORDS * 4) as u64);
+        enc.copy_buffer_to_buffer(&self.buffers.work, stats, dst, at, 16);
+        enc.copy_buffer_to_buffer(&self.buffers.pcg.status, 0, dst, at + 16, (CG_STATE_WORDS * 4) as u64);
         16 + (CG_STATE_WORDS * 4) as u64
     }
 

@@ -42,14 +42,36 @@ impl PowerKernels {
     }
 
     /// k₀ by `iters` iterations at the positions of `state[0]`, from the CPU twin's start vector:
-    /// allocates the iteration's buffers, submits, reads the Rayleigh quotient back and drops them.
+    /// [`PowerKernels::record`], submitted, and the Rayleigh quotient read back (a wait).
     pub fn k0(&self, device: &wgpu::Device, queue: &wgpu::Queue, st: &GpuState, m: &CpuModel, iters: usize) -> Result<f64> {
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.power") });
+        let scalars = self.record(device, queue, &mut encoder, st, m, iters)?;
+        encoder.copy_buffer_to_buffer(&scalars, 0, &st.readback, 0, 16);
+        st.counters.submit(queue, encoder.finish());
+        let bytes = read_buffer(device, &st.counters, &st.readback, 16)?;
+        let s: &[f32] = bytemuck::cast_slice(&bytes);
+        Ok(s[1] as f64)
+    }
+
+    /// Records `iters` iterations at the positions of `state[0]` into `encoder` (the start vector is
+    /// written through the queue, before the host's next submit) and returns the buffer of the scalars
+    /// (|y|², x·y, 0, 0): x·y is k₀ once the work has run. The iteration's buffers are allocated here
+    /// and released once the recorded work no longer needs them.
+    pub fn record(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        st: &GpuState,
+        m: &CpuModel,
+        iters: usize,
+    ) -> Result<wgpu::Buffer> {
         let mut alloc = Allocator::new(device);
         let none = wgpu::BufferUsages::empty();
-        let vector_bytes = (m.n * 16) as u64;
+        let vector_bytes = (m.n * 16).max(16) as u64;
         let y = [alloc.storage("springsim.power_y0", vector_bytes, none)?, alloc.storage("springsim.power_y1", vector_bytes, none)?];
-        let partials = alloc.storage("springsim.power_partials", groups(m.n) as u64 * 16, none)?;
-        let scalars = alloc.storage("springsim.power_scalars", 16, none)?;
+        let partials = alloc.storage("springsim.power_partials", groups(m.n).max(1) as u64 * 16, none)?;
+        let scalars = alloc.storage("springsim.power_scalars", 16, wgpu::BufferUsages::COPY_SRC)?;
         let bind_groups = [0, 1].map(|q| {
             bind(
                 device,
@@ -73,9 +95,8 @@ impl PowerKernels {
             st.counters.write_buffer(queue, &y[0], 0, bytemuck::cast_slice(&y0));
         }
         st.counters.write_buffer(queue, &scalars, 0, bytemuck::cast_slice(&[norm2 as f32, 0.0, 0.0, 0.0]));
-        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.power") });
         {
-            let mut raw = st.counters.begin_pass(&mut encoder, "springsim.power", None);
+            let mut raw = st.counters.begin_pass(encoder, "springsim.power", None);
             let mut pass = CountedPass::new(&mut raw, &st.counters);
             pass.phase(Phase::Forces);
             for it in 0..iters {
@@ -86,10 +107,6 @@ impl PowerKernels {
                 pass.dispatch_workgroups(1, 1, 1);
             }
         }
-        encoder.copy_buffer_to_buffer(&scalars, 0, &st.readback, 0, 16);
-        st.counters.submit(queue, encoder.finish());
-        let bytes = read_buffer(device, &st.counters, &st.readback, 16)?;
-        let s: &[f32] = bytemuck::cast_slice(&bytes);
-        Ok(s[1] as f64)
+        Ok(scalars)
     }
 }

@@ -8,6 +8,7 @@
 
 mod blocking;
 mod costing;
+mod frames;
 mod guard;
 
 use super::collide::Colliders;
@@ -31,6 +32,7 @@ use crate::reference::model::CpuModel;
 
 pub use super::local_global_integrator::LgEval;
 pub use super::pcg::GpuCgState;
+pub(crate) use frames::{FrameParts, FRAME_CHECKPOINTS};
 
 /// A simulation on the GPU.
 pub struct GpuEngine {
@@ -71,6 +73,10 @@ pub struct GpuEngine {
     prepared: Option<(f64, usize)>,
     /// The aerodynamic wind's pass, `None` without the wind.
     wind: Option<Wind>,
+    /// The guard's signal kernels, built by the first pipelined frame that reduces them.
+    signals: Option<super::signals::SignalKernels>,
+    /// The pipelined guard's checkpoints on the device ([`FRAME_CHECKPOINTS`] at most).
+    frame_checkpoints: Vec<wgpu::Buffer>,
 }
 
 /// The implicit method's settings that the GPU cannot honour are errors, not silent changes.
@@ -150,6 +156,8 @@ impl GpuEngine {
             checkpoint_time: 0.0,
             prepared: None,
             wind,
+            signals: None,
+            frame_checkpoints: Vec::new(),
         };
         sim.write_params();
         Ok(sim)
@@ -198,6 +206,7 @@ impl GpuEngine {
             + self.strain.as_ref().map_or(0, |s| s.bytes)
             + self.wind.as_ref().map_or(0, |w| w.bytes)
             + self.checkpoint.as_ref().map_or(0, |b| b.size())
+            + self.frame_bytes()
     }
 
     /// Writes the simulation time reached so far into `Params.time` (the gusts of
@@ -397,12 +406,12 @@ impl GpuEngine {
         if !cholesky {
             self.encode_steps(&mut enc, steps)?;
         }
-        let bytes = if report { self.integrator.encode_report(&mut enc, &self.state) } else { 0 };
+        let bytes = if report { self.integrator.encode_report(&mut enc, &self.state, &self.state.readback, 0) } else { 0 };
         self.state.counters.submit(&self.queue, enc.finish());
         let out = if report {
             super::state::read_buffer(&self.device, &self.state.counters, &self.state.readback, bytes)?
         } else {
-            self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| Error::Gpu(e.to_string()))?;
+            self.state.counters.wait(&self.device)?;
             Vec::new()
         };
         if !cholesky {

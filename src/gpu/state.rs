@@ -157,7 +157,7 @@ fn read_mapped<T>(
     slice.map_async(wgpu::MapMode::Read, move |r| {
         let _ = tx.send(r);
     });
-    device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| Error::Gpu(e.to_string()))?;
+    counters.wait(device)?;
     rx.recv().map_err(|e| Error::Gpu(e.to_string()))?.map_err(|e| Error::Gpu(e.to_string()))?;
     let out = f(&slice.get_mapped_range().map_err(|e| Error::Gpu(e.to_string()))?);
     buffer.unmap();

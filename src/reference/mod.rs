@@ -16,7 +16,7 @@
 //! [`crate::linalg::multigrid`]). Where a GPU kernel's dot products are sums over workgroups
 //! (`power_reduce`, `lg_report`, the PCG's), the twin sums sequentially in row order, and
 //! `tests/reference.rs` states the tolerance against the engine. [`self_collision`] (the spatial hash `sc_count` … `sc_sort`, `sc_repulse` and the `self_gap` checker). [`model`] holds the f64 model layout
-//! and [`stats`] the energy and strain statistics; [`roughness`] the angle between adjacent triangles
+//! and [`stats`] the energy and strain statistics; [`signals`] (`signals_partial`, `signals_reduce`) the divergence guard's sums; [`roughness`] the angle between adjacent triangles
 //! (from read-back positions, no kernel of its own).
 
 pub mod collide;
@@ -32,5 +32,6 @@ pub mod pcg;
 pub mod power;
 pub mod roughness;
 pub mod self_collision;
+pub mod signals;
 pub mod stats;
 pub mod strain_limit;

@@ -28,8 +28,8 @@ impl Stepper<CpuEngine> {
     /// Runs the parallel passes on a pool of `threads` threads of its own instead of rayon's global pool
     /// (see [`CpuEngine::with_threads`]).
     pub fn with_threads(self, threads: usize) -> Result<Self> {
-        let Stepper { engine, plan, adaptive, leu_retries, watch } = self;
-        Ok(Stepper { engine: engine.with_threads(threads)?, plan, adaptive, leu_retries, watch })
+        let Stepper { engine, plan, adaptive, leu_retries, watch, pipe } = self;
+        Ok(Stepper { engine: engine.with_threads(threads)?, plan, adaptive, leu_retries, watch, pipe })
     }
 
     /// [`CpuEngine::set_particle`], told to the divergence guard (the user's work is not judged).

@@ -16,11 +16,11 @@ pub const DEVICE_CHECK_EVERY: usize = 8;
 #[derive(Debug)]
 pub(super) struct Watch {
     /// The energy baseline.
-    guard: Guard,
+    pub(super) guard: Guard,
     /// Frames stepped (a rollback takes it back).
-    frame: usize,
+    pub(super) frame: usize,
     /// Simulated time (s) (a rollback takes it back).
-    time: f64,
+    pub(super) time: f64,
     /// Frames since the last check.
     since_check: usize,
     /// The recover policy's checkpoint, with its frame and time.
@@ -32,13 +32,13 @@ pub(super) struct Watch {
     /// re-linearizes less often than every step.
     pub(super) interval_scale: f64,
     /// Rollbacks so far.
-    halvings: u32,
+    pub(super) halvings: u32,
     /// The state was edited (a dragged particle, `write_state`) since the last check.
     pub(super) edited: bool,
     /// The cursor spring acts.
     pub(super) cursor: bool,
     /// Policy `report`: the divergence was reported; no more checks.
-    reported: bool,
+    pub(super) reported: bool,
     /// Every divergence found.
     pub(super) log: Vec<Divergence>,
     /// Wall time in checks and checkpoints (s).
@@ -90,7 +90,7 @@ pub(super) fn scaled_settings(s: &StepSettings, method: Method, h_scale: f64, in
 }
 
 /// The tolerance the method's solver works to, where it has one: implicit Euler's CG, Newton.
-fn solver_tolerance(method: Method, s: &StepSettings) -> Option<f64> {
+pub(super) fn solver_tolerance(method: Method, s: &StepSettings) -> Option<f64> {
     match method {
         Method::ImplicitEuler if s.global.resolve(method).ok() == Some(GlobalSolve::Cg) => Some(s.cg_tolerance),
         Method::Newton => Some(s.newton_tolerance),
@@ -122,6 +122,7 @@ impl<E: Engine> Stepper<E> {
     /// next check judges finiteness only and starts the energy baseline again.
     pub fn mark_edited(&mut self) {
         self.watch.edited = true;
+        self.pipe.edits += 1;
     }
 
     /// Tells the guard whether the cursor spring acts: while it does, its work is unbounded and only
@@ -129,6 +130,7 @@ impl<E: Engine> Stepper<E> {
     pub fn mark_cursor(&mut self, acts: bool) {
         self.watch.cursor = acts;
         self.watch.edited = true;
+        self.pipe.edits += 1;
     }
 
     /// A frame under the guard (`policy` is `report` or `recover`).

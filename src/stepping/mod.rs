@@ -8,6 +8,7 @@ pub mod adaptive;
 mod engines;
 pub mod guard;
 mod guarded;
+pub mod pipelined;
 pub mod plan;
 
 use crate::engine::{Engine, PassTally, StateVectors, StepsReport};
@@ -18,6 +19,7 @@ use guard::{Divergence, DivergencePolicy};
 use guarded::Watch;
 
 pub use engines::{CpuSimulator, GpuSimulator};
+pub use pipelined::FrameEvent;
 
 /// What a frame did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -84,14 +86,23 @@ pub struct Stepper<E> {
     leu_retries: usize,
     /// The divergence guard's state: frame count, checkpoint, baseline, the step's scale, the log.
     watch: Watch,
+    /// The pipelined path's report ring, device checkpoints and epoch (the GPU's
+    /// [`GpuSimulator::encode_frame`]; unused on the CPU).
+    pipe: pipelined::Pipe,
 }
 
 impl<E: Engine> Stepper<E> {
     /// Plans the step for `engine`'s method (k₀ by power iteration only where the plan needs it) and
     /// hands the plan to the engine.
     pub fn drive(engine: E) -> Result<Self> {
-        let mut s =
-            Stepper { engine, plan: StepPlan::default(), adaptive: AdaptiveStep::default(), leu_retries: 0, watch: Watch::default() };
+        let mut s = Stepper {
+            engine,
+            plan: StepPlan::default(),
+            adaptive: AdaptiveStep::default(),
+            leu_retries: 0,
+            watch: Watch::default(),
+            pipe: pipelined::Pipe::default(),
+        };
         let k0 = if needs_k0(s.engine.method()) { s.engine.stiffness_k0()? } else { 0.0 };
         s.apply_plan(k0)?;
         s.check_stable()?;

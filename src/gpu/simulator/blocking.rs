@@ -38,7 +38,7 @@ impl GpuEngine {
 
     /// What the stepping policy needs to know of `steps` steps, from the bytes of
     /// [`Integrator::encode_report`].
-    fn steps_report(&self, steps: usize, report: &[u8]) -> Result<StepsReport> {
+    pub(super) fn steps_report(&self, steps: usize, report: &[u8]) -> Result<StepsReport> {
         if let Integrator::LocalGlobal(lg) = &self.integrator {
             let (stats, cg) = LocalGlobalIntegrator::decode_report(report);
             let (iters, budget) = (self.settings.lg_iterations, self.settings.global_iterations);

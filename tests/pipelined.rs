@@ -1,0 +1,145 @@
+//! The pipelined frame path (`GpuSimulator::encode_frame` + `poll_reports`): frames recorded into the
+//! host's encoder, one host submit a frame, reports a frame late, and the divergence guard judging them
+//! without the engine ever waiting on the device or submitting work of its own.
+//!
+//! - the guard's signals reduced on the GPU (`shaders/signals.wgsl`) against their f64 twin
+//!   (`reference::signals`) on the same state, and the twin's energy against `forces::energy`;
+//! - explicit Euler above its stable step, 30 frames: under `recover` the guard sees the divergence,
+//!   rolls back to a checkpoint kept on the GPU with h halved, and the run ends finite; under `report`
+//!   it sees it once; neither path waits (the engine's wait and submit counters stay at zero until the
+//!   final flush).
+
+mod common;
+
+use common::gpu;
+use springsim::engine::Signals;
+use springsim::method::{DivergencePolicy, GuardSettings};
+use springsim::reference::model::{CpuModel, V3};
+use springsim::reference::signals::signal_sums;
+use springsim::stepping::guard::Action;
+use springsim::{FrameEvent, GpuSimulator, Method, StepSettings};
+
+fn moving_cloth(n: usize) -> springsim::Model {
+    let mut m = springsim::model::curtain(n, None).unwrap();
+    for (i, v) in m.velocities.iter_mut().enumerate() {
+        *v = [0.3 * common::hash01(3 * i as u64), 0.3 * common::hash01(3 * i as u64 + 1), 0.3 * common::hash01(3 * i as u64 + 2)];
+    }
+    m
+}
+
+#[test]
+fn twin_signals_are_the_guards_signals_up_to_the_pinned_constants() {
+    // no pinned particle: the twin's energy is forces::energy's, and its strain max_strain's
+    let mut model = moving_cloth(9);
+    model.pinned.iter_mut().for_each(|p| *p = false);
+    let cm = CpuModel::new(&model).unwrap();
+    let x: Vec<V3> = model.positions.iter().map(|p| V3::from(*p)).collect();
+    let v: Vec<V3> = model.velocities.iter().map(|p| V3::from(*p)).collect();
+    let full = Signals::of(&cm, &x, &v);
+    let sums = Signals::from_sums(&cm, &signal_sums(&cm, &x, &v));
+    assert!((sums.energy - full.energy).abs() <= 1e-12 * full.energy_scale, "{} vs {}", sums.energy, full.energy);
+    assert!((sums.max_strain - full.max_strain).abs() <= 1e-12, "{} vs {}", sums.max_strain, full.max_strain);
+    assert!((sums.energy_scale - full.energy_scale).abs() <= 1e-9 * full.energy_scale);
+    assert!(sums.finite && full.finite);
+    let mut bad = x.clone();
+    bad[3].y = f64::NAN;
+    assert!(!Signals::from_sums(&cm, &signal_sums(&cm, &bad, &v)).finite, "a NaN coordinate is not finite");
+}
+
+#[test]
+fn gpu_signals_match_their_twin_on_the_same_state() {
+    let Some(ctx) = gpu() else { return };
+    let model = moving_cloth(21);
+    let settings = StepSettings { guard: GuardSettings { policy: DivergencePolicy::Report, ..Default::default() }, ..Default::default() };
+    let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::SymplecticEuler, settings).unwrap();
+    let events = sim.run_frames(3).unwrap();
+    let last = events.iter().rev().find_map(|e| match e {
+        FrameEvent::Report { frame, signals, .. } => Some((*frame, signals.expect("the guard checks every frame"))),
+        _ => None,
+    });
+    let (frame, gpu_signals) = last.expect("three reports");
+    assert_eq!(frame, 2);
+    let (x, v) = springsim::Simulator::read_state(&mut sim).unwrap();
+    let cm = CpuModel::new(&model).unwrap();
+    let x: Vec<V3> = x.into_iter().map(V3::from).collect();
+    let v: Vec<V3> = v.into_iter().map(V3::from).collect();
+    let twin = Signals::from_sums(&cm, &signal_sums(&cm, &x, &v));
+    eprintln!("gpu {gpu_signals:?}\ntwin {twin:?}");
+    let rel = |a: f64, b: f64, scale: f64| (a - b).abs() / scale.max(1e-30);
+    assert!(gpu_signals.finite);
+    assert!(rel(gpu_signals.energy, twin.energy, twin.energy_scale) < 1e-5, "energy");
+    assert!(rel(gpu_signals.energy_scale, twin.energy_scale, twin.energy_scale) < 1e-5, "energy scale");
+    assert!(rel(gpu_signals.max_strain, twin.max_strain, twin.max_strain) < 1e-3, "strain");
+    assert!(twin.max_strain > 1e-4, "the cloth is strained ({})", twin.max_strain);
+}
+
+/// Explicit Euler on the 21² curtain at 4× its stable step, under `policy`: 30 frames through
+/// `encode_frame`, one host submit each, and `poll_reports` after it. Returns the events, the engine's
+/// waits and submits over the 30 frames, the frames stepped (a rollback takes the count back) and the
+/// state after the final flush.
+fn unstable_run(policy: DivergencePolicy) -> (Vec<FrameEvent>, (u64, u64), usize, Vec<[f64; 3]>) {
+    let ctx = gpu().expect("checked by the caller");
+    let model = springsim::model::curtain(21, None).unwrap();
+    let settings = StepSettings {
+        substep_scale: 4.0,
+        allow_unstable: true,
+        guard: GuardSettings { policy, ..Default::default() },
+        ..Default::default()
+    };
+    let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::ExplicitEuler, settings).unwrap();
+    let before = sim.cost();
+    let mut events = Vec::new();
+    for _ in 0..30 {
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        sim.encode_frame(&mut encoder).unwrap();
+        ctx.queue.submit([encoder.finish()]);
+        events.extend(sim.poll_reports().unwrap());
+    }
+    let during = sim.cost().since(&before);
+    events.extend(sim.flush_reports().unwrap());
+    let (x, _) = springsim::Simulator::read_state(&mut sim).unwrap();
+    (events, (during.waits, during.submits), sim.frames(), x)
+}
+
+#[test]
+fn explicit_euler_above_its_stable_step_is_rolled_back_on_the_gpu_without_a_wait() {
+    if gpu().is_none() {
+        return;
+    }
+    let (events, (waits, submits), frames, x) = unstable_run(DivergencePolicy::Recover);
+    let rollbacks: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            FrameEvent::Diverged(d) => Some(*d),
+            _ => None,
+        })
+        .collect();
+    for d in &rollbacks {
+        eprintln!("{d}");
+    }
+    assert_eq!((waits, submits), (0, 0), "the engine waited or submitted on the frame path");
+    assert!(!rollbacks.is_empty(), "no divergence seen");
+    assert!(rollbacks.iter().all(|d| matches!(d.action, Action::RolledBack { .. })), "{rollbacks:?}");
+    assert!(x.iter().all(|p| p.iter().all(|c| c.is_finite())), "the run did not end finite");
+    // the frames recorded after a diverged one are forgotten: the reports after the last rollback run
+    // on to the last frame stepped
+    let last = events.iter().rev().find_map(|e| match e {
+        FrameEvent::Report { frame, .. } => Some(*frame),
+        _ => None,
+    });
+    assert_eq!(last, Some(frames - 1), "the last report is not the last frame's ({frames} frames)");
+    assert!(frames < 30, "a rollback takes the frame count back");
+}
+
+#[test]
+fn explicit_euler_above_its_stable_step_is_reported_once_without_a_wait() {
+    if gpu().is_none() {
+        return;
+    }
+    let (events, (waits, submits), frames, _) = unstable_run(DivergencePolicy::Report);
+    assert_eq!(frames, 30);
+    let diverged: Vec<_> = events.iter().filter(|e| matches!(e, FrameEvent::Diverged(_))).collect();
+    assert_eq!((waits, submits), (0, 0), "the engine waited or submitted on the frame path");
+    assert_eq!(diverged.len(), 1, "{diverged:?}");
+    assert!(matches!(diverged[0], FrameEvent::Diverged(d) if d.action == Action::Reported));
+}
