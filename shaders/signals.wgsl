@@ -7,7 +7,7 @@
 //        the free particles (w ≠ 0: a pinned particle's are constant between the user's edits), the
 //        springs counted half from each end's incidence list;
 //   [1]: (Σ m|v| over the free particles (kg m/s), the largest |l − L|/L over springs with L > 0,
-//        1 when a coordinate is not finite else 0, 0);
+//        1 when a coordinate is not finite else 0, the largest stretch (l − L)/L over them);
 //   [2]: (largest x, y, z, 0) over all particles;
 //   [3]: (−smallest x, y, z, 0).
 
@@ -63,7 +63,7 @@ fn signals_partial(
     let i = gid.x;
     let n = P.n_particles;
     var sum = vec4<f32>(0.0);
-    var mix = vec4<f32>(0.0);
+    var mix = vec4<f32>(0.0, 0.0, 0.0, -SG_FINITE);
     var hi = vec4<f32>(-SG_FINITE);
     var lo = vec4<f32>(-SG_FINITE);
     if (i < n) {
@@ -88,6 +88,7 @@ fn signals_partial(
         }
         var spring = 0.0;
         var worst = 0.0;
+        var stretch = -SG_FINITE;
         let e_end = csr[i + 1u];
         for (var e = csr[i]; e < e_end; e++) {
             let s = nbr_at(e);
@@ -95,10 +96,12 @@ fn signals_partial(
             spring += 0.25 * s.k * d * d;
             if (s.rest > 0.0) {
                 worst = max(worst, abs(d) / s.rest);
+                stretch = max(stretch, d / s.rest);
             }
         }
         sum.w = spring;
         mix.y = worst;
+        mix.w = stretch;
     }
     sg_store(lid, sum, mix, hi, lo);
     sg_fold(lid);
@@ -116,7 +119,7 @@ fn signals_partial(
 fn signals_reduce(@builtin(local_invocation_index) lid: u32) {
     let groups = (P.n_particles + WG - 1u) / WG;
     var sum = vec4<f32>(0.0);
-    var mix = vec4<f32>(0.0);
+    var mix = vec4<f32>(0.0, 0.0, 0.0, -SG_FINITE);
     var hi = vec4<f32>(-SG_FINITE);
     var lo = vec4<f32>(-SG_FINITE);
     for (var g = lid; g < groups; g += WG) {

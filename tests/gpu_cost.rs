@@ -377,6 +377,7 @@ fn bench_records_carry_the_cost_fields() {
         "workgroups_per_frame",
         "submits_per_frame",
         "readbacks_per_frame",
+        "host_waits_per_frame",
         "readback_bytes_per_frame",
         "upload_bytes_per_frame",
         "steps_per_frame",

@@ -445,33 +445,46 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     let stretch_of = |m: &CpuModel, x: &[[f64; 3]]| springsim::reference::stats::strain_stats(m, x, tau).max_stretch;
     let mut stretch_peak = tau.map(|_| stretch_of(sim.model(), &x0));
     drop(x0);
-    for f in 0..cfg.warmup + cfg.frames {
-        if f == cfg.warmup {
-            if let Sim::Gpu(g) = &mut sim {
-                g.reset_gpu_times();
+    // the GPU's frames run pipelined, as a user's loop runs them, where nothing needs a wait
+    let host_solve = method == Method::LocalGlobal && cfg.settings.global.resolve(method)? == springsim::method::GlobalSolve::Cholesky;
+    let adaptive = method == Method::ImplicitEuler && cfg.settings.adaptive;
+    match (&mut sim, gpu) {
+        (Sim::Gpu(g), Some(ctx)) if !(host_solve || adaptive || cfg.timestamps) => {
+            let t = crate::bench_frames::run(g, &ctx.device, &ctx.queue, (cfg.warmup, cfg.frames), tick)?;
+            (times, iterations, report, failed_frame, counted) = (t.times, t.iterations, t.report, t.failed_frame, t.counted);
+            peak = peak.max(t.peak_strain);
+            stretch_peak = stretch_peak.map(|p| p.max(t.peak_stretch));
+        }
+        _ => {
+        for f in 0..cfg.warmup + cfg.frames {
+            if f == cfg.warmup {
+                if let Sim::Gpu(g) = &mut sim {
+                    g.reset_gpu_times();
+                }
             }
-        }
-        let before = sim.cost();
-        let s = sim.as_dyn();
-        let (t, guard) = (Instant::now(), s.guard_seconds());
-        report = s.step_frame()?;
-        let dt = (t.elapsed().as_secs_f64() - (s.guard_seconds() - guard)) * 1e3;
-        if f >= cfg.warmup {
-            if let (Some(a), Some(b)) = (before, sim.cost()) {
-                counted = bench_cost::add(&counted, &b.since(&a));
+            let before = sim.cost();
+            let s = sim.as_dyn();
+            let (t, guard) = (Instant::now(), s.guard_seconds());
+            report = s.step_frame()?;
+            let dt = (t.elapsed().as_secs_f64() - (s.guard_seconds() - guard)) * 1e3;
+            if f >= cfg.warmup {
+                if let (Some(a), Some(b)) = (before, sim.cost()) {
+                    counted = bench_cost::add(&counted, &b.since(&a));
+                }
+                times.push(dt);
+                iterations += report.iterations;
             }
-            times.push(dt);
-            iterations += report.iterations;
+            let (x, v) = sim.as_dyn().read_state()?;
+            let st = state_stats(sim.model(), &x, &v);
+            tick();
+            if !st.finite {
+                failed_frame = Some(f);
+                break;
+            }
+            peak = peak.max(st.max_strain);
+            stretch_peak = stretch_peak.map(|p| p.max(stretch_of(sim.model(), &x)));
         }
-        let (x, v) = sim.as_dyn().read_state()?;
-        let st = state_stats(sim.model(), &x, &v);
-        tick();
-        if !st.finite {
-            failed_frame = Some(f);
-            break;
         }
-        peak = peak.max(st.max_strain);
-        stretch_peak = stretch_peak.map(|p| p.max(stretch_of(sim.model(), &x)));
     }
     let (x, v) = sim.as_dyn().read_state()?;
     let stats = state_stats(sim.model(), &x, &v);

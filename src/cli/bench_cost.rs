@@ -21,6 +21,11 @@ pub struct CostRecord {
     pub submits_per_frame: Option<f64>,
     /// Buffers read back per timed frame.
     pub readbacks_per_frame: Option<f64>,
+    /// Times per timed frame that the host blocked until the device finished (`device.poll` with a
+    /// wait): 0 on the pipelined path, which every GPU method takes except local/global with the host's
+    /// Cholesky step (a read-back per iteration), implicit Euler's adaptive step (a read-back per trial
+    /// step) and `--timestamps` (read after each frame).
+    pub host_waits_per_frame: Option<f64>,
     /// Bytes read back per timed frame.
     pub readback_bytes_per_frame: Option<f64>,
     /// Bytes written through the queue per timed frame (parameter blocks, the Cholesky path's δ).
@@ -112,6 +117,7 @@ pub fn record(
     }
     CostRecord {
         passes_per_frame: per(cost.passes),
+        host_waits_per_frame: per(cost.waits),
         dispatches_per_frame: per(cost.dispatches),
         workgroups_per_frame: per(cost.workgroups),
         submits_per_frame: per(cost.submits),

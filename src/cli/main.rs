@@ -26,6 +26,7 @@ macro_rules! out {
 mod bench;
 mod bench_cli;
 mod bench_cost;
+mod bench_frames;
 mod converge;
 mod export;
 mod logging;

@@ -195,6 +195,7 @@ fn columns() -> Vec<Column> {
         ("workgroups_per_frame", |r| onum(r.cost.workgroups_per_frame)),
         ("submits_per_frame", |r| onum(r.cost.submits_per_frame)),
         ("readbacks_per_frame", |r| onum(r.cost.readbacks_per_frame)),
+        ("host_waits_per_frame", |r| onum(r.cost.host_waits_per_frame)),
         ("readback_bytes_per_frame", |r| onum(r.cost.readback_bytes_per_frame)),
         ("upload_bytes_per_frame", |r| onum(r.cost.upload_bytes_per_frame)),
         ("steps_per_frame", |r| onum(r.cost.steps_per_frame)),

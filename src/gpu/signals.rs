@@ -65,6 +65,7 @@ pub fn decode_signals(bytes: &[u8]) -> SignalSums {
         spring: d(3),
         momentum_norm: d(4),
         max_strain: d(5),
+        max_stretch: if f[7] <= -3.0e38 { f64::NEG_INFINITY } else { d(7) },
         non_finite: !(f[6] == 0.0),
         hi: V3::new(d(8), d(9), d(10)),
         lo: V3::new(-d(12), -d(13), -d(14)),

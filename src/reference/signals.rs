@@ -23,6 +23,8 @@ pub struct SignalSums {
     pub momentum_norm: f64,
     /// The largest |l − L|/L over the springs with L > 0.
     pub max_strain: f64,
+    /// The largest stretch (l − L)/L over the springs with L > 0 (−∞ without any).
+    pub max_stretch: f64,
     /// A coordinate of x or v is not finite.
     pub non_finite: bool,
     /// The largest coordinates over all particles.
@@ -41,6 +43,7 @@ impl SignalSums {
             spring: 0.0,
             momentum_norm: 0.0,
             max_strain: 0.0,
+            max_stretch: f64::NEG_INFINITY,
             non_finite: false,
             hi: V3::repeat(f64::NEG_INFINITY),
             lo: V3::repeat(f64::INFINITY),
@@ -56,6 +59,7 @@ impl SignalSums {
             spring: self.spring + o.spring,
             momentum_norm: self.momentum_norm + o.momentum_norm,
             max_strain: self.max_strain.max(o.max_strain),
+            max_stretch: self.max_stretch.max(o.max_stretch),
             non_finite: self.non_finite || o.non_finite,
             hi: self.hi.sup(&o.hi),
             lo: self.lo.inf(&o.lo),
@@ -79,7 +83,7 @@ impl SignalSums {
 
 /// `signals_partial`: particle `i`'s row at state (`x`, `v`): its kinetic, gravity and central-field
 /// energy when it is free (w = 1/m ≠ 0), a quarter of ½k(l − L)² of each spring of its incidence list,
-/// their largest strain, whether its coordinates are finite, and its position for the extent.
+/// their largest strain and stretch, whether its coordinates are finite, and its position for the extent.
 pub fn signals_partial(i: usize, m: &CpuModel, x: &[V3], v: &[V3]) -> SignalSums {
     let mut row = SignalSums::empty();
     row.non_finite = !(x[i].iter().chain(v[i].iter()).all(|c| c.is_finite()));
@@ -101,6 +105,7 @@ pub fn signals_partial(i: usize, m: &CpuModel, x: &[V3], v: &[V3]) -> SignalSums
         row.spring += 0.25 * m.k[s] * d * d;
         if m.rest[s] > 0.0 {
             row.max_strain = row.max_strain.max(d.abs() / m.rest[s]);
+            row.max_stretch = row.max_stretch.max(d / m.rest[s]);
         }
     }
     row

@@ -28,6 +28,7 @@ use crate::gpu::reports::{Arrived, ReportRing, SlotContent};
 use crate::gpu::signals::decode_signals;
 use crate::gpu::simulator::{FrameParts, FRAME_CHECKPOINTS};
 use crate::method::Method;
+use crate::reference::signals::SignalSums;
 
 /// What [`GpuSimulator::poll_reports`] tells the host, a frame or more after the frame ran.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -39,8 +40,11 @@ pub enum FrameEvent {
         frame: usize,
         /// The solver's iterations and residual, LEU's retries, the steps.
         report: FrameReport,
-        /// The guard's signals of the state at the frame's end, when the guard checked it.
+        /// The guard's signals of the state at the frame's end, when the frame reduced them (the guard
+        /// checks, or [`GpuSimulator::set_frame_signals`]).
         signals: Option<Signals>,
+        /// The sums they were made from (the largest stretch among them), with the signals.
+        sums: Option<SignalSums>,
     },
     /// The guard found a divergence in a frame's report and did what [`Divergence::action`] says.
     Diverged(Divergence),
@@ -103,6 +107,8 @@ pub(crate) struct Pipe {
     started: bool,
     /// LEU retries as of the last report.
     leu_retries: usize,
+    /// Reduce the signals every frame even when the guard does not judge them.
+    force_signals: bool,
 }
 
 impl GpuSimulator {
@@ -130,7 +136,8 @@ impl GpuSimulator {
         let policy = self.engine.settings().guard.policy;
         let checking = policy != DivergencePolicy::Ignore && !self.watch.reported;
         let recover = checking && policy == DivergencePolicy::Recover;
-        let mut parts = FrameParts { restore: self.pipe.restore, signals: checking, ..FrameParts::default() };
+        let signals = checking || self.pipe.force_signals;
+        let mut parts = FrameParts { restore: self.pipe.restore, signals, ..FrameParts::default() };
         if recover && self.pipe.good.is_none() {
             // the state before the first frame (or after a rollback's restore) is the first good one
             let time = self.watch.time;
@@ -202,6 +209,13 @@ impl GpuSimulator {
         self.judge_reports(arrived)
     }
 
+    /// Whether every frame reduces the guard's signals and reports them (they are reduced anyway while the
+    /// guard judges them: policy `report` before its first divergence, or `recover`): for a host that
+    /// wants each frame's energy, strain and finiteness under policy `ignore`. Two dispatches a frame.
+    pub fn set_frame_signals(&mut self, on: bool) {
+        self.pipe.force_signals = on;
+    }
+
     /// Frame reports recorded and not yet collected.
     pub fn reports_in_flight(&self) -> usize {
         self.pipe.ring.in_flight()
@@ -264,8 +278,9 @@ impl GpuSimulator {
                 residual: report.residual,
                 divergence: None,
             };
-            let signals = a.signals().map(|b| Signals::from_sums(self.engine.model(), &decode_signals(b)));
-            let mut event = FrameEvent::Report { frame: tag.frame, report: frame_report, signals };
+            let sums = a.signals().map(decode_signals);
+            let signals = sums.map(|s| Signals::from_sums(self.engine.model(), &s));
+            let mut event = FrameEvent::Report { frame: tag.frame, report: frame_report, signals, sums };
             let policy = self.engine.settings().guard.policy;
             let cause = match signals {
                 Some(s) if policy != DivergencePolicy::Ignore && !self.watch.reported => {
