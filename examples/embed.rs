@@ -3,7 +3,10 @@
 //! its own lit scenery: a checkered ground and a box); springsim only simulates. Each frame is ONE
 //! command encoder and ONE `queue.submit`: springsim records its compute passes into the host's
 //! encoder (`GpuSimulator::encode_frame`), then the host's render pass draws the scenery and the cloth,
-//! the cloth straight from springsim's position buffer bound as a vertex buffer (no CPU copy).
+//! the cloth straight from springsim's position buffer bound as a vertex buffer (no CPU copy). After
+//! the submit, `GpuSimulator::poll_reports` collects the reports of frames that have finished (never
+//! waiting): each frame's solver figures and the divergence guard's verdict, which rolls a diverged
+//! frame back to a checkpoint kept on the GPU and says so.
 //!
 //! ```text
 //! cargo run --release --example embed                                  # a window (Esc closes it)
@@ -339,7 +342,7 @@ impl HostRenderer {
         pass.set_vertex_buffer(0, self.scenery.slice(..));
         pass.draw(0..self.scenery_vertices, 0..1);
         pass.set_pipeline(&self.cloth_pipeline);
-        pass.set_vertex_buffer(0, sim.positions_buffer().slice(sim.state().positions_range()));
+        pass.set_vertex_buffer(0, sim.positions_buffer().slice(sim.engine().state().positions_range()));
         pass.set_index_buffer(self.cloth_indices.slice(..), wgpu::IndexFormat::Uint32);
         pass.draw_indexed(0..self.cloth_index_count, 0, 0..1);
     }
@@ -437,6 +440,12 @@ fn render_frame(
         offscreen.copy(&mut encoder);
     }
     gpu.queue.submit([encoder.finish()]);
+    // the reports of the frames that have finished, never waited for
+    for event in sim.poll_reports()? {
+        if let springsim::FrameEvent::Diverged(d) = event {
+            eprintln!("embed: {d}");
+        }
+    }
     Ok(())
 }
 

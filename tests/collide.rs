@@ -45,9 +45,9 @@ fn collide_gpu_matches_cpu_twin_with_contacts() {
         cpu.set_h(h).unwrap();
         gpu.set_h(h).unwrap();
         for _ in 0..100 {
-            cpu.step();
+            cpu.engine_mut().step();
         }
-        gpu.run_steps(100).unwrap();
+        gpu.engine_mut().run_steps(100).unwrap();
         let (xg, vg) = gpu.read_state().unwrap();
         let (xc, vc) = cpu.read_state().unwrap();
         let on_ground = xc.iter().filter(|p| p[1] <= 1e-9).count();
@@ -93,23 +93,23 @@ fn friction_stops_a_sliding_particle() {
     let settings = StepSettings { fixed_h: Some(1e-3), frame_dt: 1e-3, ..Default::default() };
     let mut cpu = CpuSimulator::new(&m, Method::SymplecticEuler, settings.clone()).unwrap();
     // the first step lands it: v_n = -1 - g h removed, v_t = 2 - μ (1 + g h)
-    cpu.step();
-    let v1 = cpu.v[0];
+    cpu.engine_mut().step();
+    let v1 = cpu.engine().v[0];
     let vt1 = 2.0 - mu * (1.0 + g * 1e-3);
-    assert!(cpu.x[0][1] == 0.0 && v1[1] == 0.0, "landed: {:?} {v1:?}", cpu.x[0]);
+    assert!(cpu.engine().x[0][1] == 0.0 && v1[1] == 0.0, "landed: {:?} {v1:?}", cpu.engine().x[0]);
     assert!((v1[0] - vt1).abs() < 1e-12, "impact friction: {} vs {vt1}", v1[0]);
-    let x1 = cpu.x[0][0];
+    let x1 = cpu.engine().x[0][0];
     let mut steps = 0;
-    while cpu.v[0].norm() > 0.0 && steps < 2000 {
-        cpu.step();
+    while cpu.engine().v[0].norm() > 0.0 && steps < 2000 {
+        cpu.engine_mut().step();
         steps += 1;
-        assert!(cpu.x[0][1] >= 0.0);
+        assert!(cpu.engine().x[0][1] >= 0.0);
     }
-    let slid = cpu.x[0][0] - x1;
+    let slid = cpu.engine().x[0][0] - x1;
     let want = vt1 * vt1 / (2.0 * mu * g);
     let t_want = vt1 / (mu * g);
     eprintln!("slid {slid:.4} m in {steps} steps (Coulomb: {want:.4} m in {t_want:.3} s)");
-    assert!(cpu.v[0].norm() == 0.0, "it stops");
+    assert!(cpu.engine().v[0].norm() == 0.0, "it stops");
     assert!((slid - want).abs() < 0.01 * want, "slid {slid} m, Coulomb {want} m");
     assert!(((steps as f64) * 1e-3 - t_want).abs() < 0.01 * t_want + 2e-3, "stopped after {steps} steps");
     // frictionless: it slides on at vt = 2
@@ -117,16 +117,16 @@ fn friction_stops_a_sliding_particle() {
     m0.colliders[0] = Collider::ground(0.0, 0.0);
     let mut c0 = CpuSimulator::new(&m0, Method::SymplecticEuler, settings.clone()).unwrap();
     for _ in 0..500 {
-        c0.step();
+        c0.engine_mut().step();
     }
-    assert!((c0.v[0][0] - 2.0).abs() < 1e-12 && c0.x[0][1] == 0.0, "{:?}", c0.v[0]);
+    assert!((c0.engine().v[0][0] - 2.0).abs() < 1e-12 && c0.engine().x[0][1] == 0.0, "{:?}", c0.engine().v[0]);
     // the GPU twin: the same stop
     let Some(ctx) = gpu() else { return };
     let mut gs = GpuSimulator::new(&ctx.device, &ctx.queue, &m, Method::SymplecticEuler, settings).unwrap();
-    gs.run_steps(1).unwrap();
+    gs.engine_mut().run_steps(1).unwrap();
     let (x, v) = gs.read_state().unwrap();
     assert!((v[0][0] - vt1).abs() < 1e-5 && x[0][1].abs() < 1e-7 && v[0][1] == 0.0, "GPU landing: {x:?} {v:?}");
-    gs.run_steps(steps + 10).unwrap();
+    gs.engine_mut().run_steps(steps + 10).unwrap();
     let (x, v) = gs.read_state().unwrap();
     eprintln!("GPU: slid {:.4} m, v {:?}", x[0][0] - x1, v[0]);
     assert_eq!(v[0], [0.0; 3], "GPU: it stops");
@@ -146,14 +146,14 @@ fn drape_settles_on_the_ground_in_every_method() {
         let (mut peak, mut last): (f64, f64) = (0.0, 0.0);
         for f in 0..300 {
             cpu.step_frame().unwrap_or_else(|e| panic!("{method} frame {f}: {e}"));
-            let ke: f64 = cpu.v.iter().map(|v| 0.5 * mass * v.norm_squared()).sum();
+            let ke: f64 = cpu.engine().v.iter().map(|v| 0.5 * mass * v.norm_squared()).sum();
             peak = peak.max(ke);
             if f >= 270 {
                 last += ke / 30.0;
             }
         }
         let (x, v) = cpu.read_state().unwrap();
-        let s = springsim::reference::stats::state_stats(cpu.model(), &x, &v);
+        let s = springsim::reference::stats::state_stats(cpu.engine().model(), &x, &v);
         let on_ground = x.iter().filter(|p| p[1] <= 1e-9).count();
         eprintln!(
             "{method:17} peak KE {peak:.3e} J, last second {last:.3e} J ({:.2}%), {on_ground} on the ground, max strain {:.3}",

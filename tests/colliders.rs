@@ -23,7 +23,7 @@ fn drape_cpu(m: &Model, method: Method, frames: usize) -> (f64, f64, Vec<[f64; 3
     for f in 0..frames {
         cpu.step_frame().unwrap_or_else(|e| panic!("{method} frame {f}: {e}"));
         let (x, _) = cpu.read_state().unwrap();
-        worst = worst.max(penetration(cpu.model(), &x));
+        worst = worst.max(penetration(cpu.engine().model(), &x));
     }
     let (x, _) = cpu.read_state().unwrap();
     let lo = x.iter().map(|p| p[1]).fold(f64::INFINITY, f64::min);
@@ -68,9 +68,9 @@ fn shapes_push_particles_out_to_their_skin() {
     let m = shape_probes();
     let settings = StepSettings { fixed_h: Some(1e-3), frame_dt: 1e-3, ..Default::default() };
     let mut cpu = CpuSimulator::new(&m, Method::SymplecticEuler, settings.clone()).unwrap();
-    cpu.step();
+    cpu.engine_mut().step();
     let (x, v) = cpu.read_state().unwrap();
-    let laid = cpu.model().colliders.clone();
+    let laid = cpu.engine().model().colliders.clone();
     let which = [0, 1, 1, 2, 2];
     for (i, &c) in which.iter().enumerate() {
         let (phi, n) = springsim::reference::collide::distance(&laid[c], springsim::cpu::V3::from(x[i])).unwrap();
@@ -80,7 +80,7 @@ fn shapes_push_particles_out_to_their_skin() {
         assert!((phi - t).abs() < 1e-12, "particle {i}: φ = {phi}, t = {t}");
         assert!(vn.abs() < 1e-12, "particle {i}: normal speed {vn}");
     }
-    let p = penetration(cpu.model(), &x);
+    let p = penetration(cpu.engine().model(), &x);
     assert!(p < 1e-12, "penetration {p}");
     // the box's face normal is its turned local +x: (1, 0, -1)/√2
     let (_, n) = springsim::reference::collide::distance(&laid[2], springsim::cpu::V3::from(x[3])).unwrap();
@@ -89,7 +89,7 @@ fn shapes_push_particles_out_to_their_skin() {
     assert!(norm(v[3]) < 1e-12, "{:?}", v[3]);
     let Some(ctx) = gpu() else { return };
     let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, Method::SymplecticEuler, settings).unwrap();
-    g.run_steps(1).unwrap();
+    g.engine_mut().run_steps(1).unwrap();
     let (xg, vg) = g.read_state().unwrap();
     for i in 0..x.len() {
         let ex = norm([xg[i][0] - x[i][0], xg[i][1] - x[i][1], xg[i][2] - x[i][2]]);
@@ -186,7 +186,7 @@ fn cloth_dropped_on_a_sphere_gpu_matches_reference() {
         let (xg, _) = g.read_state().unwrap();
         let (xc, _) = cpu.read_state().unwrap();
         let e = rel_err_motion(&xg, &xc, &m.positions);
-        let pg = penetration(cpu.model(), &xg);
+        let pg = penetration(cpu.engine().model(), &xg);
         eprintln!(
             "{method:17} GPU 50 frames ({} steps a frame): rel.err to motion {e:.2e}, GPU penetration {pg:.2e} ({:.1}s)",
             g.plan().substeps,

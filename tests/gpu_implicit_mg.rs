@@ -48,9 +48,9 @@ fn vcycle_matches_the_f64_twin() {
     let s = settings(Preconditioner::Multigrid, 200, 1e-6);
     let mut c = CpuSimulator::new(&model, Method::ImplicitEuler, s.clone()).unwrap();
     c.write_state(&x, &v).unwrap();
-    c.implicit_step_h(H).unwrap();
-    let mut scratch = c.implicit_scratch().clone();
-    let m = c.model();
+    c.engine_mut().implicit_step_h(H).unwrap();
+    let mut scratch = c.engine().implicit_scratch().clone();
+    let m = c.engine().model();
     let n = m.n;
     let r: Vec<[f64; 3]> = (0..n as u64).map(|i| [hash01(3 * i), hash01(3 * i + 1), hash01(3 * i + 2)]).collect();
     // the pinned rows of r are zero on both sides (the PCG's residual is)
@@ -64,7 +64,7 @@ fn vcycle_matches_the_f64_twin() {
 
     let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::ImplicitEuler, s).unwrap();
     g.write_state(&x, &v).unwrap();
-    let z_gpu = g.implicit_mg_apply(H, &r).unwrap();
+    let z_gpu = g.engine_mut().implicit_mg_apply(H, &r).unwrap();
     let e = rel_err(&z_gpu, &z_ref);
     eprintln!("levels {sizes:?}: |z| {:.4e}, GPU V-cycle relative error {e:.3e}", norm(&z_ref));
     assert!(norm(&z_ref) > 0.0);
@@ -83,14 +83,14 @@ fn step_matches_the_cpu_engine() {
     let s = settings(Preconditioner::Multigrid, 200, 1e-6);
     let mut c = CpuSimulator::new(&model, Method::ImplicitEuler, s.clone()).unwrap();
     c.write_state(&x, &v).unwrap();
-    let rc = c.implicit_step_h(H).unwrap();
+    let rc = c.engine_mut().implicit_step_h(H).unwrap();
     let (xc, _) = c.read_state().unwrap();
     let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::ImplicitEuler, s).unwrap();
     g.write_state(&x, &v).unwrap();
     let h = g.plan().h;
     assert!((h - H).abs() < 1e-12, "the plan's h {h}");
-    g.run_steps(1).unwrap();
-    let st = g.cg_state_gpu().unwrap();
+    g.engine_mut().run_steps(1).unwrap();
+    let st = g.engine().cg_state_gpu().unwrap();
     let (xg, _) = g.read_state().unwrap();
     let e = rel_err_motion(&xg, &xc, &x);
     eprintln!(
@@ -112,14 +112,14 @@ fn multigrid_needs_far_fewer_iterations_than_jacobi() {
     for precond in [Preconditioner::Jacobi, Preconditioner::Multigrid] {
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::ImplicitEuler, settings(precond, 3000, 1e-5)).unwrap();
         g.write_state(&x, &v).unwrap();
-        g.run_steps(1).unwrap();
-        let st = g.cg_state_gpu().unwrap();
+        g.engine_mut().run_steps(1).unwrap();
+        let st = g.engine().cg_state_gpu().unwrap();
         assert_eq!(st.status, 1, "{}: converged", precond.name());
         counts.push(st.iterations);
     }
     let mut c = CpuSimulator::new(&model, Method::ImplicitEuler, settings(Preconditioner::Multigrid, 3000, 1e-5)).unwrap();
     c.write_state(&x, &v).unwrap();
-    let cpu = c.implicit_step_h(H).unwrap().iterations;
+    let cpu = c.engine_mut().implicit_step_h(H).unwrap().iterations;
     let (jacobi, mg) = (counts[0], counts[1]);
     let msg = format!("64² curtain, one step to 1e-5: GPU Jacobi {jacobi} iterations, GPU multigrid {mg}, CPU SpringMg {cpu}");
     eprintln!("{msg}");

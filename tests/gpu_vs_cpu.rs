@@ -52,9 +52,9 @@ fn compare(name: &str, model: &Model) {
         cpu.set_h(h).unwrap();
         gpu.set_h(h).unwrap();
         for _ in 0..STEPS {
-            cpu.step();
+            cpu.engine_mut().step();
         }
-        gpu.run_steps(STEPS).unwrap();
+        gpu.engine_mut().run_steps(STEPS).unwrap();
         let (xg, vg) = gpu.read_state().unwrap();
         let (xc, vc) = cpu.read_state().unwrap();
         let e = rel_err(&xg, &xc);
@@ -86,8 +86,8 @@ fn power_iteration_matches_cpu_twin() {
     let model = springsim::model::cloth(17, None).unwrap();
     let cpu = CpuSimulator::new(&model, Method::ExplicitEuler, StepSettings::default()).unwrap();
     let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::ExplicitEuler, StepSettings::default()).unwrap();
-    let k_cpu = springsim::cpu::power::power_k0(cpu.model(), &cpu.x, 300);
-    let k_gpu = g.power_k0(300).unwrap();
+    let k_cpu = springsim::cpu::power::power_k0(cpu.engine().model(), &cpu.engine().x, 300);
+    let k_gpu = g.engine_mut().power_k0(300).unwrap();
     let rel = (k_gpu - k_cpu).abs() / k_cpu;
     eprintln!("k0: gpu {k_gpu:.6e} cpu {k_cpu:.6e} rel {rel:.2e}");
     assert!(rel < 1e-3);
@@ -159,7 +159,7 @@ fn cursor_spring_matches_cpu_twin() {
         if method == Method::Leu {
             assert!(cpu.plan().relinearize_every >= 3, "{:?}", cpu.plan());
         }
-        let cursor = Cursor::stable(i, target, &cpu.plan(), cpu.model().drag);
+        let cursor = Cursor::stable(i, target, &cpu.plan(), cpu.engine().model().drag);
         assert!(cursor.is_usable(&cpu.plan()) && cursor.stiffness > 0.2 * cpu.plan().k0, "{method}: {cursor:?}");
         cpu.set_cursor(Some(cursor)).unwrap();
         gpu.set_cursor(Some(cursor)).unwrap();
@@ -167,10 +167,10 @@ fn cursor_spring_matches_cpu_twin() {
         let mut free = CpuSimulator::new(&model, method, settings).unwrap();
         free.set_h(h).unwrap();
         for _ in 0..50 {
-            cpu.step();
-            free.step();
+            cpu.engine_mut().step();
+            free.engine_mut().step();
         }
-        gpu.run_steps(50).unwrap();
+        gpu.engine_mut().run_steps(50).unwrap();
         let (xg, vg) = gpu.read_state().unwrap();
         let (xc, vc) = cpu.read_state().unwrap();
         let (xf, _) = free.read_state().unwrap();
@@ -189,7 +189,7 @@ fn cursor_spring_matches_cpu_twin() {
         // measured 5e-7 to 2.4e-6
         assert!(ei < 1e-5, "{method}: the cursor particle differs by {ei:.3e} of its pull");
         assert!(pulled > 0.02, "{method}: the cursor pulled only {pulled:.3e} m");
-        assert_eq!(cpu.leu_retries(), 0, "{method}: a LEU retry ran");
+        assert_eq!(cpu.engine().leu_retries(), 0, "{method}: a LEU retry ran");
         assert!(xc.iter().chain(&xg).all(|p| p.iter().all(|c| c.is_finite())));
     }
 }

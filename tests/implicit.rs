@@ -66,13 +66,13 @@ fn gpu_pcg_matches_cpu_twin_on_curtain() {
         let s = settings(k, 0.0);
         let mut c = CpuSimulator::new(&model, Method::ImplicitEuler, s.clone()).unwrap();
         c.write_state(x, v).unwrap();
-        let rep_c = c.implicit_step_h(1.0 / 30.0).unwrap();
-        let dv_c = v3s(&c.implicit_scratch().dv);
+        let rep_c = c.engine_mut().implicit_step_h(1.0 / 30.0).unwrap();
+        let dv_c = v3s(&c.engine().implicit_scratch().dv);
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::ImplicitEuler, s).unwrap();
         g.write_state(x, v).unwrap();
-        g.run_steps(1).unwrap();
-        let st = g.cg_state_gpu().unwrap();
-        let dv_g = g.read_dv().unwrap();
+        g.engine_mut().run_steps(1).unwrap();
+        let st = g.engine().cg_state_gpu().unwrap();
+        let dv_g = g.engine().read_dv().unwrap();
         let e = rel_err(&dv_g, &dv_c);
         let re = (st.residual - rep_c.residual).abs() / rep_c.residual.max(1e-30);
         eprintln!(
@@ -133,10 +133,10 @@ fn gpu_warm_start_matches_cpu_twin() {
     let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::ImplicitEuler, s).unwrap();
     g.write_state(&x, &v).unwrap();
     for step in 0..3 {
-        let rc = c.implicit_step_h(1.0 / 30.0).unwrap();
-        g.run_steps(1).unwrap();
-        let st = g.cg_state_gpu().unwrap();
-        let e = rel_err(&g.read_dv().unwrap(), &v3s(&c.implicit_scratch().dv));
+        let rc = c.engine_mut().implicit_step_h(1.0 / 30.0).unwrap();
+        g.engine_mut().run_steps(1).unwrap();
+        let st = g.engine().cg_state_gpu().unwrap();
+        let e = rel_err(&g.engine().read_dv().unwrap(), &v3s(&c.engine().implicit_scratch().dv));
         eprintln!("warm step {step}: residual gpu {:.4e} cpu {:.4e}, Δv rel. err {e:.2e}", st.residual, rc.residual);
         assert!((st.residual - rc.residual).abs() < 1e-2 * rc.residual + 1e-6);
         assert!(e < 2e-3);
@@ -223,7 +223,7 @@ fn stiff_curtain_is_stable_where_explicit_euler_diverges() {
     // in the first frames, and with less numerical damping the curtain would still swing at frame 300
     let s = StepSettings { adaptive: false, ..settings(100, 1e-6) };
     let mut imp = CpuSimulator::new(&model, Method::ImplicitEuler, s.clone()).unwrap();
-    let cm = imp.model().clone();
+    let cm = imp.engine().model().clone();
     let bound = 1.0e4;
     let mut worst_strain: f64 = 0.0;
     let mut worst_energy: f64 = f64::NEG_INFINITY;
@@ -232,7 +232,7 @@ fn stiff_curtain_is_stable_where_explicit_euler_diverges() {
     for f in 0..300 {
         let r = imp.step_frame().unwrap();
         iters += r.iterations;
-        let st = springsim::reference::stats::state_stats(&cm, &v3s(&imp.x), &v3s(&imp.v));
+        let st = springsim::reference::stats::state_stats(&cm, &v3s(&imp.engine().x), &v3s(&imp.engine().v));
         worst_strain = worst_strain.max(st.max_strain);
         worst_energy = worst_energy.max(st.energy);
         last_strain = st.max_strain;
@@ -264,7 +264,7 @@ fn stiff_curtain_is_stable_where_explicit_euler_diverges() {
     let mut left = None;
     for f in 0..20 {
         ex.step_frame().unwrap();
-        let st = springsim::reference::stats::state_stats(&cm, &v3s(&ex.x), &v3s(&ex.v));
+        let st = springsim::reference::stats::state_stats(&cm, &v3s(&ex.engine().x), &v3s(&ex.engine().v));
         if !st.finite || st.max_strain > 100.0 {
             left = Some((f, st.max_strain));
             break;
@@ -287,8 +287,8 @@ fn one_implicit_step_carries_a_pull_to_the_far_end() {
     let run = |method: Method| -> Vec<f64> {
         let mut s = CpuSimulator::new(&m, method, settings(1000, 1e-12)).unwrap();
         s.set_h(1.0 / 30.0).unwrap();
-        s.step();
-        s.v.iter().map(|v| v.norm()).collect()
+        s.engine_mut().step();
+        s.engine().v.iter().map(|v| v.norm()).collect()
     };
     let imp = run(Method::ImplicitEuler);
     let ex = run(Method::ExplicitEuler);
@@ -321,11 +321,11 @@ fn adaptive_step_halves_on_impact_and_recovers() {
                 "frame {f:2}: {} steps, h: [{}] (x = discarded), max strain {:.3}",
                 r.substeps,
                 log.join(" "),
-                max_strain(sim.model(), &sim.x)
+                max_strain(sim.engine().model(), &sim.engine().x)
             );
         }
         last_steps = r.substeps;
-        assert!(max_strain(sim.model(), &sim.x) <= 0.1 + 1e-12, "frame {f}: an accepted state beyond the strain limit");
+        assert!(max_strain(sim.engine().model(), &sim.engine().x) <= 0.1 + 1e-12, "frame {f}: an accepted state beyond the strain limit");
     }
     let log = sim.step_log();
     let rejected = log.iter().filter(|(_, ok)| !ok).count();
@@ -349,7 +349,7 @@ fn adaptive_step_halves_on_impact_and_recovers() {
         eprintln!("gpu: {grej} steps discarded, smallest h {gmin:.5}, {} steps in all (cpu {})", glog.len(), log.len());
         assert!(grej >= 1 && gmin <= frame / 2.0 + 1e-15 && last == 1);
         let (xg, _) = g.read_state().unwrap();
-        assert!(max_strain(sim.model(), &xg.iter().map(|p| V3::from(*p)).collect::<Vec<_>>()) <= 0.1 + 1e-4);
+        assert!(max_strain(sim.engine().model(), &xg.iter().map(|p| V3::from(*p)).collect::<Vec<_>>()) <= 0.1 + 1e-4);
     }
 }
 
@@ -376,8 +376,8 @@ fn pcg_iterations_grow_no_faster_than_h_sqrt_k0() {
         for h in [1.0 / 120.0, 1.0 / 60.0, 1.0 / 30.0] {
             let mut s = CpuSimulator::new(&m, Method::ImplicitEuler, settings(10_000, 1e-6)).unwrap();
             // implicit Euler plans without k₀: ask the engine for it (power iteration at the start state)
-            let k0 = s.stiffness_k0().unwrap();
-            let r = s.implicit_step_h(h).unwrap();
+            let k0 = s.engine_mut().stiffness_k0().unwrap();
+            let r = s.engine_mut().implicit_step_h(h).unwrap();
             rows.push((kf, h, k0, h * k0.sqrt(), r.iterations));
         }
     }
@@ -452,18 +452,18 @@ fn degenerate_springs_and_singular_systems_are_guarded() {
     }
     let exact = StepSettings { exact_jacobian: true, ..settings(500, 1e-8) };
     let mut s = CpuSimulator::new(&chain, Method::ImplicitEuler, exact.clone()).unwrap();
-    let x_before = s.x.clone();
+    let x_before = s.engine().x.clone();
     let r = s.step_frame();
     eprintln!("exact Jacobian, compressed chain: {r:?}");
     assert!(matches!(r, Err(Error::CgBreakdown { .. })), "{r:?}");
-    assert_eq!(s.x, x_before, "a failed solve leaves the state unchanged");
+    assert_eq!(s.engine().x, x_before, "a failed solve leaves the state unchanged");
     let mut s = CpuSimulator::new(&chain, Method::ImplicitEuler, settings(500, 1e-8)).unwrap();
     s.step_frame().unwrap();
-    assert!(s.x.iter().all(|p| p.iter().all(|c| c.is_finite())));
+    assert!(s.engine().x.iter().all(|p| p.iter().all(|c| c.is_finite())));
     // the exact system's dense solve exists but is indefinite: the tridiagonal solve still works
     let mut t = CpuSimulator::new(&chain, Method::ImplicitEuler, StepSettings { global: GlobalSolve::Tridiagonal, ..exact }).unwrap();
     match t.step_frame() {
-        Ok(_) => assert!(t.x.iter().all(|p| p.iter().all(|c| c.is_finite()))),
+        Ok(_) => assert!(t.engine().x.iter().all(|p| p.iter().all(|c| c.is_finite()))),
         Err(e) => assert!(matches!(e, Error::Singular { .. } | Error::NonFinite { .. }), "{e:?}"),
     }
     // the tridiagonal solve on a cloth is a clear error
@@ -633,12 +633,12 @@ fn default_implicit_euler_keeps_a_fine_cloth_physical() {
             ..Default::default()
         };
         let mut sim = CpuSimulator::new(&model, Method::ImplicitEuler, s).unwrap();
-        let cm = sim.model().clone();
-        let start = springsim::reference::stats::state_stats(&cm, &v3s(&sim.x), &v3s(&sim.v)).energy;
+        let cm = sim.engine().model().clone();
+        let start = springsim::reference::stats::state_stats(&cm, &v3s(&sim.engine().x), &v3s(&sim.engine().v)).energy;
         let (mut strain, mut rise): (f64, f64) = (0.0, f64::NEG_INFINITY);
         for _ in 0..10 {
             sim.step_frame().unwrap();
-            let st = springsim::reference::stats::state_stats(&cm, &v3s(&sim.x), &v3s(&sim.v));
+            let st = springsim::reference::stats::state_stats(&cm, &v3s(&sim.engine().x), &v3s(&sim.engine().v));
             assert!(st.finite);
             strain = strain.max(st.max_strain);
             rise = rise.max(st.energy - start);

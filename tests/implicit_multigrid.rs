@@ -203,7 +203,7 @@ fn default_implicit_euler_solves_to_its_tolerance_on_a_fine_cloth() {
         for _ in 0..10 {
             let r = sim.step_frame().unwrap();
             resid = resid.max(r.residual);
-            strain = strain.max(springsim::cpu::forces::max_strain(sim.model(), &sim.x));
+            strain = strain.max(springsim::cpu::forces::max_strain(sim.engine().model(), &sim.engine().x));
         }
         (strain, resid)
     };

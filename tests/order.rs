@@ -47,9 +47,9 @@ fn run(model: &Model, method: Method, steps: usize) -> Vec<V3> {
     sim.set_h(T / steps as f64).unwrap();
     assert_eq!(sim.plan().alpha, 0.0);
     for _ in 0..steps {
-        sim.step();
+        sim.engine_mut().step();
     }
-    sim.x.clone()
+    sim.engine().x.clone()
 }
 
 /// The reference solution, apart from the code under test: classic RK4 written here, with the force of

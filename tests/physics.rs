@@ -68,7 +68,7 @@ fn power_iteration_k0_matches_dense_eigensolve() {
         let mut deformed = model.clone();
         deformed.positions = x.iter().map(|p| [p.x, p.y, p.z]).collect();
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &deformed, Method::ExplicitEuler, StepSettings::default()).unwrap();
-        let kg = g.power_k0(500).unwrap();
+        let kg = g.engine_mut().power_k0(500).unwrap();
         let relg = (kg - dense).abs() / dense;
         eprintln!("k0 gpu {kg:.6e} rel {relg:.2e}");
         assert!(relg < 0.01, "GPU power iteration k0 {kg} vs dense {dense}");
@@ -102,11 +102,11 @@ fn growth(model: &Model, method: Method, d0: f64, scale: f64, rayleigh: bool, st
     let mut sim = CpuSimulator::new(&model, method, settings).unwrap();
     let hm = h_max(method, sim.plan().k0, d0);
     sim.set_h(scale * hm).unwrap();
-    let a0 = amp(&sim.x);
+    let a0 = amp(&sim.engine().x);
     let mut worst: f64 = 0.0;
     for _ in 0..steps {
-        sim.step();
-        let a = amp(&sim.x);
+        sim.engine_mut().step();
+        let a = amp(&sim.engine().x);
         if !a.is_finite() {
             return f64::INFINITY;
         }
@@ -156,7 +156,7 @@ fn orbit_radii(method: Method, backend_gpu: bool) -> Option<Vec<f64>> {
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, method, settings).unwrap();
         g.set_h(h).unwrap();
         for _ in 0..100 {
-            g.run_steps(1).unwrap();
+            g.engine_mut().run_steps(1).unwrap();
             let p = g.read_state().unwrap().0[0];
             radii.push((p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt());
         }
@@ -164,8 +164,8 @@ fn orbit_radii(method: Method, backend_gpu: bool) -> Option<Vec<f64>> {
         let mut c = CpuSimulator::new(&model, method, settings).unwrap();
         c.set_h(h).unwrap();
         for _ in 0..100 {
-            c.step();
-            radii.push(c.x[0].norm());
+            c.engine_mut().step();
+            radii.push(c.engine().x[0].norm());
         }
     }
     Some(radii)
@@ -210,13 +210,13 @@ fn slinky_pair(rayleigh: bool) -> (CpuSimulator, CpuSimulator) {
 fn slinky_wave_travels_at_most_one_particle_per_explicit_step() {
     for rayleigh in [false, true] {
         let (mut a, mut b) = slinky_pair(rayleigh);
-        let n = a.x.len();
+        let n = a.engine().x.len();
         let mut first_reached = vec![usize::MAX; n];
         for step in 1..=2 * n {
-            a.step();
-            b.step();
+            a.engine_mut().step();
+            b.engine_mut().step();
             for (i, reached) in first_reached.iter_mut().enumerate() {
-                if (a.x[i] != b.x[i] || a.v[i] != b.v[i]) && *reached == usize::MAX {
+                if (a.engine().x[i] != b.engine().x[i] || a.engine().v[i] != b.engine().v[i]) && *reached == usize::MAX {
                     *reached = step;
                 }
             }
@@ -293,20 +293,20 @@ fn leu_retries_on_divergence_and_recovers() {
     leu.set_h(h).unwrap();
     eu.set_h(h).unwrap();
     for _ in 0..20 {
-        leu.step();
-        eu.step();
+        leu.engine_mut().step();
+        eu.engine_mut().step();
     }
-    assert!(leu.leu_retries() >= 19, "retries {}", leu.leu_retries());
-    assert_eq!(leu.x, eu.x, "retried LEU steps must equal explicit Euler steps");
+    assert!(leu.engine().leu_retries() >= 19, "retries {}", leu.engine().leu_retries());
+    assert_eq!(leu.engine().x, eu.engine().x, "retried LEU steps must equal explicit Euler steps");
     if let Some(ctx) = gpu() {
         let settings = StepSettings { speed_limit: 1e-6, ..Default::default() };
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::Leu, settings.clone()).unwrap();
         let mut ge = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::ExplicitEuler, settings).unwrap();
         g.set_h(h).unwrap();
         ge.set_h(h).unwrap();
-        g.run_steps(20).unwrap();
-        ge.run_steps(20).unwrap();
-        let r = g.leu_retries_gpu().unwrap();
+        g.engine_mut().run_steps(20).unwrap();
+        ge.engine_mut().run_steps(20).unwrap();
+        let r = g.engine().leu_retries_gpu().unwrap();
         assert!(r >= 19, "gpu retries {r}");
         let (a, b) = (g.read_state().unwrap().0, ge.read_state().unwrap().0);
         let e = common::rel_err(&a, &b);
@@ -332,11 +332,11 @@ fn explicit_divergence_recomputes_k0() {
     let settings = StepSettings { speed_limit: 1e-3, ..Default::default() };
     let mut c = CpuSimulator::new(&model, Method::SymplecticEuler, settings.clone()).unwrap();
     let k_before = c.plan().k0;
-    let dense_before = dense_k0(&model, &c.x);
+    let dense_before = dense_k0(&model, &c.engine().x);
     let r = c.step_frame().unwrap();
     let k_after = c.plan().k0;
     // k₀ after the frame is the largest eigenvalue at the frame's end state, by a dense eigen-solve
-    let dense_after = dense_k0(&model, &c.x);
+    let dense_after = dense_k0(&model, &c.engine().x);
     let (e_before, e_after) = ((k_before - dense_before).abs() / dense_before, (k_after - dense_after).abs() / dense_after);
     eprintln!(
         "cpu k0 before {k_before:.5e} (dense {dense_before:.5e}, rel {e_before:.1e}) after {k_after:.5e} (dense {dense_after:.5e}, rel {e_after:.1e}); {} substeps",

@@ -50,7 +50,7 @@ fn gpu_hash_equals_the_reference() {
         let settings = if steps == 0 { one_step() } else { StepSettings::default() };
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, Method::SymplecticEuler, settings).unwrap();
         if steps > 0 {
-            g.run_steps(steps).unwrap();
+            g.engine_mut().run_steps(steps).unwrap();
         }
         let (x, _) = g.read_state().unwrap();
         let sc = m.self_collision.unwrap();
@@ -79,7 +79,7 @@ fn gpu_repulsion_matches_the_reference() {
     let m = cloud(3000);
     let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, Method::SymplecticEuler, one_step()).unwrap();
     let (x0, v0) = g.read_state().unwrap();
-    g.run_steps(1).unwrap();
+    g.engine_mut().run_steps(1).unwrap();
     let (xg, vg) = g.read_state().unwrap();
     let cm = CpuModel::new(&m).unwrap();
     let (mut x, mut v) = (v3(&x0), v3(&v0));
@@ -108,7 +108,7 @@ fn gpu_self_collision_is_deterministic() {
     let settings = StepSettings { fixed_h: Some(1e-3), frame_dt: 1e-3, ..Default::default() };
     let run = || {
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, Method::SymplecticEuler, settings.clone()).unwrap();
-        g.run_steps(20).unwrap();
+        g.engine_mut().run_steps(20).unwrap();
         g.read_state().unwrap()
     };
     let (a, b) = (run(), run());
@@ -130,7 +130,7 @@ fn folds_cpu(method: Method, settings: StepSettings, self_collision: bool) -> f6
     }
     let (x, _) = cpu.read_state().unwrap();
     let lo = x.iter().map(|p| p[1]).fold(f64::INFINITY, f64::min);
-    let gap = self_gap(cpu.model(), &sc, &v3(&x));
+    let gap = self_gap(cpu.engine().model(), &sc, &v3(&x));
     eprintln!("folds, {method}, self-collision {self_collision}: self_gap {gap:.3}, lowest y {lo:.4}");
     assert!(lo > -1e-9, "on the ground");
     gap
@@ -163,7 +163,7 @@ fn folds_settle_apart_on_the_gpu() {
     let before = g.cost();
     g.step_frame().unwrap();
     let got = g.cost().since(&before);
-    let model = g.cost_model();
+    let model = g.engine().cost_model();
     assert_eq!(got.dispatches, model.dispatches(), "counted vs planned dispatches");
     assert_eq!(got.dispatches_in(springsim::gpu::cost::Phase::Collide), model.dispatches_in(springsim::gpu::cost::Phase::Collide));
     for _ in 1..60 {

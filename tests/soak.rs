@@ -120,7 +120,7 @@ fn every_method_soaks_on_the_cpu() {
         sim.set_h(step_of(method, planned)).unwrap();
         // the engine's own steps (no re-plan), with a failed solve reported
         let (excess, x) = soak("cpu", &mut sim, SUBSTEPS / per_frame, |s| {
-            s.take_steps(per_frame).unwrap();
+            s.engine_mut().take_steps(per_frame).unwrap();
         });
         check("cpu", method, SUBSTEPS, excess, &x, t.elapsed().as_secs_f64());
     }
@@ -137,7 +137,7 @@ fn every_method_soaks_on_the_gpu() {
         let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, method, settings(method)).unwrap();
         sim.set_h(step_of(method, planned)).unwrap();
         let t = std::time::Instant::now();
-        let (excess, x) = soak("gpu", &mut sim, substeps / per_frame, |s| s.run_steps(per_frame).unwrap());
+        let (excess, x) = soak("gpu", &mut sim, substeps / per_frame, |s| s.engine_mut().run_steps(per_frame).unwrap());
         check("gpu", method, substeps / per_frame * per_frame, excess, &x, t.elapsed().as_secs_f64());
     }
 }

@@ -54,8 +54,8 @@ fn worst_stretch_cpu(m: &Model, method: Method, frames: usize) -> f64 {
     let steps = sim.plan().substeps;
     let mut worst = f64::NEG_INFINITY;
     for _ in 0..frames * steps {
-        sim.step();
-        worst = worst.max(strain_stats(&cm, &flat(&sim.x), Some(TAU)).max_stretch);
+        sim.engine_mut().step();
+        worst = worst.max(strain_stats(&cm, &flat(&sim.engine().x), Some(TAU)).max_stretch);
     }
     worst
 }
@@ -132,7 +132,7 @@ fn gpu_passes_match_the_reference() {
             // explicit Euler is switched to from symplectic Euler: the rule follows a change of method
             let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, Method::SymplecticEuler, s).unwrap();
             g.set_method(method).unwrap();
-            g.run_steps(1).unwrap();
+            g.engine_mut().run_steps(1).unwrap();
             let (gx, gv) = g.read_state().unwrap();
             let (wx, wv) = (flat(&wx), flat(&wv));
             let ex = common::rel_err_motion(&gx, &wx, &m.positions);
@@ -175,13 +175,13 @@ fn gpu_default_curtain_stays_within_the_limit_large_steps() {
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, method, settings()).unwrap();
         let mut worst = 0.0f64;
         for _ in 0..10 * g.plan().substeps {
-            g.run_steps(1).unwrap();
+            g.engine_mut().run_steps(1).unwrap();
             worst = worst.max(strain_stats(&cm, &g.read_state().unwrap().0, Some(TAU)).max_stretch);
         }
         let t = g.strain_passes().unwrap().unwrap();
         let mut sim = CpuSimulator::new(&m, method, settings()).unwrap();
         for _ in 0..10 * sim.plan().substeps {
-            sim.step();
+            sim.engine_mut().step();
         }
         let c = sim.strain_passes().unwrap().unwrap();
         let (gpu_mean, cpu_mean) = (t.passes as f64 / t.steps as f64, c.passes as f64 / c.steps as f64);
@@ -208,7 +208,7 @@ fn gpu_soft_curtain_strain_limited() {
             let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, method, settings()).unwrap();
             let steps = g.plan().substeps;
             for _ in 0..10 * steps {
-                g.run_steps(1).unwrap();
+                g.engine_mut().run_steps(1).unwrap();
                 let (x, _) = g.read_state().unwrap();
                 worst[k] = f64::max(worst[k], strain_stats(&cm, &x, Some(TAU)).max_stretch);
             }
@@ -258,8 +258,8 @@ fn measure_passes() {
                 let cm = CpuModel::new(&m).unwrap();
                 let mut worst = f64::NEG_INFINITY;
                 for _ in 0..10 * sim.plan().substeps {
-                    sim.step();
-                    worst = worst.max(strain_stats(&cm, &flat(&sim.x), Some(TAU)).max_stretch);
+                    sim.engine_mut().step();
+                    worst = worst.max(strain_stats(&cm, &flat(&sim.engine().x), Some(TAU)).max_stretch);
                 }
                 let t = sim.strain_passes().unwrap().unwrap();
                 line += &format!(
@@ -293,7 +293,7 @@ fn gpu_counts_the_strain_passes_as_the_cost_model() {
             g.encode_frame(&mut enc).unwrap();
             let got = g.cost().since(&before);
             ctx.queue.submit([enc.finish()]);
-            let model = g.cost_model();
+            let model = g.engine().cost_model();
             assert_eq!((got.dispatches, got.workgroups), (model.dispatches(), model.workgroups()), "{method}: counted vs cost model");
             for p in Phase::ALL {
                 assert_eq!(got.dispatches_in(p), model.dispatches_in(p), "{method}: {} dispatches", p.name());
@@ -327,7 +327,7 @@ fn passes_stop_once_every_spring_is_within_the_tolerance() {
         for _ in 0..frames {
             sim.step_frame().unwrap();
         }
-        (flat(&sim.x), sim.strain_passes().unwrap(), (frames * sim.plan().substeps) as u64)
+        (flat(&sim.engine().x), sim.strain_passes().unwrap(), (frames * sim.plan().substeps) as u64)
     };
     let (x_off, none, _) = cpu(&curtain(None), frames);
     let (x_on, t, steps) = cpu(&curtain(Some(StrainLimit::new(1.0))), frames);

@@ -60,12 +60,12 @@ fn set_particle_gpu_matches_the_cpu_twin() {
         s.set(end, held, [0.0; 3], true);
         s.set(7, [-0.5 + 7.0 / 15.0, 0.01, 0.0], [0.0, 0.2, 0.0], false);
     }
-    assert!(cpu.is_pinned(end) && gpu.is_pinned(end));
-    assert!(cpu.is_pinned(0) && gpu.is_pinned(0), "the rope hangs from particle 0");
+    assert!(cpu.engine().is_pinned(end) && gpu.is_pinned(end));
+    assert!(cpu.engine().is_pinned(0) && gpu.is_pinned(0), "the rope hangs from particle 0");
     for _ in 0..200 {
-        cpu.step();
+        cpu.engine_mut().step();
     }
-    gpu.run_steps(200).unwrap();
+    gpu.engine_mut().run_steps(200).unwrap();
     let (xc, _) = cpu.read_state().unwrap();
     let (xg, _) = gpu.read_state().unwrap();
     for c in 0..3 {
@@ -78,9 +78,9 @@ fn set_particle_gpu_matches_the_cpu_twin() {
     cpu.set_particle(end, held, [0.0; 3], false).unwrap();
     gpu.set_particle(end, held, [0.0; 3], false).unwrap();
     for _ in 0..50 {
-        cpu.step();
+        cpu.engine_mut().step();
     }
-    gpu.run_steps(50).unwrap();
+    gpu.engine_mut().run_steps(50).unwrap();
     let (xc, _) = cpu.read_state().unwrap();
     let (xg, _) = gpu.read_state().unwrap();
     assert!(xc[end][1] < held[1] - 1e-4 && xg[end][1] < held[1] - 1e-4, "the freed end should fall");
@@ -190,11 +190,11 @@ fn cursor_drag_follows_and_stays_stable_on_the_cpu() {
         let mut worst: f64 = 0.0;
         for f in 0..90 {
             let target = target_at(f);
-            let cursor = Cursor::stable(end, target, &cpu.plan(), cpu.model().drag);
+            let cursor = Cursor::stable(end, target, &cpu.plan(), cpu.engine().model().drag);
             cpu.set_cursor(Some(cursor)).unwrap();
             cpu.step_frame().unwrap();
-            assert!(!cpu.is_pinned(end));
-            let x = cpu.x[end];
+            assert!(!cpu.engine().is_pinned(end));
+            let x = cpu.engine().x[end];
             if f >= 5 {
                 worst = worst.max(dist([x[0], x[1], x[2]], target));
             }
@@ -202,7 +202,7 @@ fn cursor_drag_follows_and_stays_stable_on_the_cpu() {
         let (x, v) = cpu.read_state().unwrap();
         let vmax = v.iter().map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()).fold(0.0, f64::max);
         let rest = dist(x[end], target_at(89));
-        let c = cpu.cursor().unwrap();
+        let c = cpu.engine().cursor().unwrap();
         eprintln!(
             "{method:17} c = {:.3e}/s² ({:.2} k0), d = {:.1}/s: worst lag {worst:.4} m, final distance {rest:.2e} m, max speed {vmax:.3} m/s",
             c.stiffness,
@@ -215,11 +215,11 @@ fn cursor_drag_follows_and_stays_stable_on_the_cpu() {
         assert!(rest < 0.005, "{method}: the end rests {rest} m from the cursor");
         cpu.set_cursor(None).unwrap();
         cpu.step_frame().unwrap();
-        assert!(cpu.cursor().is_none());
+        assert!(cpu.engine().cursor().is_none());
     }
     // beyond the bound: symplectic Euler diverges
     let mut cpu = CpuSimulator::new(&m, Method::SymplecticEuler, StepSettings::default()).unwrap();
-    let mut c = Cursor::stable(end, target_at(0), &cpu.plan(), cpu.model().drag);
+    let mut c = Cursor::stable(end, target_at(0), &cpu.plan(), cpu.engine().model().drag);
     c.stiffness = 2.0 * cpu.plan().k0;
     c.damping = 0.0;
     cpu.set_cursor(Some(c)).unwrap();

@@ -313,7 +313,7 @@ pub fn make_simulator(
         Backend::Cpu => Box::new(CpuSimulator::new(model, method, settings)?),
         Backend::CpuReference => {
             let mut sim = CpuSimulator::new(model, method, settings)?;
-            sim.set_fast_kernel(false);
+            sim.engine_mut().set_fast_kernel(false);
             Box::new(sim)
         }
         Backend::Gpu => {
@@ -411,12 +411,12 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     let k0_ms = ms(t);
     let t = Instant::now();
     match &mut sim {
-        Sim::Gpu(g) => g.prepare_lg()?,
+        Sim::Gpu(g) => g.engine_mut().prepare_lg()?,
         Sim::Cpu(c) => {
             let h = c.plan().h;
             match method {
-                Method::LocalGlobal => c.local_global(h).map(|_| ())?,
-                Method::Newton => c.newton(h).map(|_| ())?,
+                Method::LocalGlobal => c.engine_mut().local_global(h).map(|_| ())?,
+                Method::Newton => c.engine_mut().newton(h).map(|_| ())?,
                 _ => {}
             }
         }
@@ -424,7 +424,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     let factor_ms = ms(t);
     let timestamps = match &mut sim {
         Sim::Gpu(g) if cfg.timestamps => {
-            let support = if cfg.kernel_times { g.enable_kernel_timestamps() } else { g.enable_timestamps() }.describe();
+            let support = if cfg.kernel_times { g.engine_mut().enable_kernel_timestamps() } else { g.engine_mut().enable_timestamps() }.describe();
             let host = method == Method::LocalGlobal && cfg.settings.global.resolve(method)? == springsim::method::GlobalSolve::Cholesky;
             // the host's Cholesky step submits phase by phase between read-backs: not timed on the GPU
             Some(if host { format!("not timed: the cholesky global step runs on the host between submits ({support})") } else { support })
@@ -446,10 +446,8 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     let mut stretch_peak = tau.map(|_| stretch_of(sim.model(), &x0));
     drop(x0);
     // the GPU's frames run pipelined, as a user's loop runs them, where nothing needs a wait
-    let host_solve = method == Method::LocalGlobal && cfg.settings.global.resolve(method)? == springsim::method::GlobalSolve::Cholesky;
-    let adaptive = method == Method::ImplicitEuler && cfg.settings.adaptive;
     match (&mut sim, gpu) {
-        (Sim::Gpu(g), Some(ctx)) if !(host_solve || adaptive || cfg.timestamps) => {
+        (Sim::Gpu(g), Some(ctx)) if !(g.needs_blocking_frame() || cfg.timestamps) => {
             let t = crate::bench_frames::run(g, &ctx.device, &ctx.queue, (cfg.warmup, cfg.frames), tick)?;
             (times, iterations, report, failed_frame, counted) = (t.times, t.iterations, t.report, t.failed_frame, t.counted);
             peak = peak.max(t.peak_strain);
@@ -459,7 +457,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         for f in 0..cfg.warmup + cfg.frames {
             if f == cfg.warmup {
                 if let Sim::Gpu(g) = &mut sim {
-                    g.reset_gpu_times();
+                    g.engine_mut().reset_gpu_times();
                 }
             }
             let before = sim.cost();
@@ -508,13 +506,13 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     if let Sim::Gpu(g) = &mut sim {
         gpu_bytes = Some(g.gpu_bytes());
         let trial = method == Method::ImplicitEuler && cfg.settings.adaptive;
-        cost = bench_cost::record(g, &counted, times.len(), trial, timestamps, g.gpu_times());
+        cost = bench_cost::record(g.engine(), &counted, times.len(), trial, timestamps, g.engine().gpu_times());
         if method == Method::LocalGlobal {
             if cfg.settings.global.resolve(Method::LocalGlobal)? == springsim::method::GlobalSolve::Cholesky {
-                lg_transfers = Some(g.lg_last_split().per_frame());
+                lg_transfers = Some(g.engine().lg_last_split().per_frame());
             }
             if cfg.lg_split_frames > 0 {
-                lg_split = Some(g.lg_profile_frames(cfg.lg_split_frames)?.per_frame());
+                lg_split = Some(g.engine_mut().lg_profile_frames(cfg.lg_split_frames)?.per_frame());
             }
         }
     }

@@ -13,9 +13,14 @@ use crate::model::{Cursor, Model};
 /// A simulation on the CPU, in f64: the CPU engine under the stepping policy.
 pub type CpuSimulator = Stepper<CpuEngine>;
 
-/// A simulation on the GPU: the GPU engine under the stepping policy. Through `Deref` it offers the
-/// engine's own calls: `encode_frame` (record into the host's encoder), `positions_buffer`,
-/// `gpu_bytes`, the interaction calls.
+/// A simulation on the GPU: the GPU engine under the stepping policy, driven by a host through one
+/// path that never waits: [`GpuSimulator::prepare_frame`], [`GpuSimulator::encode_frame`] into the
+/// host's encoder, the host's submit, then [`GpuSimulator::poll_reports`]
+/// ([`crate::stepping::pipelined`]). The host draws from [`GpuSimulator::positions_buffer`] and
+/// edits through [`GpuSimulator::set_particle`] and [`GpuSimulator::set_cursor`]. The blocking
+/// [`crate::Simulator`] calls (`step_frame`, `read_state`) are for tests and scripts; what the bench
+/// and the tests probe of the engine is reached through [`Stepper::engine`] and
+/// [`Stepper::engine_mut`].
 pub type GpuSimulator = Stepper<GpuEngine>;
 
 impl Stepper<CpuEngine> {
@@ -86,6 +91,55 @@ impl Stepper<GpuEngine> {
         self.engine.set_cursor(cursor)?;
         self.mark_cursor(cursor.is_some());
         Ok(())
+    }
+
+    /// The cursor spring set by [`GpuSimulator::set_cursor`].
+    pub fn cursor(&self) -> Option<Cursor> {
+        self.engine.cursor()
+    }
+
+    /// Whether particle `i` is pinned now.
+    pub fn is_pinned(&self, i: usize) -> bool {
+        self.engine.is_pinned(i)
+    }
+
+    /// The buffer whose first n `vec4<f32>` are the current positions (`STORAGE | VERTEX | COPY_SRC`),
+    /// for drawing; [`GpuSimulator::positions_range`] is their byte range.
+    pub fn positions_buffer(&self) -> &wgpu::Buffer {
+        self.engine.positions_buffer()
+    }
+
+    /// The byte range of the positions in [`GpuSimulator::positions_buffer`].
+    pub fn positions_range(&self) -> std::ops::Range<u64> {
+        self.engine.state().positions_range()
+    }
+
+    /// The laid-out model.
+    pub fn model(&self) -> &crate::reference::model::CpuModel {
+        self.engine.model()
+    }
+
+    /// Bytes of every GPU buffer the simulation holds now.
+    pub fn gpu_bytes(&self) -> u64 {
+        self.engine.gpu_bytes()
+    }
+
+    /// What the engine recorded, transferred and waited for so far ([`crate::gpu::GpuCost`]).
+    pub fn cost(&self) -> crate::gpu::GpuCost {
+        self.engine.cost()
+    }
+
+    /// Whether the model depends on time (moving colliders or pins, gusting wind): then
+    /// [`GpuSimulator::prepare_frame`] comes before every [`GpuSimulator::encode_frame`].
+    pub fn needs_prepare(&self) -> bool {
+        self.engine.needs_prepare()
+    }
+
+    /// Writes what the next frame needs to know of time (queue writes only; see
+    /// [`GpuEngine::prepare_frame`]), before [`GpuSimulator::encode_frame`]. Nothing to do for a model
+    /// that does not depend on time.
+    pub fn prepare_frame(&mut self) -> Result<()> {
+        self.engine.prepare_frame()
     }
 
     /// The explicit methods on the `encode_frame` path: whether a step since the last check exceeded the

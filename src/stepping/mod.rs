@@ -218,6 +218,8 @@ impl<E: Engine> Stepper<E> {
     }
 }
 
+impl<E> Stepper<E> {}
+#[cfg(any())]
 impl<E> std::ops::Deref for Stepper<E> {
     type Target = E;
     fn deref(&self) -> &E {
@@ -225,6 +227,7 @@ impl<E> std::ops::Deref for Stepper<E> {
     }
 }
 
+#[cfg(any())]
 impl<E> std::ops::DerefMut for Stepper<E> {
     fn deref_mut(&mut self) -> &mut E {
         &mut self.engine

@@ -133,11 +133,21 @@ impl GpuSimulator {
     /// # Ok(()) }
     /// ```
     pub fn encode_frame(&mut self, encoder: &mut wgpu::CommandEncoder) -> Result<()> {
+        self.encode_pipelined(encoder, None)
+    }
+
+    /// [`GpuSimulator::encode_frame`] for `steps` steps of the planned h instead of a frame (a single
+    /// step, a slowed-down view): reported and guarded as a frame, its time `steps` · h.
+    pub fn encode_steps(&mut self, encoder: &mut wgpu::CommandEncoder, steps: usize) -> Result<()> {
+        self.encode_pipelined(encoder, Some(steps))
+    }
+
+    fn encode_pipelined(&mut self, encoder: &mut wgpu::CommandEncoder, steps: Option<usize>) -> Result<()> {
         let policy = self.engine.settings().guard.policy;
         let checking = policy != DivergencePolicy::Ignore && !self.watch.reported;
         let recover = checking && policy == DivergencePolicy::Recover;
         let signals = checking || self.pipe.force_signals;
-        let mut parts = FrameParts { restore: self.pipe.restore, signals, ..FrameParts::default() };
+        let mut parts = FrameParts { steps, restore: self.pipe.restore, signals, ..FrameParts::default() };
         if recover && self.pipe.good.is_none() {
             // the state before the first frame (or after a rollback's restore) is the first good one
             let time = self.watch.time;
@@ -161,10 +171,10 @@ impl GpuSimulator {
         let saved = saved.filter(|_| slot.is_some());
         parts.save_after = saved;
         parts.report = slot.map(|k| self.pipe.ring.buffer(k));
-        let steps = self.plan.substeps;
         let recorded = self.engine.encode_frame_parts(encoder, &parts)?;
         let frame = self.watch.frame;
-        let dt = self.engine.settings().frame_dt;
+        let dt = steps.map_or(self.engine.settings().frame_dt, |k| k as f64 * self.plan.h);
+        let steps = steps.unwrap_or(self.plan.substeps);
         self.watch.advance(dt);
         self.pipe.restore = None;
         self.pipe.started = true;
@@ -193,6 +203,18 @@ impl GpuSimulator {
             self.pipe.ring.record(encoder, k, content);
         }
         Ok(())
+    }
+
+    /// Whether this method's frame needs the host between its steps, so that only the blocking
+    /// [`crate::Simulator::step_frame`] runs it as planned: local/global with the host's Cholesky global
+    /// step (`global: cholesky`, local/global's default; [`GpuSimulator::encode_frame`] refuses it: each
+    /// iteration reads r back and uploads δ), and implicit Euler's adaptive step (on by default;
+    /// `encode_frame` records the planned steps instead, as with `adaptive: false`, since each trial
+    /// step's acceptance is read back). Every other method and setting runs pipelined.
+    pub fn needs_blocking_frame(&self) -> bool {
+        let (method, s) = (self.engine.method(), self.engine.settings());
+        (method == Method::LocalGlobal && s.global.resolve(method).ok() == Some(crate::method::GlobalSolve::Cholesky))
+            || (method == Method::ImplicitEuler && s.adaptive)
     }
 
     /// After the host's submit: polls the device without waiting and judges the frame reports that have

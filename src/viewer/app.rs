@@ -288,8 +288,6 @@ impl App {
         if size.width == 0 || size.height == 0 {
             return Ok(()); // minimised
         }
-        let sim_ms = g.demo.simulate()?;
-        let t = Instant::now();
         let frame = match g.surface.get_current_texture() {
             wgpu::CurrentSurfaceTexture::Success(f) => f,
             wgpu::CurrentSurfaceTexture::Suboptimal(f) => {
@@ -304,6 +302,12 @@ impl App {
             wgpu::CurrentSurfaceTexture::Timeout | wgpu::CurrentSurfaceTexture::Occluded => return Ok(()),
             other => return Err(anyhow!("the surface failed: {other:?}")),
         };
+        // the simulation and the drawing in one encoder and one submit; its reports are polled after
+        // the submit, never waited for (the present paces the loop)
+        let mut enc = g.demo.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.draw") });
+        let t = Instant::now();
+        let sim_ms = g.demo.encode_simulation(&mut enc)?.then(|| t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
         let view = frame.texture.create_view(&Default::default());
         let (w, h) = (g.config.width, g.config.height);
         // overlay
@@ -322,7 +326,6 @@ impl App {
         }
         let d = &mut g.demo;
         d.renderer.set_camera(&d.queue, &d.camera, w, h, &d.draw);
-        let mut enc = d.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.draw") });
         d.renderer.encode(&d.device, &mut enc, &d.sim, &view, w, h, &d.draw);
         let extra = g.egui_renderer.update_buffers(&d.device, &d.queue, &mut enc, &jobs, &screen);
         {
@@ -344,7 +347,7 @@ impl App {
         }
         d.queue.submit(extra.into_iter().chain([enc.finish()]));
         d.queue.present(frame);
-        d.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| anyhow!("{e}"))?;
+        d.after_submit()?;
         for id in &out.textures_delta.free {
             g.egui_renderer.free_texture(id);
         }

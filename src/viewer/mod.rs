@@ -271,7 +271,8 @@ impl Demo {
         let model = build_model(&scene, &options, &controls, &BTreeMap::new())?;
         let guard = (args.divergence, args.allow_unstable);
         let settings = demo_settings(&base_settings, &controls, guard);
-        let sim = GpuSimulator::new(&device, &queue, &model, args.method, settings)?.with_adapter_name(adapter.clone());
+        let mut sim = GpuSimulator::new(&device, &queue, &model, args.method, settings)?.with_adapter_name(adapter.clone());
+        sim.set_frame_signals(true);
         let mut renderer = SceneRenderer::new(&device, format, samples);
         renderer.set_model(&device, &model, &sim);
         let mut camera = Camera::default();
@@ -327,6 +328,7 @@ impl Demo {
         let settings = demo_settings(&self.base_settings, &self.controls, self.guard);
         let state = if keep_state && model.n_particles() == self.model.n_particles() { Some(self.sim.read_state()?) } else { None };
         let mut sim = GpuSimulator::new(&self.device, &self.queue, &model, method, settings)?.with_adapter_name(self.adapter.clone());
+        sim.set_frame_signals(true);
         if let Some((x, v)) = state {
             sim.write_state(&x, &v)?;
         }
@@ -373,8 +375,26 @@ impl Demo {
     }
 
     /// Applies the mouse grab, then runs one frame of simulation (or the single step asked for) and
-    /// waits for it. Returns the simulation time (ms), or `None` when paused.
+    /// waits for it: [`Demo::encode_simulation`] in an encoder of its own, submitted, and every report
+    /// waited for. Returns the wall time (ms), or `None` when paused. The window does not wait: it records
+    /// the simulation into its drawing's encoder and calls [`Demo::after_submit`].
     pub fn simulate(&mut self) -> Result<Option<f64>> {
+        let t = Instant::now();
+        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.demo") });
+        if !self.encode_simulation(&mut encoder)? {
+            return Ok(None);
+        }
+        self.queue.submit([encoder.finish()]);
+        let events = self.sim.flush_reports()?;
+        self.take_events(events);
+        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok(Some(t.elapsed().as_secs_f64() * 1e3))
+    }
+
+    /// Applies the controls and the mouse grab, then records one frame of simulation (or the steps
+    /// asked for) into `encoder`: no submit, no wait. Returns whether anything was recorded (not when
+    /// paused). The host submits, then calls [`Demo::after_submit`].
+    pub fn encode_simulation(&mut self, encoder: &mut wgpu::CommandEncoder) -> Result<bool> {
         if self.controls != self.applied {
             if let Err(e) = self.rebuild(true) {
                 self.message = Some(format!("{e:#}"));
@@ -409,32 +429,63 @@ impl Demo {
         }
         let run = !(self.paused || self.diverged) || self.step_once;
         if !run {
-            return Ok(None);
+            return Ok(false);
         }
-        let t = Instant::now();
         let steps = if self.step_once && (self.paused || self.diverged) { 1 } else { self.steps_per_draw };
-        if steps > 0 {
-            self.sim.run_steps(steps)?;
-            self.stats.report = FrameReport { substeps: steps, ..Default::default() };
-            if self.sim.method().is_implicit() {
-                // the solver's words (one small read-back): iterations since the frame began, last residual
-                let cg = self.sim.cg_state_gpu()?;
-                self.stats.report.iterations = cg.total_iterations;
-                self.stats.report.residual = cg.residual;
+        // local/global's Cholesky step (every frame) and implicit Euler's adaptive step (a whole frame)
+        // decide on the host between their steps: the blocking frame (it waits), before the drawing
+        let cholesky = self.sim.method() == Method::LocalGlobal && self.sim.needs_blocking_frame();
+        if self.sim.needs_blocking_frame() && (steps == 0 || cholesky) {
+            if steps == 0 {
+                self.stats.report = self.sim.step_frame()?;
+                if let Some(d) = self.stats.report.divergence {
+                    self.guard_banner = Some(d.to_string());
+                }
+            } else {
+                self.sim.engine_mut().run_steps(steps)?;
+                self.stats.report = FrameReport { substeps: steps, ..Default::default() };
             }
+        } else if steps > 0 {
+            // single steps and the steps slider
+            let h = self.sim.plan().h;
+            self.sim.engine_mut().prepare_steps(steps, h)?;
+            self.sim.encode_steps(encoder, steps)?;
         } else {
-            self.stats.report = self.sim.step_frame()?;
-            if let Some(d) = self.stats.report.divergence {
-                self.guard_banner = Some(d.to_string());
-            }
+            self.sim.prepare_frame()?;
+            self.sim.encode_frame(encoder)?;
         }
         self.step_once = false;
-        let ms = t.elapsed().as_secs_f64() * 1e3;
         self.stats.frames += 1;
-        if self.stats.frames % 15 == 1 {
-            self.check()?;
+        Ok(true)
+    }
+
+    /// After the host's submit: the frame reports that came back (polled, never waited for) update the
+    /// overlay's figures (the solver's, the largest strain, the energy, finiteness) and the guard's
+    /// banner.
+    pub fn after_submit(&mut self) -> Result<()> {
+        let events = self.sim.poll_reports()?;
+        self.take_events(events);
+        Ok(())
+    }
+
+    fn take_events(&mut self, events: Vec<crate::FrameEvent>) {
+        for e in events {
+            match e {
+                crate::FrameEvent::Report { report, signals, .. } => {
+                    self.stats.report = report;
+                    if let Some(s) = signals {
+                        self.stats.max_strain = s.max_strain;
+                        self.stats.energy = s.energy;
+                        self.stats.finite = s.finite;
+                        if !s.finite {
+                            self.diverged = true;
+                        }
+                    }
+                }
+                crate::FrameEvent::Diverged(d) => self.guard_banner = Some(d.to_string()),
+                _ => {}
+            }
         }
-        Ok(Some(ms))
     }
 
     /// Reads the state back (every 15 frames, for the overlay): strain, energy, divergence.

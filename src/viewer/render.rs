@@ -299,7 +299,7 @@ impl SceneRenderer {
         let n = model.n_particles();
         let positions = sim.positions_buffer();
         let pos_binding =
-            wgpu::BufferBinding { buffer: positions, offset: 0, size: wgpu::BufferSize::new(sim.state().positions_range().end.max(16)) };
+            wgpu::BufferBinding { buffer: positions, offset: 0, size: wgpu::BufferSize::new(sim.positions_range().end.max(16)) };
         let init = |label: &str, data: &[u8], usage: wgpu::BufferUsages| {
             let mut bytes = data.to_vec();
             bytes.resize(bytes.len().max(16), 0);
@@ -504,7 +504,7 @@ impl SceneRenderer {
         pass.draw(0..6, 0..1);
         if let Some(mesh) = draw_mesh {
             pass.set_pipeline(&self.cloth_pipe);
-            pass.set_vertex_buffer(0, sim.positions_buffer().slice(sim.state().positions_range()));
+            pass.set_vertex_buffer(0, sim.positions_buffer().slice(sim.positions_range()));
             pass.set_vertex_buffer(1, mesh.normals.slice(..));
             pass.set_index_buffer(mesh.tris.slice(..), wgpu::IndexFormat::Uint32);
             pass.draw_indexed(0..mesh.n_indices, 0, 0..1);

@@ -20,6 +20,8 @@ pub const FRAME_CHECKPOINTS: usize = 2;
 /// What a pipelined frame records besides its steps.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FrameParts<'a> {
+    /// Steps to record (`None`: the plan's frame, `plan().substeps`).
+    pub steps: Option<usize>,
     /// Copy this checkpoint into the state before the steps (a rollback).
     pub restore: Option<usize>,
     /// Save the state into this checkpoint before the steps (the first frame's: the initial state).
@@ -90,7 +92,7 @@ impl GpuEngine {
         if let Some(k) = parts.save_before {
             encoder.copy_buffer_to_buffer(&self.state.state[0], 0, &self.frame_checkpoints[k], 0, bytes);
         }
-        self.encode_frame(encoder)?;
+        self.encode_steps(encoder, parts.steps.unwrap_or(self.plan.substeps))?;
         let mut recorded = FrameRecorded::default();
         if parts.signals {
             if self.signals.is_none() {
