@@ -516,8 +516,13 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
             }
         }
     }
-    let sustained =
-        if failed_frame.is_none() { crate::sustained::Sustained::run(sim.as_dyn(), cfg.sustained_frames)? } else { Default::default() };
+    let sustained = match (&mut sim, gpu) {
+        _ if failed_frame.is_some() => Default::default(),
+        (Sim::Gpu(g), Some(ctx)) if !(g.needs_blocking_frame() || cfg.timestamps) => {
+            crate::sustained::Sustained::run_pipelined(g, &ctx.device, &ctx.queue, cfg.sustained_frames)?
+        }
+        _ => crate::sustained::Sustained::run(sim.as_dyn(), cfg.sustained_frames)?,
+    };
     let gpu_info = gpu.filter(|_| cfg.backend == Backend::Gpu).map(|g| g.adapter.get_info());
     let host_bytes = rss_before
         .zip(springsim::memory::peak_resident())

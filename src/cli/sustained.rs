@@ -36,6 +36,25 @@ pub struct Sustained {
 }
 
 impl Sustained {
+    /// The sustained frames of a GPU simulation that runs pipelined: [`crate::bench_frames::run`]'s
+    /// frames (no warm-up), which are back to back already.
+    pub fn run_pipelined(sim: &mut springsim::GpuSimulator, device: &wgpu::Device, queue: &wgpu::Queue, frames: usize) -> Result<Sustained> {
+        if frames == 0 {
+            return Ok(Sustained::default());
+        }
+        let found = sim.divergences().len();
+        let t = crate::bench_frames::run(sim, device, queue, (0, frames), &|| {})?;
+        let (x, v) = sim.read_state()?;
+        let spread = Spread::of(&t.times);
+        Ok(Sustained {
+            sustained_frames: t.times.len(),
+            sustained_ms_per_frame: Some(spread.median),
+            sustained_ms_iqr: Some(spread.q3 - spread.q1),
+            sustained_finite: Some(springsim::reference::stats::all_finite(&x, &v)),
+            sustained_divergences: Some(sim.divergences().len() - found),
+        })
+    }
+
     /// Steps `frames` frames of `sim` back to back, or as many as start within [`SUSTAINED_SECONDS`] (at
     /// least one).
     pub fn run(sim: &mut dyn Simulator, frames: usize) -> Result<Sustained> {

@@ -4,7 +4,6 @@
 
 use super::Stepper;
 use crate::cpu::CpuEngine;
-use crate::engine::Engine;
 use crate::error::Result;
 use crate::gpu::{GpuEngine, GpuOptions};
 use crate::method::{Method, StepSettings};
@@ -140,16 +139,5 @@ impl Stepper<GpuEngine> {
     /// that does not depend on time.
     pub fn prepare_frame(&mut self) -> Result<()> {
         self.engine.prepare_frame()
-    }
-
-    /// The explicit methods on the `encode_frame` path: whether a step since the last check exceeded the
-    /// speed limit; if so, k₀ is recomputed at the current state and the step re-planned (Shinya §5.3).
-    /// `step_frame` does this after every frame; one small read-back.
-    pub fn check_divergence(&mut self) -> Result<bool> {
-        let diverged = self.engine.take_speed_flag()?;
-        if diverged && self.engine.method() != Method::Leu {
-            self.replan()?;
-        }
-        Ok(diverged)
     }
 }

@@ -255,22 +255,6 @@ impl GpuEngine {
         kernels.k0(&self.device, &self.queue, &self.state, &self.model, iters)
     }
 
-    /// The explicit methods: whether a step since the last call exceeded the speed limit
-    /// (`StepSettings::speed_limit`) with the state still finite; clears the flag (one small read-back).
-    /// The stepping policy re-plans on it (Shinya §5.3); a host on the `encode_frame` path calls
-    /// `springsim::GpuSimulator::check_divergence` when it wants to. Always false for the other methods.
-    pub fn take_speed_flag(&mut self) -> Result<bool> {
-        let Some(flags) = self.integrator.flags() else {
-            return Ok(false);
-        };
-        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.flags") });
-        enc.copy_buffer_to_buffer(flags, 0, &self.state.readback, 0, 16);
-        enc.clear_buffer(flags, 12, Some(4));
-        self.state.counters.submit(&self.queue, enc.finish());
-        let words = crate::gpu::state::read_buffer(&self.device, &self.state.counters, &self.state.readback, 16)?;
-        Ok(bytemuck::cast_slice::<u8, u32>(&words)[3] != 0)
-    }
-
     /// LEU: the divergence retries counted on the GPU so far (one read-back); 0 for the other methods.
     pub fn leu_retries_gpu(&self) -> Result<usize> {
         match &self.integrator {
