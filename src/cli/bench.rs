@@ -4,7 +4,7 @@
 //! and the machine it ran on.
 
 use crate::bench_cost::{self, CostRecord};
-use crate::report::{self, Machine};
+use crate::machine::{self, Machine};
 use crate::spread::Spread;
 use serde::Serialize;
 use springsim::cpu::{CpuEngine, CpuModel};
@@ -365,7 +365,7 @@ fn ms(t: Instant) -> f64 {
 /// outside the timing, the state is read back for the quality figures, and a run stops at the first
 /// non-finite frame. `tick` is called after every frame.
 pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick: &dyn Fn()) -> Result<BenchResult> {
-    let date = report::utc_now();
+    let date = machine::utc_now();
     // the run's own host memory: its peak resident memory above what the process held before it
     let rss_before = (springsim::memory::reset_peak_resident()).then(springsim::memory::resident).flatten();
     // a model whose GPU buffers would pass the device's limits is refused from its counts, before it
@@ -542,8 +542,8 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
             Backend::CpuReference => "cpu (f64, reference kernels)".to_string(),
             Backend::Gpu => gpu.map(|g| g.adapter_name()).unwrap_or_default(),
         },
-        software_adapter: gpu_info.as_ref().is_some_and(report::is_software),
-        driver: gpu_info.as_ref().map(report::driver),
+        software_adapter: gpu_info.as_ref().is_some_and(machine::is_software),
+        driver: gpu_info.as_ref().map(machine::driver),
         wgpu_backend: gpu_info.as_ref().map(|i| i.backend.to_str().to_string()),
         cpu: machine.cpu.clone(),
         threads: machine.threads,

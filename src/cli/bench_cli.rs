@@ -5,7 +5,8 @@
 use crate::bench::{self, Backend, BenchConfig, BenchResult};
 use crate::logging::Progress;
 use crate::presets::Preset;
-use crate::report::{self, Machine};
+use crate::machine::Machine;
+use crate::report;
 use crate::{count, count_opt, given_in, split, Diverged};
 use anyhow::{Context, Result};
 use clap::{ArgMatches, ValueEnum};

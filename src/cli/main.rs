@@ -30,6 +30,7 @@ mod bench_frames;
 mod converge;
 mod export;
 mod logging;
+mod machine;
 mod presets;
 mod report;
 mod run;

@@ -2,12 +2,11 @@
 //! read-back and queue write of the engine goes through, and [`GpuCost`], its snapshot (public API:
 //! [`super::GpuEngine::cost`]). Dispatches are recorded through [`CountedPass`], a thin wrapper around
 //! `wgpu::ComputePass` that every `encode_*` function of the engine takes: it forwards each call
-//! unchanged and counts the dispatches and workgroups, per [`Phase`], and, when a [`PhaseTimer`] rides
+//! unchanged and counts the dispatches and workgroups, per [`Phase`], and, when a [`super::timestamps::PhaseTimer`] rides
 //! along, writes a GPU timestamp where the phase changes. The plan-derived figures that these counts
 //! are checked against, and the bytes each kernel touches, are in [`super::cost_model`].
 
 use super::kernel::Kernel;
-use super::timestamps::PhaseTimer;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// The phases of a frame, as the cost model and the timestamps split it.
@@ -188,6 +187,14 @@ impl GpuCounters {
     }
 }
 
+/// What rides along a [`CountedPass`] to time it: a timestamp where the phase changes, or before every
+/// dispatch ([`super::timestamps::PhaseTimer`]; a trait here so that the counting layer does not depend
+/// on the timing layer).
+pub trait PassTimer {
+    /// Called before each dispatch (`phase` `None`: after the last one, `kernel` the bound entry point).
+    fn mark(&mut self, pass: &mut wgpu::ComputePass, phase: Option<Phase>, kernel: &'static str, workgroups: u64);
+}
+
 /// A compute pass that counts what is recorded into it: the engine's `encode_*` functions take this
 /// instead of `wgpu::ComputePass` and call the same methods, which are forwarded unchanged. The phase
 /// ([`CountedPass::phase`]) only labels the dispatches that follow, for the split and the timestamps.
@@ -195,7 +202,7 @@ pub struct CountedPass<'a, 'e> {
     pass: &'a mut wgpu::ComputePass<'e>,
     counters: &'a GpuCounters,
     phase: Phase,
-    timer: Option<&'a mut PhaseTimer>,
+    timer: Option<&'a mut dyn PassTimer>,
     /// The bound kernel's entry point.
     kernel: &'static str,
 }
@@ -207,9 +214,9 @@ impl<'a, 'e> CountedPass<'a, 'e> {
     }
 
     /// Also writes a timestamp through `timer` before the first dispatch of every phase change (before
-    /// every dispatch when the timer times each one, [`PhaseTimer::time_each_dispatch`]).
-    pub fn with_timer(mut self, timer: Option<&'a mut PhaseTimer>) -> Self {
-        self.timer = timer;
+    /// every dispatch when the timer times each one, [`super::timestamps::PhaseTimer::time_each_dispatch`]).
+    pub fn with_timer<T: PassTimer>(mut self, timer: Option<&'a mut T>) -> Self {
+        self.timer = timer.map(|t| t as &mut dyn PassTimer);
         self
     }
 

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use super::cost::{GpuCounters, Phase};
+use super::cost::{GpuCounters, PassTimer, Phase};
 use super::state::read_buffer;
 use crate::error::Result;
 
@@ -209,25 +209,6 @@ impl PhaseTimer {
         })
     }
 
-    /// Per-phase mode: a timestamp where `phase` starts (when it differs from the last mark; before
-    /// every dispatch of `kernel` over `workgroups` in per-dispatch mode), or the closing one (`None`).
-    /// Nothing in pass-only mode.
-    pub fn mark(&mut self, pass: &mut wgpu::ComputePass, phase: Option<Phase>, kernel: &'static str, workgroups: u64) {
-        let same = !self.per_dispatch && phase.is_some() && self.marks.last() == Some(&phase);
-        if self.support != TimestampSupport::PerPhase || same {
-            return;
-        }
-        // keep the last query for the closing mark
-        let room = if phase.is_some() { MAX_QUERIES - 1 } else { MAX_QUERIES };
-        if self.marks.len() as u32 >= room {
-            self.truncated = true;
-            return;
-        }
-        pass.write_timestamp(&self.query_set, self.marks.len() as u32);
-        self.marks.push(phase);
-        self.dispatches.push((kernel, workgroups));
-    }
-
     /// Records the resolve of this frame's queries into the staging buffer (after the pass ended).
     pub fn resolve(&self, encoder: &mut wgpu::CommandEncoder) {
         let n = self.marks.len() as u32;
@@ -278,6 +259,27 @@ impl PhaseTimer {
             t.workgroups += workgroups;
             t.ms += ms;
         }
+    }
+}
+
+impl PassTimer for PhaseTimer {
+    /// Per-phase mode: a timestamp where `phase` starts (when it differs from the last mark; before
+    /// every dispatch of `kernel` over `workgroups` in per-dispatch mode), or the closing one (`None`).
+    /// Nothing in pass-only mode.
+    fn mark(&mut self, pass: &mut wgpu::ComputePass, phase: Option<Phase>, kernel: &'static str, workgroups: u64) {
+        let same = !self.per_dispatch && phase.is_some() && self.marks.last() == Some(&phase);
+        if self.support != TimestampSupport::PerPhase || same {
+            return;
+        }
+        // keep the last query for the closing mark
+        let room = if phase.is_some() { MAX_QUERIES - 1 } else { MAX_QUERIES };
+        if self.marks.len() as u32 >= room {
+            self.truncated = true;
+            return;
+        }
+        pass.write_timestamp(&self.query_set, self.marks.len() as u32);
+        self.marks.push(phase);
+        self.dispatches.push((kernel, workgroups));
     }
 }
 

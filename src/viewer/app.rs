@@ -379,7 +379,7 @@ impl App {
         };
         let d = &mut g.demo;
         d.check()?;
-        super::headless::report(d, "window", self.frames_done);
+        super::summary::report(d, "window", self.frames_done);
         if let Some(path) = &self.args.screenshot {
             let (w, h) = (g.config.width, g.config.height);
             d.renderer.set_camera(&d.queue, &d.camera, w, h, &d.draw);

@@ -1,9 +1,8 @@
 //! The demo's batch paths: `springsim demo` itself ([`run`]: the window, or offscreen without a
-//! display), the offscreen run of `--frames`/`--screenshot`/`--animation` ([`run_headless`]), its
-//! one-line report, and the PNG writer.
+//! display), the offscreen run of `--frames`/`--screenshot`/`--animation` ([`run_headless`]), and the
+//! PNG writer.
 
 use super::{animation, render, Demo, DemoArgs};
-use crate::stepping::Simulator;
 use anyhow::{Context, Result};
 use std::time::Instant;
 
@@ -38,7 +37,7 @@ pub fn run_headless(args: &DemoArgs) -> Result<()> {
         last = Some(img);
     }
     demo.check()?;
-    report(&demo, "headless offscreen", frames);
+    super::summary::report(&demo, "headless offscreen", frames);
     if let (Some(path), Some(img)) = (&args.screenshot, last) {
         write_png(path, w, h, &img)?;
         println!("springsim demo: wrote {} ({w}x{h}, headless offscreen target)", path.display());
@@ -54,24 +53,6 @@ pub fn run_headless(args: &DemoArgs) -> Result<()> {
         );
     }
     Ok(())
-}
-
-pub(crate) fn report(demo: &Demo, mode: &str, frames: usize) {
-    let (s, d) = demo.mean_split();
-    let p = demo.sim.plan();
-    println!(
-        "springsim demo: {mode}; scene {} ({} particles, {} springs), {}, h = {:.3e} s, {} substeps; {frames} frames: simulation {s:.2} ms + drawing {d:.2} ms per frame (drawing {:.1}% of simulation); max strain {:.4}, finite {}; adapter {}",
-        demo.scene,
-        demo.model.n_particles(),
-        demo.model.springs.len(),
-        demo.method(),
-        p.h,
-        p.substeps,
-        100.0 * d / s.max(1e-9),
-        demo.stats.max_strain,
-        demo.stats.finite,
-        demo.adapter
-    );
 }
 
 /// `springsim demo`: opens the window; with `--screenshot`/`--frames` and no display (or

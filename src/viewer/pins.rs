@@ -4,7 +4,6 @@
 //! when the model is set or a pin is toggled, nothing is copied per frame. The disc is `PIN_PX` (11)
 //! pixels across.
 
-use super::render::DEPTH_FORMAT;
 use wgpu::util::DeviceExt;
 
 /// The pipeline and its bind group layout (group 1: positions at binding 0, the pin list at 3).
@@ -32,7 +31,7 @@ impl PinPipeline {
         device: &wgpu::Device,
         module: &wgpu::ShaderModule,
         cam_layout: &wgpu::BindGroupLayout,
-        format: wgpu::TextureFormat,
+        (format, depth_format): (wgpu::TextureFormat, wgpu::TextureFormat),
         samples: u32,
     ) -> Self {
         let ro = wgpu::BindingType::Buffer {
@@ -55,7 +54,7 @@ impl PinPipeline {
             primitive: wgpu::PrimitiveState { cull_mode: None, ..Default::default() },
             // on top of everything: a pin sits on the cloth and would be half hidden in it
             depth_stencil: Some(wgpu::DepthStencilState {
-                format: DEPTH_FORMAT,
+                format: depth_format,
                 depth_write_enabled: Some(false),
                 depth_compare: Some(wgpu::CompareFunction::Always),
                 stencil: Default::default(),

@@ -287,7 +287,7 @@ impl SceneRenderer {
             cloth_pipe,
             line_pipe,
             normals_pipe,
-            pin_pipe: PinPipeline::new(device, &rm, &cam_layout, format, samples),
+            pin_pipe: PinPipeline::new(device, &rm, &cam_layout, (format, DEPTH_FORMAT), samples),
             model: None,
             targets: None,
         }

@@ -1,9 +1,9 @@
-//! The scene registry: one list of named scenes that the window, the bench and the tests share, each
-//! a scene file (`scenes/NAME.ron`, embedded) that names one of the builders here; and the builders.
+//! The builders a scene file names ([`BUILDERS`]): the model builders of [`crate::model`] and the
+//! scenes' own (the flag, the rail, the gusting flag, the vortex, the drape), with the options they take.
+//! Below the scene files ([`crate::scene_file`]), which name them.
 
 use crate::error::{Bound, Error, Result};
 use crate::model::{self, Collider, Forces, Model};
-use crate::scene_file::Scene;
 use std::path::{Path, PathBuf};
 
 /// Options a scene takes.
@@ -17,40 +17,15 @@ pub struct SceneOptions {
     pub mesh: Option<PathBuf>,
 }
 
-/// A registered scene: its name and its file, `scenes/NAME.ron`, embedded in the library. The file
-/// names the builder and gives its defaults (size, about, forces, the method); see [`crate::scene_file`].
-#[derive(Clone, Copy, Debug)]
-pub struct SceneInfo {
-    /// The CLI name.
-    pub name: &'static str,
-    /// The text of `scenes/NAME.ron`.
-    pub text: &'static str,
+impl SceneOptions {
+    /// Checks the options that need no model built; the error names the field.
+    pub fn validate(&self) -> Result<()> {
+        if let Some(k) = self.stiffness.filter(|k| !(k.is_finite() && *k > 0.0)) {
+            return Err(Error::invalid("stiffness", k, Bound::Positive));
+        }
+        Ok(())
+    }
 }
-
-macro_rules! scene {
-    ($name:literal) => {
-        SceneInfo { name: $name, text: include_str!(concat!("../scenes/", $name, ".ron")) }
-    };
-}
-
-/// Every scene.
-pub const SCENES: &[SceneInfo] = &[
-    scene!("curtain"),
-    scene!("cloth"),
-    scene!("rope"),
-    scene!("hair"),
-    scene!("slinky"),
-    scene!("jelly"),
-    scene!("orbit"),
-    scene!("flag"),
-    scene!("drape"),
-    scene!("drape-sphere"),
-    scene!("mesh"),
-    scene!("rail"),
-    scene!("folds"),
-    scene!("flag-gusts"),
-    scene!("vortex"),
-];
 
 /// The builders a scene file can name (Rust code, in this module).
 pub const BUILDERS: &[&str] = &[
@@ -71,76 +46,24 @@ pub const BUILDERS: &[&str] = &[
     "vortex",
 ];
 
-impl SceneInfo {
-    /// Its file, parsed.
-    pub fn scene(&self) -> Result<Scene> {
-        Scene::builtin(self.name, self.text)
+/// A builder's default size: its built-in scene's (`scenes/NAME.ron`; a test holds the two together); 0
+/// for `mesh`, which takes its size from its OBJ file.
+pub fn default_size(builder: &str) -> usize {
+    match builder {
+        "curtain" | "cloth" => 81,
+        "rope" => 32,
+        "hair" | "folds" | "vortex" => 24,
+        "slinky" => 64,
+        "jelly" => 8,
+        "orbit" => 1,
+        "flag" | "flag-gusts" | "drape" | "drape-sphere" | "rail" => 41,
+        _ => 0,
     }
-
-    /// One line about it (from its file).
-    pub fn about(&self) -> String {
-        match self.scene() {
-            Ok(s) => s.file.about,
-            Err(e) => e.to_string(),
-        }
-    }
-
-    /// Its default size (from its file; 0 when the file gives none, as for `mesh`).
-    pub fn default_size(&self) -> usize {
-        self.scene().ok().and_then(|s| s.file.model.size).unwrap_or(0)
-    }
-}
-
-impl SceneOptions {
-    /// Checks the options that need no model built; the error names the field.
-    pub fn validate(&self) -> Result<()> {
-        if let Some(k) = self.stiffness.filter(|k| !(k.is_finite() && *k > 0.0)) {
-            return Err(Error::invalid("stiffness", k, Bound::Positive));
-        }
-        Ok(())
-    }
-}
-
-/// The names, comma-separated.
-pub fn scene_names() -> String {
-    SCENES.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
-}
-
-/// Whether a scene argument is a scene file's path (it ends in `.ron`) rather than a registry name.
-pub fn is_file(name: &str) -> bool {
-    name.ends_with(".ron")
-}
-
-/// A registered scene by name.
-pub fn find(name: &str) -> Result<&'static SceneInfo> {
-    SCENES.iter().find(|s| s.name == name).ok_or_else(|| Error::UnknownScene(name.to_string(), scene_names()))
-}
-
-/// A scene by name, or a scene file by path (one ending in `.ron`).
-pub fn load(name: &str) -> Result<Scene> {
-    if is_file(name) {
-        Scene::load(Path::new(name))
-    } else {
-        find(name)?.scene()
-    }
-}
-
-/// Builds a scene by name, or from a scene file's path ([`is_file`]). The model is validated
-/// ([`Model::validate`]): options or a mesh file that give an invalid one (an OBJ coordinate that
-/// overflows to ±inf, a negative orbit stiffness) are an error here, not a model that every engine then
-/// refuses.
-pub fn build(name: &str, opts: &SceneOptions) -> Result<Model> {
-    load(name)?.build(opts)
-}
-
-/// A builder's default size: its built-in scene's.
-pub(crate) fn default_size(builder: &str) -> usize {
-    find(builder).map(|i| i.default_size()).unwrap_or(0)
 }
 
 /// Runs builder `name` ([`BUILDERS`]) with `n` particles per side or strand, stiffness `k` (the
 /// builder's default when `None`) and, for `mesh`, the OBJ file `mesh`. Not validated.
-pub(crate) fn builder(name: &str, n: usize, k: Option<f64>, mesh: Option<&Path>) -> Result<Model> {
+pub fn builder(name: &str, n: usize, k: Option<f64>, mesh: Option<&Path>) -> Result<Model> {
     match name {
         "curtain" => model::curtain(n, k),
         "cloth" => model::cloth(n, k),
