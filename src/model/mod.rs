@@ -7,6 +7,7 @@ mod csr;
 mod cursor;
 mod fields;
 mod motion;
+pub mod scene_builders;
 mod self_collision;
 mod strain_limit;
 

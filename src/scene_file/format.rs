@@ -55,7 +55,7 @@ pub struct SceneFile {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelSpec {
-    /// The builder: one of [`crate::scene::builders::BUILDERS`].
+    /// The builder: one of [`crate::model::scene_builders::BUILDERS`].
     #[serde(with = "builder_name")]
     pub builder: String,
     /// Particles per side or per strand (the builder's default when absent).
@@ -340,7 +340,7 @@ mod opt_named {
 }
 
 mod builder_name {
-    use crate::scene::builders::BUILDERS;
+    use crate::model::scene_builders::BUILDERS;
     use serde::{de::Error as _, Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(v: &str, s: S) -> Result<S::Ok, S::Error> {

@@ -34,7 +34,7 @@ pub use format::*;
 use crate::error::{Error, Result};
 use crate::method::StepSettings;
 use crate::model::Model;
-use crate::scene::builders::{self as scene, SceneOptions};
+use crate::model::scene_builders::{self as scene, SceneOptions};
 use format::ron_options;
 use locate::{Index, Pos};
 use std::path::{Path, PathBuf};

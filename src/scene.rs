@@ -1,13 +1,12 @@
 //! The scene registry: one list of named scenes that the window, the bench and the tests share, each
-//! a scene file (`scenes/NAME.ron`, embedded) that names one of the builders ([`builders`]).
-
-pub mod builders;
+//! a scene file (`scenes/NAME.ron`, embedded) that names one of the builders ([`crate::model::scene_builders`]).
 
 use crate::error::{Error, Result};
 use crate::model::Model;
 use crate::scene_file::Scene;
 use std::path::Path;
 
+pub use crate::model::scene_builders as builders;
 pub use builders::{builder, drape, flag, flag_gusts, rail, vortex, SceneOptions, BUILDERS, DRAPE_HEIGHT, RAIL_RING_SPACING};
 
 /// A registered scene: its name and its file, `scenes/NAME.ron`, embedded in the library. The file
@@ -22,7 +21,7 @@ pub struct SceneInfo {
 
 macro_rules! scene {
     ($name:literal) => {
-        SceneInfo { name: $name, text: include_str!(concat!("../../scenes/", $name, ".ron")) }
+        SceneInfo { name: $name, text: include_str!(concat!("../scenes/", $name, ".ron")) }
     };
 }
 

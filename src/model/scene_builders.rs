@@ -1,6 +1,6 @@
 //! The builders a scene file names ([`BUILDERS`]): the model builders of [`crate::model`] and the
 //! scenes' own (the flag, the rail, the gusting flag, the vortex, the drape), with the options they take.
-//! Below the scene files ([`crate::scene_file`]), which name them.
+//! Below the scene files ([`crate::scene_file`]), which name them, and the registry ([`crate::scene`]).
 
 use crate::error::{Bound, Error, Result};
 use crate::model::{self, Collider, Forces, Model};
