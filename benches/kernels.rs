@@ -20,7 +20,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use springsim::cpu::forces::{accelerations, StepParams};
 use springsim::cpu::leu::{leu_linearize, leu_step, Linearization};
 use springsim::cpu::{collide::collide, CpuModel, Scratch, V3};
-use springsim::gpu::collide::Colliders;
+use springsim::gpu::step_end::collide::Colliders;
 use springsim::gpu::GpuContext;
 use springsim::scene::{self, SceneOptions};
 use springsim::stepping::GpuSimulator;

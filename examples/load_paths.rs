@@ -9,7 +9,7 @@
 //! On Mesa 22.3's llvmpipe every storage-buffer load with a per-lane address becomes a loop over the
 //! SIMD lanes, one per component; texel fetches are gathered. On a 2-core VM (Mesa 22.3) an A·p-shaped
 //! dispatch on the curtain took 5.3–8.4 ms through storage buffers, 1.6–2.1 ms through textures.
-use springsim::gpu::context::GpuContext;
+use springsim::gpu::base::context::GpuContext;
 use std::time::Instant;
 use wgpu::util::DeviceExt;
 

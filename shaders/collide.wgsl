@@ -11,7 +11,7 @@
 // motion's (offset, velocity), one block per step of the frame at a dynamic offset (written once per
 // frame by GpuEngine::prepare_frame).
 
-// One collider. Rust twin: gpu::layout::GpuCollider. `kind` selects the shape; `a`, `b` and `c` hold
+// One collider. Rust twin: gpu::base::layout::GpuCollider. `kind` selects the shape; `a`, `b` and `c` hold
 // its data.
 struct Collider {
     kind: u32,          // COLLIDER_HALF_SPACE, _SPHERE, _CAPSULE or _BOX
@@ -24,13 +24,13 @@ struct Collider {
     u: vec4<f32>,       // xyz: the collider's velocity (0 when static)
 }
 
-// A pinned particle on a path. Rust twin: gpu::layout::GpuMovingPin.
+// A pinned particle on a path. Rust twin: gpu::base::layout::GpuMovingPin.
 struct MovingPin {
     rest: vec4<f32>,    // xyz: its position in the model
     ids: vec4<u32>,     // x: the particle, y: its path
 }
 
-// Rust twin: gpu::layout::CollideInfo.
+// Rust twin: gpu::base::layout::CollideInfo.
 struct CollideInfo {
     n_colliders: u32,
     n_pins: u32,
@@ -38,7 +38,7 @@ struct CollideInfo {
     _pad2: u32,
 }
 
-// `Collider.kind` (twins: gpu::layout::COLLIDER_*).
+// `Collider.kind` (twins: gpu::base::layout::COLLIDER_*).
 const COLLIDER_HALF_SPACE: u32 = 0u;
 const COLLIDER_SPHERE: u32 = 1u;
 const COLLIDER_CAPSULE: u32 = 2u;

@@ -11,7 +11,7 @@
 //   (A p)_i = m_i (1 + h d₀ + h² s) p_i + Σ_e B_e (p_i − p_j),
 // with pinned particles filtered out (Baraff & Witkin's constraint filter: zero rows and columns).
 
-// Rust twin: gpu::layout::ImplicitParams.
+// Rust twin: gpu::base::layout::ImplicitParams.
 struct ImplicitParams {
     exact: u32,          // 1: exact Jacobian; 0: transverse term clamped at zero
     strain_limit: f32,   // adaptive step: the largest |l − L|/L a step may leave (Kauppila §3.2.3)
@@ -35,7 +35,7 @@ struct ImplicitParams {
 @group(0) @binding(10) var<storage, read_write> blocks_3: array<vec4<f32>>;
 
 // BLOCKS_SPLIT: whether the blocks span more than one binding (set per pipeline from the buffer,
-// gpu::specialize::split_constant). Without it blocks_at and blocks_set touch `blocks` alone, with no
+// gpu::base::specialize::split_constant). Without it blocks_at and blocks_set touch `blocks` alone, with no
 // branch: lavapipe runs the loads of every side of the split's branches (the PCG's mat-vec ran 23%
 // slower for them on the 256² cloth). The default keeps the branches, right for any model.
 override BLOCKS_SPLIT: bool = true;

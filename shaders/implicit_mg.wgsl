@@ -23,7 +23,7 @@
 //
 // A symmetric block is two vec4 in img_vals: (xx, yy, zz, xy), (xz, yz, 0, 0), as implicit.wgsl's.
 
-// Rust twin: gpu::layout::ImgPass. One per dispatch, at a dynamic offset.
+// Rust twin: gpu::base::layout::ImgPass. One per dispatch, at a dynamic offset.
 struct ImgPass {
     rows: u32,
     level: u32,      // the fine level (0: the particles)

@@ -16,7 +16,7 @@
 //
 // Buffers: `src` is the state at the start of the step (q, v), `dst` the iterate x at [0, n) (w = 1/m,
 // 0 when pinned) with y at [n, 2n) during the step and the new velocities there after lg_velocity.
-// `lg_rows` holds the rows of A as a sliced ELL table of vec4<u32> packets (gpu::lg_rows): the packet
+// `lg_rows` holds the rows of A as a sliced ELL table of vec4<u32> packets (gpu::methods::local_global::rows): the packet
 // offsets of the nb blocks of WG particles and the table's end (u32 words, padded to whole packets), the
 // stencil if any, then per block of G packets a particle (its longest incidence list, four slots a
 // packet) three planes of G·WG packets, packet-major so that a workgroup's loads of one packet are
@@ -28,7 +28,7 @@
 // holds the Chebyshev iterates (3 slots of n), the partial sums of ‖r‖² (two slots of G workgroups) and
 // the report (‖r₀‖, ‖r_final‖, ratio, 0).
 
-// Rust twin: gpu::layout::LgConsts.
+// Rust twin: gpu::base::layout::LgConsts.
 struct LgConsts {
     fext: vec4<f32>,     // xyz: g + d₀ w + s c (per unit mass); w unused
     h: f32,              // step h
@@ -41,7 +41,7 @@ struct LgConsts {
     stats_base: u32,     // index in lg_work of the report
 }
 
-// Rust twin: gpu::layout::LgPass. One per dispatch that needs it, at a dynamic offset.
+// Rust twin: gpu::base::layout::LgPass. One per dispatch that needs it, at a dynamic offset.
 struct LgPass {
     k: u32,       // lg_chebyshev: the iteration k
     omega: f32,   // lg_chebyshev: ω_{k+1}
@@ -56,12 +56,12 @@ struct LgPass {
 @group(0) @binding(4) var<storage, read_write> dst: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read_write> lg_work: array<vec4<f32>>;
 // The table's packets from SPLIT_VEC4 on (a placeholder where the first binding holds them all; the split
-// size is src/gpu/alloc.rs split_bytes): tab.
+// size is src/gpu/base/alloc.rs split_bytes): tab.
 @group(0) @binding(6) var<storage, read> lg_rows_1: array<vec4<u32>>;
 @group(2) @binding(0) var<storage, read> K: LgPass;
 
 // TABLES_SPLIT: whether the table spans both bindings (set per pipeline from the buffer,
-// gpu::specialize::split_constant); without it `tab` reads `lg_rows` alone, with no branch (lavapipe runs the
+// gpu::base::specialize::split_constant); without it `tab` reads `lg_rows` alone, with no branch (lavapipe runs the
 // loads of both sides). The default keeps the branch, right for any model.
 override TABLES_SPLIT: bool = true;
 
@@ -82,16 +82,16 @@ fn tab_word(k: u32) -> u32 {
 }
 
 // LG_PACKETS: every block has this many packets a particle (a uniform table, set per pipeline from
-// gpu::lg_rows::LgRows::uniform_packets): a row is then found by arithmetic, or from one header word where
+// gpu::methods::local_global::rows::LgRows::uniform_packets): a row is then found by arithmetic, or from one header word where
 // there is a stencil, and the loops over its packets have a constant count, so that all of a row's loads
 // can be issued at once. 0: the widths per block, from the header.
 override LG_PACKETS: u32 = 0u;
 // LG_STENCIL: the blocks whose offset is the stencil's (right after the header) read it, its j words
-// j − i (gpu::lg_rows; only in a uniform table).
+// j − i (gpu::methods::local_global::rows; only in a uniform table).
 override LG_STENCIL: bool = false;
 
 // Particle i's row: packet g of plane p at first + g·WG + p·plane; its j are the packet's words + base.
-// Twin: gpu::lg_rows::Row.
+// Twin: gpu::methods::local_global::rows::Row.
 struct LgRow {
     first: u32,
     packets: u32,
@@ -116,7 +116,7 @@ fn lg_plane(row: LgRow) -> u32 {
 }
 
 // Particle i's row in the sliced ELL table (the stencil's, with base i, for a block that reads it). Twin:
-// gpu::lg_rows::LgRows::row.
+// gpu::methods::local_global::rows::LgRows::row.
 fn lg_row(i: u32) -> LgRow {
     let b = i / WG;
     let header = ((L.n + WG - 1u) / WG + 4u) / 4u;

@@ -21,7 +21,7 @@
 // values as f32 bits (the last level's inverse too). Vectors are addressed in one index space:
 // below MgPass.cg_n in the PCG's `cg_vectors`, the coarser levels' vectors above it in `mgv`.
 
-// Rust twin: gpu::layout::MgPass. One per dispatch, at a dynamic offset.
+// Rust twin: gpu::base::layout::MgPass. One per dispatch, at a dynamic offset.
 struct MgPass {
     rows: u32,    // rows of this dispatch
     m_ptr: u32,   // the dispatch's matrix (A; R for mg_restrict; P for mg_up; A⁻¹ for mg_coarse): offsets
@@ -48,7 +48,7 @@ struct MgPass {
 @group(0) @binding(4) var<storage, read_write> cg_state: array<atomic<u32>, 8>;
 @group(1) @binding(0) var<storage, read> M: MgPass;
 // The matrix words from 4·SPLIT_VEC4 on (a placeholder when `mat` holds them all; the split size is
-// src/gpu/alloc.rs split_bytes): mat_at.
+// src/gpu/base/alloc.rs split_bytes): mat_at.
 @group(0) @binding(5) var<storage, read> mat_1: array<u32>;
 
 // Word k of the matrices (`mat` then `mat_1`).

@@ -25,7 +25,7 @@
 // is the last iteration's Ap, kept): in exact arithmetic the same iterates as the twin's A (z + βp_old),
 // in f32 rounded differently.
 
-// Rust twin: gpu::layout::CgPass.
+// Rust twin: gpu::base::layout::CgPass.
 struct CgPass {
     n: u32,        // vector length (particles)
     groups: u32,   // workgroups of a per-particle dispatch (partials per slot)
@@ -68,7 +68,7 @@ var<private> pcg_dir_a: u32;
 var<private> pcg_dir_b: u32;
 
 // The k-th particle of thread lid of workgroup wid in pcg_begin, pcg_matvec and pcg_update: a workgroup
-// covers WG·per_lane consecutive particles, the threads striding through them (gpu::layout::PCG_PER_LANE);
+// covers WG·per_lane consecutive particles, the threads striding through them (gpu::base::layout::PCG_PER_LANE);
 // with per_lane = 1 the global invocation index.
 fn pcg_particle(wid: u32, lid: u32, k: u32) -> u32 {
     return (wid * C.per_lane + k) * WG + lid;

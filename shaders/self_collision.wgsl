@@ -10,7 +10,7 @@
 // each bucket back down to zero, so `counts` is all zero at the start of every pass (the buffer is
 // created zeroed).
 
-// Rust twin: gpu::layout::SelfInfo.
+// Rust twin: gpu::base::layout::SelfInfo.
 struct SelfInfo {
     thickness: f32,  // t (m)
     inv_cell: f32,   // 1/s (1/m)
@@ -31,7 +31,7 @@ struct SelfInfo {
 // The incidence records from SPLIT_VEC4 on (a placeholder when `links` holds them all): links_at.
 @group(0) @binding(8) var<storage, read> links_1: array<Nbr>;
 
-// The other end j of incidence record e (the table split at SPLIT_VEC4 records, src/gpu/alloc.rs).
+// The other end j of incidence record e (the table split at SPLIT_VEC4 records, src/gpu/base/alloc.rs).
 fn links_at(e: u32) -> u32 {
     if (e < SPLIT_VEC4) {
         return links[e].j;

@@ -19,7 +19,7 @@
 // odd count) returns at once, leaving the state buffer as it was read. An odd count that did not stop
 // ends with `strain_limit_copy` back. The passes run are tallied in `ctl` for the bench.
 
-// Rust twin: gpu::layout::StrainLimitInfo.
+// Rust twin: gpu::base::layout::StrainLimitInfo.
 struct StrainLimitInfo {
     limit: f32,      // τ
     relaxation: f32, // ω
@@ -31,7 +31,7 @@ struct StrainLimitInfo {
     _pad2: u32,
 }
 
-// The words of `ctl` (Rust twin: gpu::strain_limit::CTL_*).
+// The words of `ctl` (Rust twin: gpu::step_end::strain_limit::CTL_*).
 const CTL_DONE: u32 = 0u;    // workgroups of the running check pass that finished, and OVER
 const CTL_STOPPED: u32 = 1u; // 1: the step's passes have stopped
 const CTL_STEP: u32 = 2u;    // passes run in this step

@@ -515,7 +515,7 @@ fn export_model_writes_the_runs_model_and_plan() {
 /// shader variant on every dispatch of a kernel whose branches read uniform-buffer words, and kept
 /// each: at 16², peak resident memory after 3 and 20 frames was 18 → 72 MB for explicit Euler and
 /// 56 → 323 MB for the vortex scene (symplectic Euler with its point fields) before the kernels' parameter
-/// blocks became read-only storage (`gpu::pipelines::params`); now 9 → 9 MB for both. The bound is
+/// blocks became read-only storage (`gpu::base::pipelines::params`); now 9 → 9 MB for both. The bound is
 /// 8 MB over the 17 frames (the record's `host_bytes_per_particle` × particles: peak RSS above the
 /// process's before the run).
 #[test]

@@ -173,7 +173,7 @@ fn every_bench_record_key_is_in_the_guide_and_every_row_is_a_key() {
         ),
     ];
     let mut found = BTreeSet::new();
-    let phases: Vec<&str> = springsim::gpu::cost::Phase::ALL.iter().map(|p| p.name()).collect();
+    let phases: Vec<&str> = springsim::gpu::profiling::cost::Phase::ALL.iter().map(|p| p.name()).collect();
     let mut add = |records: Vec<Value>| records.iter().for_each(|r| keys(r, "", Some(("phases", PHASE, &phases)), &mut found));
     for (args, diverges) in cpu {
         add(bench(args, *diverges));

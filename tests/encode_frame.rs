@@ -203,7 +203,7 @@ fn gpu_bytes_follow_the_method() {
 
 /// Under a binding limit of 24 B per incidence entry: LEU's blocks (48 B per entry, one binding) are
 /// refused by name, at construction and on a switch that leaves the simulator usable; implicit Euler's
-/// blocks (32 B per entry) are split over their bindings (`gpu::alloc::split_bytes`) and it runs.
+/// blocks (32 B per entry) are split over their bindings (`gpu::base::alloc::split_bytes`) and it runs.
 #[test]
 fn a_buffer_over_the_binding_limit_is_an_error_naming_it() {
     let Some(ctx) = gpu() else { return };

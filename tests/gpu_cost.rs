@@ -1,5 +1,5 @@
 //! The cost model's counts are what the engine records (issue #15 item 1). Every dispatch, pass and
-//! submit of the GPU engine goes through its counting layer (`springsim::gpu::cost`; the source check
+//! submit of the GPU engine goes through its counting layer (`springsim::gpu::profiling::cost`; the source check
 //! below fails on a raw `dispatch_workgroups`, `begin_compute_pass` or `submit` anywhere else in
 //! `src/gpu`), and the counts of one recorded frame must equal an expectation derived here from the
 //! plan alone (substeps × kernels per step, CG iterations × kernels per iteration, local/global
@@ -9,7 +9,7 @@
 
 mod common;
 
-use springsim::gpu::layout::PCG_PER_LANE;
+use springsim::gpu::base::layout::PCG_PER_LANE;
 use springsim::gpu::{GpuContext, GpuOptions, Phase, TimestampSupport};
 use springsim::method::DivergencePolicy;
 use springsim::stepping::GpuSimulator;

@@ -9,7 +9,7 @@
 //!   as many retries as the procedure with its own policy and stays within f32 rounding of it.
 //!
 //! A twin difference this file found (reported with issue #18, not changed here): after a retaken step
-//! the CPU engine restarts the interval h_nl from it, while the GPU (`gpu::leu::encode_step`, recorded
+//! the CPU engine restarts the interval h_nl from it, while the GPU (`gpu::methods::leu::encode_step`, recorded
 //! without reading the divergence flag back) keeps linearizing every N steps counted from the first; on
 //! the run below that retakes 50 steps on the CPU and 49 on the GPU.
 //!

@@ -469,7 +469,7 @@ fn encode_frame_is_one_submit_and_set_method_keeps_state() {
     }
 }
 
-/// A model whose row table is not uniform (gpu::lg_rows: a hub particle with 40 more springs makes its
+/// A model whose row table is not uniform (gpu::methods::local_global::rows: a hub particle with 40 more springs makes its
 /// block 13 packets wide, the others 3 or 4), so that the kernels find rows through the table's header:
 /// one frame with each GPU global step against the CPU's.
 #[test]
@@ -496,7 +496,7 @@ fn add_hub(model: &mut Model, a: u32, ends: impl Iterator<Item = u32>) {
 
 /// One frame of `model` (3 iterations, a budget of 20) with `global` on the GPU and on the CPU: ‖x_gpu −
 /// x_cpu‖/‖x_cpu − q‖, and the GPU's table shape.
-fn frame_against_cpu(ctx: &springsim::gpu::GpuContext, model: &Model, global: GlobalSolve) -> (f64, springsim::gpu::lg_rows::TableShape) {
+fn frame_against_cpu(ctx: &springsim::gpu::GpuContext, model: &Model, global: GlobalSolve) -> (f64, springsim::gpu::methods::local_global::rows::TableShape) {
     let s = settings(global, 3, 20);
     let mut cpu = CpuSimulator::new(model, Method::LocalGlobal, s.clone()).unwrap();
     let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, model, Method::LocalGlobal, s).unwrap();
@@ -536,7 +536,7 @@ fn moving_sheet(w: usize, h: usize) -> Model {
     m
 }
 
-/// Lattices whose interior blocks read the table's stencil (gpu::lg_rows: their rows are one row up to a
+/// Lattices whose interior blocks read the table's stencil (gpu::methods::local_global::rows: their rows are one row up to a
 /// shift, stored once): a rope (a packet a row), a 160 × 40 sheet (three packets), and the sheet with a
 /// hub particle, whose table is per block and has no stencil: one frame with each GPU global step
 /// against the CPU's.

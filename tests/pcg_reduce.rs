@@ -1,5 +1,5 @@
 //! The PCG's dot products reduced in a dispatch of their own (`pcg_reduce`, used from
-//! `springsim::gpu::options::PCG_REDUCE_FROM` workgroups per vector on) give the same numbers bit for bit
+//! `springsim::gpu::base::options::PCG_REDUCE_FROM` workgroups per vector on) give the same numbers bit for bit
 //! as the per-workgroup sums of a small solve: the same loop and the same tree over the same partials.
 //! Forced at 24² with `GpuOptions::with_pcg_reduce_from(1)`, for implicit Euler (Jacobi and multigrid)
 //! and for local/global's

@@ -4,7 +4,7 @@
 use naga::proc::Layouter;
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use naga::{Module, ShaderStage, TypeInner};
-use springsim::gpu::layout::{
+use springsim::gpu::base::layout::{
     compose, kernel_wgsl, CgPass, CollideInfo, GpuCollider, GpuNbr, GpuParams, ImgPass, ImplicitParams, LeuPass, LgConsts, LgPass, MgPass,
     SelfInfo, KERNEL_WGSL, SHARED_WGSL, WORKGROUP_SIZE,
 };
@@ -190,7 +190,7 @@ fn struct_layouts_match_rust() {
         assert_eq!(offset_of_member(&m, "LgPass", name) as usize, off, "LgPass.{name} offset");
     }
     // the kernels carry the CPU twins' names, and the file has every one the engine builds
-    for ep in springsim::gpu::local_global::LocalGlobalKernels::ENTRY_POINTS {
+    for ep in springsim::gpu::methods::local_global::LocalGlobalKernels::ENTRY_POINTS {
         assert!(module.entry_points.iter().any(|e| e.name == ep), "{file}: entry point {ep}");
     }
     // the multigrid V-cycle: MgPass as in Rust, field by field
@@ -246,7 +246,7 @@ fn every_entry_point_uses_the_workgroup_size() {
     assert!(count > 0);
 }
 
-/// The kernels' parameter blocks: no uniform buffer anywhere in the engine's WGSL (`gpu::pipelines::params`
+/// The kernels' parameter blocks: no uniform buffer anywhere in the engine's WGSL (`gpu::base::pipelines::params`
 /// says why: lavapipe compiles a shader variant per dispatch from the uniform words its branches read,
 /// and keeps every one); every struct-typed global, a parameter block, is read-only storage.
 fn uniform_globals(module: &Module) -> Vec<String> {
@@ -316,7 +316,7 @@ fn self_collision_layout_matches_rust() {
         assert_eq!(offset_of_member(&m, "SelfInfo", name) as usize, off, "SelfInfo.{name} offset");
     }
     let names: Vec<&str> = module.entry_points.iter().map(|e| e.name.as_str()).collect();
-    for k in springsim::gpu::self_collision::SELF_COLLISION_KERNELS {
+    for k in springsim::gpu::step_end::self_collision::SELF_COLLISION_KERNELS {
         assert!(names.contains(&k), "{file}: entry point {k}");
     }
 }
@@ -325,7 +325,7 @@ fn self_collision_layout_matches_rust() {
 /// `StrainLimitInfo` has the Rust twin's size and offsets.
 #[test]
 fn strain_limit_wgsl_validates_and_matches_rust() {
-    use springsim::gpu::layout::StrainLimitInfo;
+    use springsim::gpu::base::layout::StrainLimitInfo;
     let src = kernel_wgsl("strain_limit.wgsl").expect("strain_limit.wgsl is a kernel file");
     let composed = compose(src);
     assert!(composed.contains("fn accel("), "strain_limit.wgsl binds nbr: the gather is composed in");
@@ -400,7 +400,7 @@ fn implicit_mg_wgsl_validates_and_matches_rust() {
         assert_eq!(offset_of_member(&m, "ImgPass", name) as usize, off, "ImgPass.{name} offset");
     }
     assert_eq!(m.len(), 32, "ImgPass has exactly the Rust fields");
-    for ep in springsim::gpu::implicit_mg::ImgKernels::ENTRY_POINTS {
+    for ep in springsim::gpu::methods::implicit::multigrid::ImgKernels::ENTRY_POINTS {
         assert!(module.entry_points.iter().any(|e| e.name == ep), "{file}: entry point {ep}");
     }
 }

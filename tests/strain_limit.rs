@@ -278,7 +278,7 @@ fn measure_passes() {
 /// the cost model's dispatches, workgroups and per-phase split equal the counted ones.
 #[test]
 fn gpu_counts_the_strain_passes_as_the_cost_model() {
-    use springsim::gpu::cost::Phase;
+    use springsim::gpu::profiling::cost::Phase;
     let Some(ctx) = gpu() else { return };
     for method in [Method::SymplecticEuler, Method::ImplicitEuler, Method::LocalGlobal] {
         let mut counted = [0u64; 2];

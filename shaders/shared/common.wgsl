@@ -1,8 +1,8 @@
 // Shared structs and constants. `const WG: u32` (the workgroup size) is prepended by
-// src/gpu/layout.rs, the one source of truth; the struct layouts are checked against the Rust
+// src/gpu/base/layout.rs, the one source of truth; the struct layouts are checked against the Rust
 // structs there by a naga test.
 
-// Per-run parameters (a read-only storage block: gpu::pipelines::params says why not uniform). Rust twin: gpu::layout::GpuParams.
+// Per-run parameters (a read-only storage block: gpu::base::pipelines::params says why not uniform). Rust twin: gpu::base::layout::GpuParams.
 struct Params {
     gravity: vec4<f32>,   // xyz: g (m/s²); w: air drag d0 (1/s)
     wind: vec4<f32>,      // xyz: wind velocity (m/s); w: central field strength s (1/s²)
@@ -22,7 +22,7 @@ struct Params {
     n_fields: u32,        // point fields in `fields` (at most MAX_FIELDS)
     _pad2: u32,
     _pad3: u32,
-    // Point fields, four vec4 each (twin: gpu::layout::pack_field): (centre, strength),
+    // Point fields, four vec4 each (twin: gpu::base::layout::pack_field): (centre, strength),
     // (unit axis or 0, falloff radius), (box min, falloff code), (box max, 1 with a box else 0).
     fields: array<vec4<f32>, 16>,
 }
@@ -36,12 +36,12 @@ fn gust_shape(f: f32, t: f32) -> f32 {
     return 0.6 * sin(p) + 0.4 * sin(2.17 * p + 1.1);
 }
 
-// `Params.cursor_particle` when no particle is on the cursor spring (twin: gpu::layout::CURSOR_NONE).
+// `Params.cursor_particle` when no particle is on the cursor spring (twin: gpu::base::layout::CURSOR_NONE).
 const CURSOR_NONE: u32 = 0xffffffffu;
 
 // One CSR incidence entry as the particle that owns it sees it: the spring's other end j and the
 // spring's constants, so that a gather reads one 16-byte record per spring and no spring table.
-// Rust twin: gpu::layout::GpuNbr.
+// Rust twin: gpu::base::layout::GpuNbr.
 struct Nbr {
     j: u32,
     rest: f32,

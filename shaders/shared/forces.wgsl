@@ -3,7 +3,7 @@
 // incidence entry, in CSR order, split at SPLIT_VEC4: nbr_at) and src (a state: positions at [0, n) with w = 1/m, 0 when pinned; velocities
 // at [n, 2n)).
 
-// Pipeline-overridable constants, set per pipeline from the model and the method (gpu::specialize):
+// Pipeline-overridable constants, set per pipeline from the model and the method (gpu::base::specialize):
 // SPRING_DAMPING false when no spring damps and the method has no Rayleigh term, EXTERNAL_FIELDS false
 // when the model has no central and no point field. lavapipe runs the code of a branch that no
 // invocation takes (masked SIMD), so a kernel compiled without the branch runs several times faster
@@ -12,13 +12,13 @@ override SPRING_DAMPING: bool = true;
 override EXTERNAL_FIELDS: bool = true;
 
 // NBR_SPLIT: whether this model's incidence records span both bindings (set per pipeline from the
-// state, gpu::specialize::split_constant). Without it nbr_at reads `nbr` alone: lavapipe runs the loads of
+// state, gpu::base::specialize::split_constant). Without it nbr_at reads `nbr` alone: lavapipe runs the loads of
 // both sides of the split's branch, and the force gather ran 19% slower for them (the 256² cloth). The
 // default keeps the branch, right for any model.
 override NBR_SPLIT: bool = true;
 
 // Incidence record e. The table is split over two bindings at SPLIT_VEC4 records (the one split size,
-// src/gpu/alloc.rs split_bytes): `nbr` holds [0, SPLIT_VEC4), `nbr_1` the rest (a placeholder when the
+// src/gpu/base/alloc.rs split_bytes): `nbr` holds [0, SPLIT_VEC4), `nbr_1` the rest (a placeholder when the
 // table fits one binding).
 fn nbr_at(e: u32) -> Nbr {
     if (!NBR_SPLIT) {

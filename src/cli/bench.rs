@@ -9,7 +9,7 @@ use crate::spread::Spread;
 use serde::Serialize;
 use springsim::cpu::{CpuEngine, CpuModel};
 use springsim::error::{Bound, Error, Result};
-use springsim::gpu::local_global::LgSplit;
+use springsim::gpu::methods::local_global::LgSplit;
 use springsim::gpu::{GpuContext, GpuEngine};
 use springsim::method::{DivergencePolicy, Method, StepSettings};
 use springsim::reference::stats::state_stats;
@@ -371,8 +371,8 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     // a model whose GPU buffers would pass the device's limits is refused from its counts, before it
     // is built (the 3000² cloth's model alone is 8.7 GB of host memory)
     if let (Backend::Gpu, Some(ctx), Some((np, ns))) = (cfg.backend, gpu, cfg.source.counts(&cfg.options)) {
-        let needs = springsim::gpu::budget::buffers(cfg.method, np, ns);
-        springsim::gpu::budget::check(&ctx.device.limits(), &springsim::gpu::GpuOptions::default(), &needs)?;
+        let needs = springsim::gpu::base::budget::buffers(cfg.method, np, ns);
+        springsim::gpu::base::budget::check(&ctx.device.limits(), &springsim::gpu::GpuOptions::default(), &needs)?;
     }
     let t = Instant::now();
     let mut model = cfg.source.build(&cfg.options)?;

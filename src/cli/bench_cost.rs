@@ -4,7 +4,7 @@
 //! on the CPU backend.
 
 use serde::Serialize;
-use springsim::gpu::cost_model::CostModel;
+use springsim::gpu::profiling::cost_model::CostModel;
 use springsim::gpu::{GpuCost, GpuEngine, GpuTimes, Phase};
 use std::collections::BTreeMap;
 
@@ -100,7 +100,7 @@ pub fn record(
     let per = |v: u64| Some(v as f64 / f);
     let mut shape = engine.frame_shape();
     shape.trial = trial;
-    let model = springsim::gpu::cost_model::frame_model(&shape);
+    let model = springsim::gpu::profiling::cost_model::frame_model(&shape);
     // the model is for the planned steps; scale it to the steps taken
     let scale = if model.steps == 0 { 0.0 } else { cost.steps as f64 / f / model.steps as f64 };
     let mut phases = BTreeMap::new();

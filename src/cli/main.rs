@@ -38,7 +38,7 @@ mod scenes;
 mod spread;
 mod sustained;
 
-use springsim::gpu::context::{adapter_name, instance_from_env};
+use springsim::gpu::base::context::{adapter_name, instance_from_env};
 #[cfg(feature = "viewer")]
 use springsim::method::DivergencePolicy;
 use springsim::scene::{self, SceneOptions};

@@ -1,44 +1,30 @@
-//! The GPU engine as middleware: the device context, the shared particle state (`GpuState`), one
-//! integrator per method family (its kernels, buffers and bind groups, built when the method is chosen),
-//! the checked allocator, the options (shader runtime checks on unless a host opts out explicitly), and
-//! the engine `GpuEngine` (the stepping policy drives it: `springsim::GpuSimulator`).
+//! The GPU engine as middleware, in the layers' shape:
+//!
+//! - [`base`]: the device context, the options (shader runtime checks on unless a host opts out
+//!   explicitly), the checked allocator and the size budget, the shared particle state (`GpuState`),
+//!   the layouts shared with WGSL and the pipelines' helpers;
+//! - [`methods`]: one integrator per method family (its kernels, buffers and bind groups, built when the
+//!   method is chosen): the explicit family, LEU, implicit Euler with its PCG and multigrid, local/global
+//!   with its rows and multigrid, and k₀'s power iteration;
+//! - [`step_end`]: what runs at every step's end (strain limiting, self-collision, the colliders) and
+//!   the aerodynamic wind;
+//! - [`reports`]: the frame reports a frame late (the ring of mapped slots) and the guard's signals
+//!   reduced on the GPU;
+//! - [`profiling`]: the counting layer, the cost model and the GPU timestamps;
+//! - [`engine`]: `GpuEngine`, which holds them together (the stepping policy drives it:
+//!   `springsim::GpuSimulator`).
 
-pub mod alloc;
-pub mod budget;
-pub mod collide;
-pub mod context;
-pub mod cost;
-pub mod cost_model;
-pub mod explicit;
-pub mod implicit;
-pub mod implicit_mg;
-pub mod integrator;
-pub mod kernel;
-pub mod layout;
-pub mod leu;
-pub mod lg_rows;
-pub mod local_global;
-pub mod local_global_integrator;
-pub mod multigrid;
-pub mod options;
-pub mod pcg;
-pub mod pipelines;
-pub mod power;
+pub mod base;
+pub mod engine;
+pub mod methods;
+pub mod profiling;
 pub mod reports;
-pub mod self_collision;
-pub mod signals;
-pub mod simulator;
-pub mod specialize;
-pub mod state;
 pub mod step_end;
-pub mod strain_limit;
-pub mod timestamps;
-pub mod wind;
 
-pub use context::GpuContext;
-pub use cost::{CountedPass, GpuCost, GpuCounters, Phase};
-pub use cost_model::{CostModel, KernelCost};
-pub use options::GpuOptions;
-pub use simulator::{GpuCgState, GpuEngine, LgEval};
-pub use state::GpuState;
-pub use timestamps::{GpuTimes, KernelTime, TimestampSupport};
+pub use base::context::GpuContext;
+pub use base::options::GpuOptions;
+pub use base::state::GpuState;
+pub use engine::{GpuCgState, GpuEngine, LgEval};
+pub use profiling::cost::{CountedPass, GpuCost, GpuCounters, Phase};
+pub use profiling::cost_model::{CostModel, KernelCost};
+pub use profiling::timestamps::{GpuTimes, KernelTime, TimestampSupport};

@@ -88,7 +88,7 @@ fn residual_with(i: usize, m: &CpuModel, p: &LgParams, y: &[V3], x: &[V3], dir: 
 /// (eq. 10 and the lemma of §4, seen from i; [`lg_local`]'s guard direction rₛ·(1, 0, 0) from a to b when
 /// the ends coincide), so that no d is stored: the sum of [`lg_local`] then [`lg_residual`] to rounding,
 /// over the same incidence list in the same order. The GPU kernel reads the list as the rows of a sliced
-/// ELL table (`gpu::lg_rows`), its padding slots adding zero.
+/// ELL table (`gpu::methods::local_global::rows`), its padding slots adding zero.
 pub fn lg_local_residual(i: usize, m: &CpuModel, p: &LgParams, y: &[V3], x: &[V3]) -> V3 {
     residual_with(i, m, p, y, x, |s, sign, e| {
         let l = e.norm();

@@ -155,7 +155,7 @@ fn moving_pins(model: &Model) -> Vec<(usize, usize)> {
     by.iter().enumerate().filter(|(_, &k)| k != usize::MAX).map(|(i, &k)| (i, k)).collect()
 }
 
-/// One point field laid out for the kernels: the WGSL record's four `vec4` (see `gpu::layout`).
+/// One point field laid out for the kernels: the WGSL record's four `vec4` (see `gpu::base::layout`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CpuField {
     /// The centre c.

@@ -230,7 +230,7 @@ impl Scene {
     /// The particles and springs of the model [`Scene::build`] would give, from the builder's size alone,
     /// for the builders whose counts are known without building (`cloth`: n² particles and 6n² − 10n + 2
     /// springs; `curtain`: 5n² − 8n + 1 springs); `None` for the others. For checks before building (the
-    /// GPU's buffer limits: `springsim::gpu::budget`).
+    /// GPU's buffer limits: `springsim::gpu::base::budget`).
     pub fn counts(&self, opts: &SceneOptions) -> Option<(u64, u64)> {
         let spec = &self.file.model;
         let n = opts.size.or(spec.size).unwrap_or_else(|| scene::default_size(&spec.builder)) as u64;

@@ -25,8 +25,8 @@ use super::{needs_k0, FrameReport, GpuSimulator};
 use crate::engine::{Engine, Signals};
 use crate::error::{Error, Result};
 use crate::gpu::reports::{Arrived, ReportRing, SlotContent};
-use crate::gpu::signals::decode_signals;
-use crate::gpu::simulator::{FrameParts, FRAME_CHECKPOINTS};
+use crate::gpu::reports::signals::decode_signals;
+use crate::gpu::engine::{FrameParts, FRAME_CHECKPOINTS};
 use crate::method::Method;
 use crate::reference::signals::SignalSums;
 

@@ -5,7 +5,7 @@ use super::overlay::{self, Action, OverlayState};
 use super::render;
 use super::write_png;
 use super::{demo_methods, demo_scenes, Demo, DemoArgs};
-use crate::gpu::context::{adapter_name, limits_for, select_adapter};
+use crate::gpu::base::context::{adapter_name, limits_for, select_adapter};
 use anyhow::{anyhow, Context, Result};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;

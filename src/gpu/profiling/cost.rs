@@ -1,0 +1,257 @@
+//! The GPU engine's counting layer: [`GpuCounters`], which every compute pass, dispatch, submit,
+//! read-back and queue write of the engine goes through, and [`GpuCost`], its snapshot (public API:
+//! [`crate::gpu::GpuEngine::cost`]). Dispatches are recorded through [`CountedPass`], a thin wrapper around
+//! `wgpu::ComputePass` that every `encode_*` function of the engine takes: it forwards each call
+//! unchanged and counts the dispatches and workgroups, per [`Phase`], and, when a [`crate::gpu::profiling::timestamps::PhaseTimer`] rides
+//! along, writes a GPU timestamp where the phase changes. The plan-derived figures that these counts
+//! are checked against, and the bytes each kernel touches, are in [`crate::gpu::profiling::cost_model`].
+
+use crate::gpu::base::kernel::Kernel;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// The phases of a frame, as the cost model and the timestamps split it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// The spring-force gather: the explicit stages (which integrate in the same kernel), LEU's
+    /// linearisation, implicit Euler's system assembly.
+    Forces,
+    /// The update of the state: LEU's step and fix-up, implicit Euler's integration and strain check,
+    /// local/global's inertia, advance (x += δ) and velocity.
+    Integrate,
+    /// Local/global's local step fused with its right-hand side (`lg_local_residual`: d of eq. 10 per
+    /// spring and r = b − A x per particle).
+    Local,
+    /// The global solve: the PCG (with its multigrid V-cycles) or the Chebyshev iterations.
+    Global,
+    /// The end of a step: the moving pins (`move_pins`), Provot's strain limiting (`strain_limit_pass`,
+    /// `strain_limit_copy`), self-collision (the `sc_*` kernels) and the colliders (`collide`, and
+    /// local/global's per-iteration `collide_positions`).
+    Collide,
+}
+
+impl Phase {
+    /// Every phase, in order.
+    pub const ALL: [Phase; 5] = [Phase::Forces, Phase::Integrate, Phase::Local, Phase::Global, Phase::Collide];
+
+    /// The name in records (`forces`, `integrate`, `local`, `global`, `collide`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Forces => "forces",
+            Phase::Integrate => "integrate",
+            Phase::Local => "local",
+            Phase::Global => "global",
+            Phase::Collide => "collide",
+        }
+    }
+}
+
+/// What the engine recorded and transferred so far (every figure a running total since the engine
+/// was built); [`GpuCost::since`] gives the difference of two snapshots.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct GpuCost {
+    /// Compute passes begun.
+    pub passes: u64,
+    /// `dispatch_workgroups` calls.
+    pub dispatches: u64,
+    /// Workgroups dispatched (x·y·z summed).
+    pub workgroups: u64,
+    /// Dispatches per [`Phase`] (indexed as [`Phase::ALL`]).
+    pub phase_dispatches: [u64; 5],
+    /// `queue.submit` calls.
+    pub submits: u64,
+    /// Buffers mapped and copied back to the host.
+    pub readbacks: u64,
+    /// Bytes copied back.
+    pub readback_bytes: u64,
+    /// `queue.write_buffer` calls.
+    pub uploads: u64,
+    /// Bytes written through the queue.
+    pub upload_bytes: u64,
+    /// Simulation steps recorded.
+    pub steps: u64,
+    /// Times the host blocked until the device finished its work (`device.poll` with a wait: every
+    /// blocking read-back, the streamed uploads' waits, the host-driven Cholesky frame's phases).
+    /// The pipelined frame path ([`crate::GpuSimulator::encode_frame`]) adds none.
+    pub waits: u64,
+}
+
+impl GpuCost {
+    /// `self − earlier`, figure by figure.
+    pub fn since(&self, earlier: &GpuCost) -> GpuCost {
+        let mut phase_dispatches = [0; 5];
+        for (k, d) in phase_dispatches.iter_mut().enumerate() {
+            *d = self.phase_dispatches[k].saturating_sub(earlier.phase_dispatches[k]);
+        }
+        GpuCost {
+            passes: self.passes.saturating_sub(earlier.passes),
+            dispatches: self.dispatches.saturating_sub(earlier.dispatches),
+            workgroups: self.workgroups.saturating_sub(earlier.workgroups),
+            phase_dispatches,
+            submits: self.submits.saturating_sub(earlier.submits),
+            readbacks: self.readbacks.saturating_sub(earlier.readbacks),
+            readback_bytes: self.readback_bytes.saturating_sub(earlier.readback_bytes),
+            uploads: self.uploads.saturating_sub(earlier.uploads),
+            upload_bytes: self.upload_bytes.saturating_sub(earlier.upload_bytes),
+            steps: self.steps.saturating_sub(earlier.steps),
+            waits: self.waits.saturating_sub(earlier.waits),
+        }
+    }
+
+    /// Dispatches of `phase`.
+    pub fn dispatches_in(&self, phase: Phase) -> u64 {
+        self.phase_dispatches[phase as usize]
+    }
+}
+
+/// The running totals behind [`GpuCost`] (atomics: the engine counts through `&self`).
+#[derive(Debug, Default)]
+pub struct GpuCounters {
+    passes: AtomicU64,
+    dispatches: AtomicU64,
+    workgroups: AtomicU64,
+    phase_dispatches: [AtomicU64; 5],
+    submits: AtomicU64,
+    readbacks: AtomicU64,
+    readback_bytes: AtomicU64,
+    uploads: AtomicU64,
+    upload_bytes: AtomicU64,
+    steps: AtomicU64,
+    waits: AtomicU64,
+}
+
+impl GpuCounters {
+    /// The totals now.
+    pub fn snapshot(&self) -> GpuCost {
+        GpuCost {
+            passes: self.passes.load(Relaxed),
+            dispatches: self.dispatches.load(Relaxed),
+            workgroups: self.workgroups.load(Relaxed),
+            phase_dispatches: std::array::from_fn(|k| self.phase_dispatches[k].load(Relaxed)),
+            submits: self.submits.load(Relaxed),
+            readbacks: self.readbacks.load(Relaxed),
+            readback_bytes: self.readback_bytes.load(Relaxed),
+            uploads: self.uploads.load(Relaxed),
+            upload_bytes: self.upload_bytes.load(Relaxed),
+            steps: self.steps.load(Relaxed),
+            waits: self.waits.load(Relaxed),
+        }
+    }
+
+    /// Begins a compute pass on `encoder` (counted), with `timestamp_writes` as given.
+    pub fn begin_pass<'e>(
+        &self,
+        encoder: &'e mut wgpu::CommandEncoder,
+        label: &str,
+        timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) -> wgpu::ComputePass<'e> {
+        self.passes.fetch_add(1, Relaxed);
+        encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes })
+    }
+
+    /// Submits `commands` (counted as one submit).
+    pub fn submit(&self, queue: &wgpu::Queue, commands: wgpu::CommandBuffer) {
+        self.submits.fetch_add(1, Relaxed);
+        queue.submit([commands]);
+    }
+
+    /// `queue.write_buffer`, counted with its bytes.
+    pub fn write_buffer(&self, queue: &wgpu::Queue, buffer: &wgpu::Buffer, offset: u64, data: &[u8]) {
+        self.uploads.fetch_add(1, Relaxed);
+        self.upload_bytes.fetch_add(data.len() as u64, Relaxed);
+        queue.write_buffer(buffer, offset, data);
+    }
+
+    /// Counts one read-back of `bytes` (the mapping itself is `state::read_buffer`'s).
+    pub fn readback(&self, bytes: u64) {
+        self.readbacks.fetch_add(1, Relaxed);
+        self.readback_bytes.fetch_add(bytes, Relaxed);
+    }
+
+    /// Blocks until the device has finished the work submitted so far (`device.poll` with a wait),
+    /// counted in [`GpuCost::waits`]. Every wait of the engine goes through here.
+    pub fn wait(&self, device: &wgpu::Device) -> crate::error::Result<()> {
+        self.waits.fetch_add(1, Relaxed);
+        device.poll(wgpu::PollType::wait_indefinitely()).map(|_| ()).map_err(|e| crate::error::Error::Gpu(e.to_string()))
+    }
+
+    /// Counts `steps` simulation steps recorded.
+    pub fn steps(&self, steps: usize) {
+        self.steps.fetch_add(steps as u64, Relaxed);
+    }
+
+    fn dispatch(&self, phase: Phase, workgroups: u64) {
+        self.dispatches.fetch_add(1, Relaxed);
+        self.workgroups.fetch_add(workgroups, Relaxed);
+        self.phase_dispatches[phase as usize].fetch_add(1, Relaxed);
+    }
+}
+
+/// What rides along a [`CountedPass`] to time it: a timestamp where the phase changes, or before every
+/// dispatch ([`crate::gpu::profiling::timestamps::PhaseTimer`]; a trait here so that the counting layer does not depend
+/// on the timing layer).
+pub trait PassTimer {
+    /// Called before each dispatch (`phase` `None`: after the last one, `kernel` the bound entry point).
+    fn mark(&mut self, pass: &mut wgpu::ComputePass, phase: Option<Phase>, kernel: &'static str, workgroups: u64);
+}
+
+/// A compute pass that counts what is recorded into it: the engine's `encode_*` functions take this
+/// instead of `wgpu::ComputePass` and call the same methods, which are forwarded unchanged. The phase
+/// ([`CountedPass::phase`]) only labels the dispatches that follow, for the split and the timestamps.
+pub struct CountedPass<'a, 'e> {
+    pass: &'a mut wgpu::ComputePass<'e>,
+    counters: &'a GpuCounters,
+    phase: Phase,
+    timer: Option<&'a mut dyn PassTimer>,
+    /// The bound kernel's entry point.
+    kernel: &'static str,
+}
+
+impl<'a, 'e> CountedPass<'a, 'e> {
+    /// Wraps `pass`, counting into `counters` (phase [`Phase::Forces`] until told otherwise).
+    pub fn new(pass: &'a mut wgpu::ComputePass<'e>, counters: &'a GpuCounters) -> Self {
+        CountedPass { pass, counters, phase: Phase::Forces, timer: None, kernel: "?" }
+    }
+
+    /// Also writes a timestamp through `timer` before the first dispatch of every phase change (before
+    /// every dispatch when the timer times each one, [`crate::gpu::profiling::timestamps::PhaseTimer::time_each_dispatch`]).
+    pub fn with_timer<T: PassTimer>(mut self, timer: Option<&'a mut T>) -> Self {
+        self.timer = timer.map(|t| t as &mut dyn PassTimer);
+        self
+    }
+
+    /// The dispatches that follow belong to `phase`.
+    pub fn phase(&mut self, phase: Phase) {
+        self.phase = phase;
+    }
+
+    /// `ComputePass::set_pipeline` with the kernel's pipeline (its name labels the dispatches that follow
+    /// for a per-dispatch timing).
+    pub fn set_pipeline(&mut self, kernel: &Kernel) {
+        self.kernel = kernel.name;
+        self.pass.set_pipeline(&kernel.pipeline);
+    }
+
+    /// `ComputePass::set_bind_group`.
+    pub fn set_bind_group(&mut self, index: u32, bind_group: &wgpu::BindGroup, offsets: &[u32]) {
+        self.pass.set_bind_group(index, bind_group, offsets);
+    }
+
+    /// `ComputePass::dispatch_workgroups`, counted (and timed when a timer rides along: at a phase change,
+    /// or at every dispatch when it times each one).
+    pub fn dispatch_workgroups(&mut self, x: u32, y: u32, z: u32) {
+        let workgroups = x as u64 * y as u64 * z as u64;
+        if let Some(t) = self.timer.as_deref_mut() {
+            t.mark(self.pass, Some(self.phase), self.kernel, workgroups);
+        }
+        self.counters.dispatch(self.phase, workgroups);
+        self.pass.dispatch_workgroups(x, y, z);
+    }
+
+    /// Writes the closing timestamp (after the last dispatch) when a timer rides along.
+    pub fn finish(mut self) {
+        if let Some(t) = self.timer.as_deref_mut() {
+            t.mark(self.pass, None, "", 0);
+        }
+    }
+}

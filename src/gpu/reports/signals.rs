@@ -1,0 +1,73 @@
+//! The divergence guard's signals reduced on the GPU (`shaders/signals.wgsl`, twin
+//! [`crate::reference::signals`]): two dispatches over `state[0]` write 64 bytes that a frame's report
+//! copies, so the guard judges a frame without reading its state back. Built the first time a frame
+//! asks for them (the pipelined path with the guard on); nothing is allocated otherwise.
+
+use crate::gpu::base::alloc::Allocator;
+use crate::gpu::profiling::cost::{CountedPass, Phase};
+use crate::gpu::base::layout::groups;
+use crate::gpu::base::options::GpuOptions;
+use crate::gpu::base::pipelines::{bind, build_specialized, params, storage, Kernel};
+use crate::gpu::base::specialize::Splits;
+use crate::gpu::base::state::GpuState;
+use crate::error::Result;
+use crate::reference::model::V3;
+use crate::reference::signals::SignalSums;
+
+/// Bytes of the reduced signals (four `vec4<f32>`).
+pub const SIGNAL_BYTES: u64 = 64;
+
+/// The kernels, the workgroups' partials, the result and the bind group over `state[0]`.
+pub struct SignalKernels {
+    partial: Kernel,
+    reduce: Kernel,
+    group: wgpu::BindGroup,
+    /// The reduced signals ([`SIGNAL_BYTES`]), the source of the report's copy.
+    pub out: wgpu::Buffer,
+    /// Bytes of the buffers.
+    pub bytes: u64,
+}
+
+impl SignalKernels {
+    /// Compiles the kernels and allocates the partials (four `vec4` a workgroup) and the result.
+    pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState) -> Result<Self> {
+        let entries = [params(0), storage(1, true), storage(2, true), storage(3, true), storage(4, false), storage(5, false), storage(6, true)];
+        let names = ["signals_partial", "signals_reduce"];
+        let k = build_specialized(device, options, "signals.wgsl", &[&entries], &names, &Splits::of(st).constants())?;
+        let layout = k.layout(0)?;
+        let mut alloc = Allocator::new(device);
+        let none = wgpu::BufferUsages::empty();
+        let partials = alloc.storage("springsim.signals_partials", (groups(st.n).max(1) as u64) * 64, none)?;
+        let out = alloc.storage("springsim.signals", SIGNAL_BYTES, wgpu::BufferUsages::COPY_SRC)?;
+        let group = bind(device, &layout, "springsim.signals", &[&st.params, &st.nbr, &st.csr, &st.state[0], &partials, &out, &st.nbr_1]);
+        Ok(SignalKernels { partial: k.pipeline("signals_partial")?, reduce: k.pipeline("signals_reduce")?, group, out, bytes: alloc.bytes() })
+    }
+
+    /// Records the two dispatches over `state[0]` (n particles) into `pass`.
+    pub fn encode(&self, pass: &mut CountedPass, n: usize) {
+        pass.phase(Phase::Collide);
+        pass.set_bind_group(0, &self.group, &[]);
+        pass.set_pipeline(&self.partial);
+        pass.dispatch_workgroups(groups(n).max(1), 1, 1);
+        pass.set_pipeline(&self.reduce);
+        pass.dispatch_workgroups(1, 1, 1);
+    }
+}
+
+/// The sums from the [`SIGNAL_BYTES`] the kernels wrote (the layout of `shaders/signals.wgsl`).
+pub fn decode_signals(bytes: &[u8]) -> SignalSums {
+    let f: &[f32] = bytemuck::cast_slice(&bytes[..SIGNAL_BYTES as usize]);
+    let d = |k: usize| f[k] as f64;
+    SignalSums {
+        kinetic: d(0),
+        gravity: d(1),
+        central: d(2),
+        spring: d(3),
+        momentum_norm: d(4),
+        max_strain: d(5),
+        max_stretch: if f[7] <= -3.0e38 { f64::NEG_INFINITY } else { d(7) },
+        non_finite: !(f[6] == 0.0),
+        hi: V3::new(d(8), d(9), d(10)),
+        lo: V3::new(-d(12), -d(13), -d(14)),
+    }
+}
