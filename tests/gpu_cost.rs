@@ -191,6 +191,39 @@ fn counted_dispatches_equal_the_plan_and_the_model() {
     }
 }
 
+/// The pipelined frame (`GpuSimulator::encode_frame`) is the engine's frame and its report: under the
+/// guard (policy `recover`, the default) one pass more with the two signal dispatches over the
+/// particles; under `ignore` nothing more (the report's copies are not dispatches). Neither submits,
+/// reads back (the report comes back mapped, a frame later) nor waits.
+#[test]
+fn the_pipelined_frame_is_the_engines_frame_and_its_report() {
+    use springsim::method::GuardSettings;
+    let Some(ctx) = common::gpu() else { return };
+    let (model, settings) = setup_scene("curtain", GlobalSolve::Auto, Preconditioner::Jacobi);
+    for policy in [DivergencePolicy::Recover, DivergencePolicy::Ignore] {
+        let settings = StepSettings { guard: GuardSettings { policy, ..settings.guard.clone() }, ..settings.clone() };
+        let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::SymplecticEuler, settings).unwrap();
+        let before = sim.cost();
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        sim.engine_mut().encode_frame(&mut enc).unwrap();
+        let engine = sim.cost().since(&before);
+        let before = sim.cost();
+        sim.encode_frame(&mut enc).unwrap();
+        let pipelined = sim.cost().since(&before);
+        ctx.queue.submit([enc.finish()]);
+        let events = sim.flush_reports().unwrap();
+        assert_eq!(events.len(), 1, "{policy:?}: one report: {events:?}");
+        let groups = (model.n_particles() as u64).div_ceil(64);
+        let extra = if policy == DivergencePolicy::Recover { (1, 2, groups + 1) } else { (0, 0, 0) };
+        assert_eq!(
+            (pipelined.passes - engine.passes, pipelined.dispatches - engine.dispatches, pipelined.workgroups - engine.workgroups),
+            extra,
+            "{policy:?}: the report's passes, dispatches and workgroups"
+        );
+        assert_eq!((pipelined.submits, pipelined.readbacks, pipelined.waits), (0, 0, 0), "{policy:?}");
+    }
+}
+
 #[test]
 fn blocking_steps_count_their_submits_and_read_backs() {
     let Some(ctx) = common::gpu() else { return };

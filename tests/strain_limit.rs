@@ -290,7 +290,8 @@ fn gpu_counts_the_strain_passes_as_the_cost_model() {
             let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, method, s).unwrap();
             let before = g.cost();
             let mut enc = ctx.device.create_command_encoder(&Default::default());
-            g.encode_frame(&mut enc).unwrap();
+            // the engine's frame, which the cost model plans (the pipelined frame adds its report)
+            g.engine_mut().encode_frame(&mut enc).unwrap();
             let got = g.cost().since(&before);
             ctx.queue.submit([enc.finish()]);
             let model = g.engine().cost_model();

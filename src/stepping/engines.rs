@@ -37,6 +37,16 @@ impl Stepper<CpuEngine> {
     }
 
     /// [`CpuEngine::set_particle`], told to the divergence guard (the user's work is not judged).
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// // hold particle 0 at the mouse, pinned, until let go
+    /// sim.set_particle(0, [0.1, 0.2, 0.0], [0.0; 3], true)?;
+    /// assert!(sim.is_pinned(0));
+    /// # Ok(()) }
+    /// ```
     pub fn set_particle(&mut self, i: usize, x: [f64; 3], v: [f64; 3], pinned: bool) -> Result<()> {
         self.mark_edited();
         self.engine.set_particle(i, x, v, pinned)
@@ -44,6 +54,17 @@ impl Stepper<CpuEngine> {
 
     /// [`CpuEngine::set_cursor`], told to the divergence guard (while the cursor spring acts, only
     /// finiteness is judged).
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// use springsim::model::Cursor;
+    /// let plan = springsim::Simulator::plan(&sim);
+    /// // a spring from particle 5 to the mouse, as stiff as the planned step allows
+    /// sim.set_cursor(Some(Cursor::stable(5, [0.0, -0.3, 0.2], &plan, sim.model().drag)))?;
+    /// # Ok(()) }
+    /// ```
     pub fn set_cursor(&mut self, cursor: Option<Cursor>) -> Result<()> {
         self.engine.set_cursor(cursor)?;
         self.mark_cursor(cursor.is_some());
@@ -55,6 +76,14 @@ impl Stepper<GpuEngine> {
     /// Builds the GPU engine on the caller's device and queue with the default [`GpuOptions`] and plans
     /// its step (k₀ by power iteration on the GPU where the method needs it: one submit and one
     /// read-back, at construction).
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// use springsim::{GpuSimulator, Method, StepSettings};
+    /// let model = springsim::model::curtain(41, None)?;
+    /// let sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// println!("h = {:.2e} s, {} steps a frame", springsim::Simulator::plan(&sim).h, springsim::Simulator::plan(&sim).substeps);
+    /// # Ok(()) }
+    /// ```
     pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, model: &Model, method: Method, settings: StepSettings) -> Result<Self> {
         Self::new_with_options(device, queue, model, method, settings, GpuOptions::default())
     }
@@ -104,6 +133,16 @@ impl Stepper<GpuEngine> {
 
     /// The buffer whose first n `vec4<f32>` are the current positions (`STORAGE | VERTEX | COPY_SRC`),
     /// for drawing; [`GpuSimulator::positions_range`] is their byte range.
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// # let pass: &mut springsim::wgpu::RenderPass = unimplemented!();
+    /// // a vertex buffer of vec4<f32> (stride 16, Float32x4): xyz the position, w = 1/m
+    /// pass.set_vertex_buffer(0, sim.positions_buffer().slice(sim.positions_range()));
+    /// # Ok(()) }
+    /// ```
     pub fn positions_buffer(&self) -> &wgpu::Buffer {
         self.engine.positions_buffer()
     }
@@ -124,6 +163,17 @@ impl Stepper<GpuEngine> {
     }
 
     /// What the engine recorded, transferred and waited for so far ([`crate::gpu::GpuCost`]).
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// let before = sim.cost();
+    /// sim.run_frames(10)?;
+    /// let spent = sim.cost().since(&before);
+    /// println!("{} dispatches, {} waits (the final flush's)", spent.dispatches, spent.waits);
+    /// # Ok(()) }
+    /// ```
     pub fn cost(&self) -> crate::gpu::GpuCost {
         self.engine.cost()
     }
@@ -137,6 +187,16 @@ impl Stepper<GpuEngine> {
     /// Writes what the next frame needs to know of time (queue writes only; see
     /// [`GpuEngine::prepare_frame`]), before [`GpuSimulator::encode_frame`]. Nothing to do for a model
     /// that does not depend on time.
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// # let mut encoder = device.create_command_encoder(&Default::default());
+    /// sim.prepare_frame()?; // queue writes only: the gusts' time, the moving colliders and pins
+    /// sim.encode_frame(&mut encoder)?;
+    /// # Ok(()) }
+    /// ```
     pub fn prepare_frame(&mut self) -> Result<()> {
         self.engine.prepare_frame()
     }

@@ -138,6 +138,17 @@ impl GpuSimulator {
 
     /// [`GpuSimulator::encode_frame`] for `steps` steps of the planned h instead of a frame (a single
     /// step, a slowed-down view): reported and guarded as a frame, its time `steps` · h.
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// // the window's single step while paused
+    /// let mut encoder = device.create_command_encoder(&Default::default());
+    /// sim.encode_steps(&mut encoder, 1)?;
+    /// queue.submit([encoder.finish()]);
+    /// # Ok(()) }
+    /// ```
     pub fn encode_steps(&mut self, encoder: &mut wgpu::CommandEncoder, steps: usize) -> Result<()> {
         self.encode_pipelined(encoder, Some(steps))
     }
@@ -211,6 +222,20 @@ impl GpuSimulator {
     /// iteration reads r back and uploads δ), and implicit Euler's adaptive step (on by default;
     /// `encode_frame` records the planned steps instead, as with `adaptive: false`, since each trial
     /// step's acceptance is read back). Every other method and setting runs pipelined.
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// # let mut encoder = device.create_command_encoder(&Default::default());
+    /// use springsim::Simulator;
+    /// if sim.needs_blocking_frame() {
+    ///     sim.step_frame()?; // waits: local/global's Cholesky step, implicit Euler's adaptive step
+    /// } else {
+    ///     sim.encode_frame(&mut encoder)?;
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn needs_blocking_frame(&self) -> bool {
         let (method, s) = (self.engine.method(), self.engine.settings());
         (method == Method::LocalGlobal && s.global.resolve(method).ok() == Some(crate::method::GlobalSolve::Cholesky))
@@ -219,6 +244,24 @@ impl GpuSimulator {
 
     /// After the host's submit: polls the device without waiting and judges the frame reports that have
     /// come back, in order. Returns what happened: each frame's report, and any divergence or re-plan.
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// use springsim::FrameEvent;
+    /// for event in sim.poll_reports()? {
+    ///     match event {
+    ///         FrameEvent::Report { frame, report, signals, .. } => {
+    ///             let strain = signals.map_or(f64::NAN, |s| s.max_strain);
+    ///             println!("frame {frame}: {} iterations, strain {strain:.3}", report.iterations);
+    ///         }
+    ///         FrameEvent::Diverged(d) => eprintln!("{d}"),
+    ///         _ => {}
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn poll_reports(&mut self) -> Result<Vec<FrameEvent>> {
         let arrived = self.pipe.ring.collect(self.engine.device(), self.engine.counters())?;
         self.judge_reports(arrived)
@@ -226,6 +269,16 @@ impl GpuSimulator {
 
     /// [`GpuSimulator::poll_reports`] after waiting for every submitted frame (one counted wait): for the
     /// end of a run, or a script that wants every report now.
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// // at the end of a run: every submitted frame's report (one wait)
+    /// let events = sim.flush_reports()?;
+    /// assert_eq!(sim.reports_in_flight(), 0);
+    /// # let _ = events; Ok(()) }
+    /// ```
     pub fn flush_reports(&mut self) -> Result<Vec<FrameEvent>> {
         let arrived = self.pipe.ring.flush(self.engine.device(), self.engine.counters())?;
         self.judge_reports(arrived)
@@ -234,6 +287,14 @@ impl GpuSimulator {
     /// Whether every frame reduces the guard's signals and reports them (they are reduced anyway while the
     /// guard judges them: policy `report` before its first divergence, or `recover`): for a host that
     /// wants each frame's energy, strain and finiteness under policy `ignore`. Two dispatches a frame.
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// sim.set_frame_signals(true); // every report carries the energy, the strain and finiteness
+    /// # Ok(()) }
+    /// ```
     pub fn set_frame_signals(&mut self, on: bool) {
         self.pipe.force_signals = on;
     }
@@ -251,6 +312,16 @@ impl GpuSimulator {
 
     /// `frames` pipelined frames, each in an encoder of its own, submitted and polled, then every report
     /// waited for: the blocking convenience over [`GpuSimulator::encode_frame`] for scripts and tests.
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// let events = sim.run_frames(30)?;
+    /// let diverged = events.iter().any(|e| matches!(e, springsim::FrameEvent::Diverged(_)));
+    /// println!("30 frames, diverged: {diverged}");
+    /// # Ok(()) }
+    /// ```
     pub fn run_frames(&mut self, frames: usize) -> Result<Vec<FrameEvent>> {
         let mut events = Vec::new();
         for _ in 0..frames {
