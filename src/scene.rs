@@ -62,7 +62,6 @@ impl SceneInfo {
     pub fn default_size(&self) -> usize {
         self.scene().ok().and_then(|s| s.file.model.size).unwrap_or(0)
     }
-
 }
 
 /// The names, comma-separated.

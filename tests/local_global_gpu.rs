@@ -496,7 +496,11 @@ fn add_hub(model: &mut Model, a: u32, ends: impl Iterator<Item = u32>) {
 
 /// One frame of `model` (3 iterations, a budget of 20) with `global` on the GPU and on the CPU: ‖x_gpu −
 /// x_cpu‖/‖x_cpu − q‖, and the GPU's table shape.
-fn frame_against_cpu(ctx: &springsim::gpu::GpuContext, model: &Model, global: GlobalSolve) -> (f64, springsim::gpu::methods::local_global::rows::TableShape) {
+fn frame_against_cpu(
+    ctx: &springsim::gpu::GpuContext,
+    model: &Model,
+    global: GlobalSolve,
+) -> (f64, springsim::gpu::methods::local_global::rows::TableShape) {
     let s = settings(global, 3, 20);
     let mut cpu = CpuSimulator::new(model, Method::LocalGlobal, s.clone()).unwrap();
     let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, model, Method::LocalGlobal, s).unwrap();

@@ -165,7 +165,10 @@ fn folds_settle_apart_on_the_gpu() {
     let got = g.cost().since(&before);
     let model = g.engine().cost_model();
     assert_eq!(got.dispatches, model.dispatches(), "counted vs planned dispatches");
-    assert_eq!(got.dispatches_in(springsim::gpu::profiling::cost::Phase::Collide), model.dispatches_in(springsim::gpu::profiling::cost::Phase::Collide));
+    assert_eq!(
+        got.dispatches_in(springsim::gpu::profiling::cost::Phase::Collide),
+        model.dispatches_in(springsim::gpu::profiling::cost::Phase::Collide)
+    );
     for _ in 1..60 {
         g.step_frame().unwrap();
     }

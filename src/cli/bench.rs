@@ -424,7 +424,8 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     let factor_ms = ms(t);
     let timestamps = match &mut sim {
         Sim::Gpu(g) if cfg.timestamps => {
-            let support = if cfg.kernel_times { g.engine_mut().enable_kernel_timestamps() } else { g.engine_mut().enable_timestamps() }.describe();
+            let support =
+                if cfg.kernel_times { g.engine_mut().enable_kernel_timestamps() } else { g.engine_mut().enable_timestamps() }.describe();
             let host = method == Method::LocalGlobal && cfg.settings.global.resolve(method)? == springsim::method::GlobalSolve::Cholesky;
             // the host's Cholesky step submits phase by phase between read-backs: not timed on the GPU
             Some(if host { format!("not timed: the cholesky global step runs on the host between submits ({support})") } else { support })
@@ -454,34 +455,34 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
             stretch_peak = stretch_peak.map(|p| p.max(t.peak_stretch));
         }
         _ => {
-        for f in 0..cfg.warmup + cfg.frames {
-            if f == cfg.warmup {
-                if let Sim::Gpu(g) = &mut sim {
-                    g.engine_mut().reset_gpu_times();
+            for f in 0..cfg.warmup + cfg.frames {
+                if f == cfg.warmup {
+                    if let Sim::Gpu(g) = &mut sim {
+                        g.engine_mut().reset_gpu_times();
+                    }
                 }
-            }
-            let before = sim.cost();
-            let s = sim.as_dyn();
-            let (t, guard) = (Instant::now(), s.guard_seconds());
-            report = s.step_frame()?;
-            let dt = (t.elapsed().as_secs_f64() - (s.guard_seconds() - guard)) * 1e3;
-            if f >= cfg.warmup {
-                if let (Some(a), Some(b)) = (before, sim.cost()) {
-                    counted = bench_cost::add(&counted, &b.since(&a));
+                let before = sim.cost();
+                let s = sim.as_dyn();
+                let (t, guard) = (Instant::now(), s.guard_seconds());
+                report = s.step_frame()?;
+                let dt = (t.elapsed().as_secs_f64() - (s.guard_seconds() - guard)) * 1e3;
+                if f >= cfg.warmup {
+                    if let (Some(a), Some(b)) = (before, sim.cost()) {
+                        counted = bench_cost::add(&counted, &b.since(&a));
+                    }
+                    times.push(dt);
+                    iterations += report.iterations;
                 }
-                times.push(dt);
-                iterations += report.iterations;
+                let (x, v) = sim.as_dyn().read_state()?;
+                let st = state_stats(sim.model(), &x, &v);
+                tick();
+                if !st.finite {
+                    failed_frame = Some(f);
+                    break;
+                }
+                peak = peak.max(st.max_strain);
+                stretch_peak = stretch_peak.map(|p| p.max(stretch_of(sim.model(), &x)));
             }
-            let (x, v) = sim.as_dyn().read_state()?;
-            let st = state_stats(sim.model(), &x, &v);
-            tick();
-            if !st.finite {
-                failed_frame = Some(f);
-                break;
-            }
-            peak = peak.max(st.max_strain);
-            stretch_peak = stretch_peak.map(|p| p.max(stretch_of(sim.model(), &x)));
-        }
         }
     }
     let (x, v) = sim.as_dyn().read_state()?;

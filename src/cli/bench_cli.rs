@@ -4,8 +4,8 @@
 
 use crate::bench::{self, Backend, BenchConfig, BenchResult};
 use crate::logging::Progress;
-use crate::presets::Preset;
 use crate::machine::Machine;
+use crate::presets::Preset;
 use crate::report;
 use crate::{count, count_opt, given_in, split, Diverged};
 use anyhow::{Context, Result};

@@ -38,7 +38,12 @@ pub struct Sustained {
 impl Sustained {
     /// The sustained frames of a GPU simulation that runs pipelined: [`crate::bench_frames::run`]'s
     /// frames (no warm-up), which are back to back already.
-    pub fn run_pipelined(sim: &mut springsim::GpuSimulator, device: &wgpu::Device, queue: &wgpu::Queue, frames: usize) -> Result<Sustained> {
+    pub fn run_pipelined(
+        sim: &mut springsim::GpuSimulator,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        frames: usize,
+    ) -> Result<Sustained> {
         if frames == 0 {
             return Ok(Sustained::default());
         }

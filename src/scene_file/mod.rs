@@ -33,8 +33,8 @@ pub use format::*;
 
 use crate::error::{Error, Result};
 use crate::method::StepSettings;
-use crate::model::Model;
 use crate::model::scene_builders::{self as scene, SceneOptions};
+use crate::model::Model;
 use format::ron_options;
 use locate::{Index, Pos};
 use std::path::{Path, PathBuf};

@@ -24,9 +24,9 @@ use super::guarded::{solver_tolerance, DEVICE_CHECK_EVERY};
 use super::{needs_k0, FrameReport, GpuSimulator};
 use crate::engine::{Engine, Signals};
 use crate::error::{Error, Result};
-use crate::gpu::reports::{Arrived, ReportRing, SlotContent};
-use crate::gpu::reports::signals::decode_signals;
 use crate::gpu::engine::{FrameParts, FRAME_CHECKPOINTS};
+use crate::gpu::reports::signals::decode_signals;
+use crate::gpu::reports::{Arrived, ReportRing, SlotContent};
 use crate::method::Method;
 use crate::reference::signals::SignalSums;
 
@@ -210,7 +210,8 @@ impl GpuSimulator {
                 cursor: self.watch.cursor,
                 saved,
             };
-            let content = SlotContent { tag, signals: recorded.signals, power: recorded.power, integrator_bytes: recorded.integrator_bytes };
+            let content =
+                SlotContent { tag, signals: recorded.signals, power: recorded.power, integrator_bytes: recorded.integrator_bytes };
             self.pipe.ring.record(encoder, k, content);
         }
         Ok(())

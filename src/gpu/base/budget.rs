@@ -5,13 +5,13 @@
 //! estimate is the allocator's sizes for the counts (the incidence entries are two per spring); the
 //! multigrid hierarchy, whose size depends on its coarsening, is checked when it is built.
 
+use crate::error::{Error, Result};
 use crate::gpu::base::alloc::split_bytes;
-use crate::gpu::methods::implicit::BLOCK_SLOTS;
 use crate::gpu::base::layout::CG_VECTORS;
-use crate::gpu::methods::local_global::integrator::{work_len, LG_SLOTS};
 use crate::gpu::base::options::GpuOptions;
 use crate::gpu::base::state::NBR_SLOTS;
-use crate::error::{Error, Result};
+use crate::gpu::methods::implicit::BLOCK_SLOTS;
+use crate::gpu::methods::local_global::integrator::{work_len, LG_SLOTS};
 use crate::method::Method;
 
 /// One buffer of the GPU engine: its label, its bytes, and the bindings it may be split over (1: it

@@ -1,10 +1,10 @@
 //! Helpers shared by the kernel structs (one per WGSL file): compiling a file's entry points by name,
 //! bind group layout entries, bind groups.
 
+use crate::error::{Error, Result};
 pub use crate::gpu::base::kernel::Kernel;
 use crate::gpu::base::layout::{compose_split, kernel_wgsl};
 use crate::gpu::base::options::GpuOptions;
-use crate::error::{Error, Result};
 
 /// A parameter block: a read-only storage binding of one struct the host writes (`Params`, a method's
 /// constants).

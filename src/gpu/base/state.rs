@@ -3,11 +3,11 @@
 //! staging buffer. Nothing method-specific: each integrator owns its own buffers
 //! ([`crate::gpu::methods::integrator`]). Also the read-back helpers.
 
+use crate::error::{Error, Result};
 use crate::gpu::base::alloc::Allocator;
-use crate::gpu::profiling::cost::GpuCounters;
 use crate::gpu::base::layout::{GpuNbr, GpuParams};
 use crate::gpu::base::options::GpuOptions;
-use crate::error::{Error, Result};
+use crate::gpu::profiling::cost::GpuCounters;
 use crate::reference::model::CpuModel;
 
 /// Bindings of the neighbour table (`nbr`, `nbr_1`): 2 × 128 MiB holds 16.7 M incidence entries.

@@ -7,13 +7,13 @@
 use super::{GpuCgState, GpuEngine, LgEval};
 use crate::engine::StepsReport;
 use crate::error::{Bound, Error, Result};
-use crate::gpu::profiling::cost::CountedPass;
-use crate::gpu::methods::integrator::Integrator;
-use crate::gpu::methods::local_global::LgSplit;
-use crate::gpu::methods::local_global::integrator::LocalGlobalIntegrator;
-use crate::gpu::methods::power::PowerKernels;
 use crate::gpu::base::specialize::Splits;
 use crate::gpu::base::state::read_words;
+use crate::gpu::methods::integrator::Integrator;
+use crate::gpu::methods::local_global::integrator::LocalGlobalIntegrator;
+use crate::gpu::methods::local_global::LgSplit;
+use crate::gpu::methods::power::PowerKernels;
+use crate::gpu::profiling::cost::CountedPass;
 use crate::gpu::step_end::StepEnd;
 use crate::method::{GlobalSolve, Method};
 

@@ -3,8 +3,8 @@
 //! it counted ([`GpuEngine::cost`]).
 
 use super::GpuEngine;
-use crate::gpu::profiling::cost_model::{frame_model, CostModel, FrameShape};
 use crate::gpu::methods::integrator::Integrator;
+use crate::gpu::profiling::cost_model::{frame_model, CostModel, FrameShape};
 use crate::method::Method;
 
 impl GpuEngine {

@@ -4,14 +4,14 @@
 //! report copied into a report slot), all in the host's encoder: nothing submitted, nothing waited for.
 
 use super::GpuEngine;
+use crate::error::Result;
 use crate::gpu::base::alloc::Allocator;
-use crate::gpu::profiling::cost::{CountedPass, GpuCounters};
+use crate::gpu::base::specialize::Splits;
 use crate::gpu::methods::integrator::Integrator;
 use crate::gpu::methods::power::PowerKernels;
-use crate::gpu::reports::{INTEGRATOR_AT, POWER_AT, SIGNALS_AT};
+use crate::gpu::profiling::cost::{CountedPass, GpuCounters};
 use crate::gpu::reports::signals::{SignalKernels, SIGNAL_BYTES};
-use crate::gpu::base::specialize::Splits;
-use crate::error::Result;
+use crate::gpu::reports::{INTEGRATOR_AT, POWER_AT, SIGNALS_AT};
 
 /// The checkpoints the pipelined guard keeps on the device: one known good, one waiting for its frame's
 /// report.

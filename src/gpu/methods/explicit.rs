@@ -3,14 +3,14 @@
 //! states and RK4's accumulator for the multi-stage methods only, and the speed-limit flags), bind
 //! groups built once in [`ExplicitIntegrator`].
 
+use crate::error::{Bound, Error, Result};
 use crate::gpu::base::alloc::Allocator;
-use crate::gpu::profiling::cost::{CountedPass, Phase};
 use crate::gpu::base::layout::groups;
 use crate::gpu::base::options::GpuOptions;
 use crate::gpu::base::pipelines::{bind, build_specialized, params, storage, Kernel};
 use crate::gpu::base::specialize::{ForceFeatures, Splits};
 use crate::gpu::base::state::GpuState;
-use crate::error::{Bound, Error, Result};
+use crate::gpu::profiling::cost::{CountedPass, Phase};
 use crate::method::Method;
 
 /// Where a stage reads its derivative and writes its result (the step's base is always `state[p]`).

@@ -3,16 +3,16 @@
 //! variant per method family; each owns everything that family needs beyond the shared
 //! [`crate::gpu::GpuState`].
 
-use crate::gpu::step_end::collide::Colliders;
-use crate::gpu::profiling::cost::{CountedPass, GpuCounters};
+use crate::error::{Bound, Error, Result};
+use crate::gpu::base::options::GpuOptions;
+use crate::gpu::base::specialize::ForceFeatures;
+use crate::gpu::base::state::GpuState;
 use crate::gpu::methods::explicit::ExplicitIntegrator;
 use crate::gpu::methods::implicit::ImplicitIntegrator;
 use crate::gpu::methods::leu::LeuIntegrator;
 use crate::gpu::methods::local_global::integrator::LocalGlobalIntegrator;
-use crate::gpu::base::options::GpuOptions;
-use crate::gpu::base::specialize::ForceFeatures;
-use crate::gpu::base::state::GpuState;
-use crate::error::{Bound, Error, Result};
+use crate::gpu::profiling::cost::{CountedPass, GpuCounters};
+use crate::gpu::step_end::collide::Colliders;
 use crate::method::{Method, Preconditioner, StepPlan, StepSettings};
 use crate::reference::model::CpuModel;
 

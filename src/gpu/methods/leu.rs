@@ -3,14 +3,14 @@
 //! parameter blocks), bind groups built once in [`LeuIntegrator`], which also counts the steps since the last
 //! linearisation.
 
+use crate::error::Result;
 use crate::gpu::base::alloc::Allocator;
-use crate::gpu::profiling::cost::{CountedPass, Phase};
 use crate::gpu::base::layout::{groups, LeuPass};
 use crate::gpu::base::options::GpuOptions;
 use crate::gpu::base::pipelines::{bind, build_specialized, params, storage, Kernel};
 use crate::gpu::base::specialize::Splits;
 use crate::gpu::base::state::GpuState;
-use crate::error::Result;
+use crate::gpu::profiling::cost::{CountedPass, Phase};
 
 /// The LEU kernels and their layout.
 pub struct LeuKernels {

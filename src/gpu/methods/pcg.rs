@@ -6,14 +6,14 @@
 //! solves: implicit Euler, or Liu's global step with `operator_apply` = (M + h²L)p), compiled with
 //! [`PcgKernels::ENTRY_POINTS`] appended, and [`PcgKernels::encode_solve`] to record the solve.
 
+use crate::error::Result;
 use crate::gpu::base::alloc::Allocator;
-use crate::gpu::profiling::cost::{CountedPass, GpuCounters};
 #[cfg(doc)]
 use crate::gpu::base::layout::PCG_PER_LANE;
 use crate::gpu::base::layout::{groups, CgPass, CG_STATE_WORDS, CG_VECTORS, WORKGROUP_SIZE};
 use crate::gpu::base::options::GpuOptions;
 use crate::gpu::base::pipelines::{bind, params, storage, Kernel, Kernels};
-use crate::error::Result;
+use crate::gpu::profiling::cost::{CountedPass, GpuCounters};
 
 /// An external preconditioner's recorder: `(pass, slot)` records z = B r and the r·z partials of `slot`.
 pub type Precondition<'a> = &'a dyn Fn(&mut CountedPass, usize);

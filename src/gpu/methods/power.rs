@@ -2,14 +2,14 @@
 //! kept by the simulator; the iteration vectors, partials and scalars exist only while
 //! [`PowerKernels::k0`] runs.
 
+use crate::error::Result;
 use crate::gpu::base::alloc::Allocator;
-use crate::gpu::profiling::cost::{CountedPass, Phase};
 use crate::gpu::base::layout::groups;
 use crate::gpu::base::options::GpuOptions;
 use crate::gpu::base::pipelines::{bind, build_specialized, params, storage, Kernel};
 use crate::gpu::base::specialize::Splits;
 use crate::gpu::base::state::{read_buffer, GpuState};
-use crate::error::Result;
+use crate::gpu::profiling::cost::{CountedPass, Phase};
 use crate::reference::model::CpuModel;
 use crate::reference::power::power_start;
 

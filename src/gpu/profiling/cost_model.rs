@@ -11,9 +11,9 @@
 //! bytes are what it would move from memory with no cache, an upper estimate for the gathers (each
 //! neighbour's state is read once per incidence entry) and a fair one for the streaming kernels.
 
-use crate::gpu::profiling::cost::Phase;
 use crate::gpu::base::layout::groups;
 use crate::gpu::methods::local_global::rows::TableShape;
+use crate::gpu::profiling::cost::Phase;
 use crate::method::{GlobalSolve, Method};
 
 const ST: u64 = 32;

@@ -12,9 +12,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::gpu::profiling::cost::{GpuCounters, PassTimer, Phase};
-use crate::gpu::base::state::read_buffer;
 use crate::error::Result;
+use crate::gpu::base::state::read_buffer;
+use crate::gpu::profiling::cost::{GpuCounters, PassTimer, Phase};
 
 /// The GPU time of one kernel in one phase, summed over the frames read
 /// ([`PhaseTimer::time_each_dispatch`]).

@@ -17,9 +17,9 @@
 
 pub mod signals;
 
+use crate::error::{Error, Result};
 use crate::gpu::base::alloc::Allocator;
 use crate::gpu::profiling::cost::GpuCounters;
-use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 

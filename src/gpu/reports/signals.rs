@@ -3,14 +3,14 @@
 //! copies, so the guard judges a frame without reading its state back. Built the first time a frame
 //! asks for them (the pipelined path with the guard on); nothing is allocated otherwise.
 
+use crate::error::Result;
 use crate::gpu::base::alloc::Allocator;
-use crate::gpu::profiling::cost::{CountedPass, Phase};
 use crate::gpu::base::layout::groups;
 use crate::gpu::base::options::GpuOptions;
 use crate::gpu::base::pipelines::{bind, build_specialized, params, storage, Kernel};
 use crate::gpu::base::specialize::Splits;
 use crate::gpu::base::state::GpuState;
-use crate::error::Result;
+use crate::gpu::profiling::cost::{CountedPass, Phase};
 use crate::reference::model::V3;
 use crate::reference::signals::SignalSums;
 
@@ -31,7 +31,8 @@ pub struct SignalKernels {
 impl SignalKernels {
     /// Compiles the kernels and allocates the partials (four `vec4` a workgroup) and the result.
     pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState) -> Result<Self> {
-        let entries = [params(0), storage(1, true), storage(2, true), storage(3, true), storage(4, false), storage(5, false), storage(6, true)];
+        let entries =
+            [params(0), storage(1, true), storage(2, true), storage(3, true), storage(4, false), storage(5, false), storage(6, true)];
         let names = ["signals_partial", "signals_reduce"];
         let k = build_specialized(device, options, "signals.wgsl", &[&entries], &names, &Splits::of(st).constants())?;
         let layout = k.layout(0)?;
@@ -40,7 +41,13 @@ impl SignalKernels {
         let partials = alloc.storage("springsim.signals_partials", (groups(st.n).max(1) as u64) * 64, none)?;
         let out = alloc.storage("springsim.signals", SIGNAL_BYTES, wgpu::BufferUsages::COPY_SRC)?;
         let group = bind(device, &layout, "springsim.signals", &[&st.params, &st.nbr, &st.csr, &st.state[0], &partials, &out, &st.nbr_1]);
-        Ok(SignalKernels { partial: k.pipeline("signals_partial")?, reduce: k.pipeline("signals_reduce")?, group, out, bytes: alloc.bytes() })
+        Ok(SignalKernels {
+            partial: k.pipeline("signals_partial")?,
+            reduce: k.pipeline("signals_reduce")?,
+            group,
+            out,
+            bytes: alloc.bytes(),
+        })
     }
 
     /// Records the two dispatches over `state[0]` (n particles) into `pass`.

@@ -8,13 +8,15 @@
 //! `write_buffer` per frame ([`Colliders::write_slots`]); step k's dispatches bind block k by a dynamic
 //! offset. A model without motions writes its one block at construction and never again.
 
+use crate::error::Result;
 use crate::gpu::base::alloc::Allocator;
-use crate::gpu::profiling::cost::{CountedPass, GpuCounters, Phase};
-use crate::gpu::base::layout::{groups, CollideInfo, GpuCollider, GpuMovingPin, COLLIDER_BOX, COLLIDER_CAPSULE, COLLIDER_HALF_SPACE, COLLIDER_SPHERE};
+use crate::gpu::base::layout::{
+    groups, CollideInfo, GpuCollider, GpuMovingPin, COLLIDER_BOX, COLLIDER_CAPSULE, COLLIDER_HALF_SPACE, COLLIDER_SPHERE,
+};
 use crate::gpu::base::options::GpuOptions;
 use crate::gpu::base::pipelines::{bind, build, params, storage, Kernel};
 use crate::gpu::base::state::GpuState;
-use crate::error::Result;
+use crate::gpu::profiling::cost::{CountedPass, GpuCounters, Phase};
 use crate::model::Collider;
 use crate::reference::model::{CpuModel, V3};
 

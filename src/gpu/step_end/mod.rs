@@ -8,8 +8,8 @@ pub mod self_collision;
 pub mod strain_limit;
 pub mod wind;
 
-use crate::gpu::step_end::collide::Colliders;
 use crate::gpu::profiling::cost::CountedPass;
+use crate::gpu::step_end::collide::Colliders;
 use crate::gpu::step_end::self_collision::SelfCollider;
 use crate::gpu::step_end::strain_limit::StrainLimiter;
 

@@ -3,13 +3,13 @@
 //! (`u32` atomics), the hash (starts, block sums, each particle's bucket, the particles by bucket) and
 //! the repulsion's output state. Recorded after every step, before the colliders.
 
+use crate::error::Result;
 use crate::gpu::base::alloc::Allocator;
-use crate::gpu::profiling::cost::{CountedPass, Phase};
 use crate::gpu::base::layout::{groups, SelfInfo, WORKGROUP_SIZE};
 use crate::gpu::base::options::GpuOptions;
 use crate::gpu::base::pipelines::{bind, build, params, storage, Kernel};
 use crate::gpu::base::state::{read_buffer, GpuState};
-use crate::error::Result;
+use crate::gpu::profiling::cost::{CountedPass, Phase};
 use crate::model::SelfCollision;
 use crate::reference::self_collision::table_size;
 

@@ -9,16 +9,16 @@
 //! at once on the GPU (the stop is decided there: no read-back, no host round trip). The cost model
 //! counts the recorded dispatches with their full workgroups, an upper bound of the work done.
 
+use crate::engine::PassTally;
+use crate::error::Result;
 use crate::gpu::base::alloc::{Allocator, PARAMS, STORAGE_RW};
-use crate::gpu::profiling::cost::{CountedPass, GpuCounters, Phase};
 use crate::gpu::base::layout::{groups, StrainLimitInfo};
 use crate::gpu::base::options::GpuOptions;
 use crate::gpu::base::pipelines::{bind, build_specialized, params, storage, Kernel};
 use crate::gpu::base::specialize::Splits;
 use crate::gpu::base::state::read_buffer;
 use crate::gpu::base::state::GpuState;
-use crate::engine::PassTally;
-use crate::error::Result;
+use crate::gpu::profiling::cost::{CountedPass, GpuCounters, Phase};
 use crate::model::{StrainLimit, STRAIN_ACCELERATION_AFTER};
 use crate::reference::strain_limit::VelocityRule;
 

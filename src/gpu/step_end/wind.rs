@@ -6,13 +6,13 @@
 //! dispatch a step, reading the state once and writing it once, instead of a triangle gather in every
 //! force evaluation).
 
+use crate::error::Result;
 use crate::gpu::base::alloc::{Allocator, STORAGE_RW};
-use crate::gpu::profiling::cost::{CountedPass, Phase};
 use crate::gpu::base::layout::groups;
 use crate::gpu::base::options::GpuOptions;
 use crate::gpu::base::pipelines::{bind, build, params, storage, Kernel};
 use crate::gpu::base::state::GpuState;
-use crate::error::Result;
+use crate::gpu::profiling::cost::{CountedPass, Phase};
 use crate::reference::model::CpuModel;
 
 /// One model's wind: the kernel, the triangle lists and the bind groups.

@@ -7,16 +7,16 @@
 
 pub mod multigrid;
 
+use crate::error::{Bound, Error, Result};
 use crate::gpu::base::alloc::{Allocator, SplitBuffer, STORAGE_RW};
-use crate::gpu::profiling::cost::{CountedPass, GpuCounters, Phase};
-use crate::gpu::methods::implicit::multigrid::{ImgKernels, ImplicitMg};
 use crate::gpu::base::layout::{groups, ImplicitParams, CG_STATE_WORDS, PCG_PER_LANE};
 use crate::gpu::base::options::GpuOptions;
-use crate::gpu::methods::pcg::{GpuCgState, PcgBuffers, PcgKernels, SOLUTION_VECTOR};
 use crate::gpu::base::pipelines::{bind, build_specialized, params, storage, Kernel};
 use crate::gpu::base::specialize::{split_constant, ForceFeatures, Splits};
 use crate::gpu::base::state::{read_vec4s, read_words, xyz, GpuState};
-use crate::error::{Bound, Error, Result};
+use crate::gpu::methods::implicit::multigrid::{ImgKernels, ImplicitMg};
+use crate::gpu::methods::pcg::{GpuCgState, PcgBuffers, PcgKernels, SOLUTION_VECTOR};
+use crate::gpu::profiling::cost::{CountedPass, GpuCounters, Phase};
 use crate::method::StepSettings;
 use crate::reference::model::CpuModel;
 

@@ -10,11 +10,11 @@
 //! Every dispatch reads its `ImgPass` at a dynamic offset of one parameter table (as `MgPass` does for
 //! local/global's multigrid). Nothing is read back.
 
+use crate::error::Result;
 use crate::gpu::base::alloc::{Allocator, UploadWriter};
-use crate::gpu::profiling::cost::CountedPass;
 use crate::gpu::base::layout::{groups, ImgPass};
 use crate::gpu::base::pipelines::{dynamic_params, params_stride, storage, Kernel as Compiled, Kernels};
-use crate::error::Result;
+use crate::gpu::profiling::cost::CountedPass;
 use crate::linalg::spring_levels::SpringLevels;
 use crate::linalg::spring_mg::{spring_order, ALPHA};
 use crate::reference::model::CpuModel;

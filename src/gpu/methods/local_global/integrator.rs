@@ -12,16 +12,16 @@
 //! (n `vec4` each), timed apart in [`LgSplit`].
 
 use crate::gpu::base::alloc::{Allocator, SplitBuffer};
-use crate::gpu::step_end::collide::Colliders;
-use crate::gpu::profiling::cost::{CountedPass, GpuCounters};
 use crate::gpu::base::layout::{groups, LgConsts, CG_STATE_WORDS};
-use crate::gpu::methods::local_global::rows::{LgRows, TableShape};
-use crate::gpu::methods::local_global::{LgPassTable, LgPhase, LgSplit, LocalGlobalKernels};
-use crate::gpu::methods::local_global::multigrid::{MgUse, MultigridData};
 use crate::gpu::base::options::GpuOptions;
-use crate::gpu::methods::pcg::{GpuCgState, PcgBuffers, INVERSE_DIAGONAL_VECTOR, SOLUTION_VECTOR};
 use crate::gpu::base::pipelines::bind;
 use crate::gpu::base::state::{read_buffer, read_vec4s, read_words, xyz, GpuState};
+use crate::gpu::methods::local_global::multigrid::{MgUse, MultigridData};
+use crate::gpu::methods::local_global::rows::{LgRows, TableShape};
+use crate::gpu::methods::local_global::{LgPassTable, LgPhase, LgSplit, LocalGlobalKernels};
+use crate::gpu::methods::pcg::{GpuCgState, PcgBuffers, INVERSE_DIAGONAL_VECTOR, SOLUTION_VECTOR};
+use crate::gpu::profiling::cost::{CountedPass, GpuCounters};
+use crate::gpu::step_end::collide::Colliders;
 use crate::gpu::step_end::StepEnd;
 // ρ of the Chebyshev iteration is estimated in f64 by power iteration on the CPU engine's operator.
 use crate::error::{Error, HostCall, Result};

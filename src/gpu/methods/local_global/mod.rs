@@ -12,16 +12,16 @@ pub mod integrator;
 pub mod multigrid;
 pub mod rows;
 
+use crate::error::Result;
 use crate::gpu::base::alloc::Allocator;
-use crate::gpu::profiling::cost::{CountedPass, Phase};
 use crate::gpu::base::layout::{groups, LgPass};
-use crate::gpu::methods::local_global::rows::TableShape;
-use crate::gpu::methods::local_global::multigrid::{MultigridData, MultigridKernels};
 use crate::gpu::base::options::GpuOptions;
-use crate::gpu::methods::pcg::PcgKernels;
 use crate::gpu::base::pipelines::{bind_dynamic, build_specialized, dynamic_params, params, params_stride, storage, Kernel};
 use crate::gpu::base::specialize::split_constant;
-use crate::error::Result;
+use crate::gpu::methods::local_global::multigrid::{MultigridData, MultigridKernels};
+use crate::gpu::methods::local_global::rows::TableShape;
+use crate::gpu::methods::pcg::PcgKernels;
+use crate::gpu::profiling::cost::{CountedPass, Phase};
 use crate::linalg::chebyshev::{chebyshev_omega, chebyshev_rho_used};
 
 /// The local/global kernels, the PCG compiled with them, and their layouts.

@@ -9,13 +9,13 @@
 //! `pcg_update`, or between `lg_cheb_residual` and `lg_cheb_combine` of each Chebyshev iteration
 //! ([`MultigridData::encode`]); nothing is read back.
 
+use crate::error::{Error, Result};
 use crate::gpu::base::alloc::{Allocator, SplitBuffer, UploadWriter};
-use crate::gpu::profiling::cost::CountedPass;
 use crate::gpu::base::layout::{groups, MgPass, CG_VECTORS};
 use crate::gpu::base::options::GpuOptions;
-use crate::gpu::methods::pcg::PcgBuffers;
 use crate::gpu::base::pipelines::{bind, bind_dynamic, build, dynamic_params, params_stride, storage, Kernel as Compiled};
-use crate::error::{Error, Result};
+use crate::gpu::methods::pcg::PcgBuffers;
+use crate::gpu::profiling::cost::CountedPass;
 use crate::linalg::aggregation::Rows;
 use crate::linalg::global_mg::{GlobalMg, LevelMatrix};
 use crate::linalg::multigrid::Csr;

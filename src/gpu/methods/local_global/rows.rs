@@ -30,9 +30,9 @@
 //! where a quarter of the blocks or more are made of it and the table is uniform (every block G packets
 //! wide, the stencil too): a thread then tells a stencil block by the one header word it reads.
 
+use crate::error::{Error, Result};
 use crate::gpu::base::alloc::UploadWriter;
 use crate::gpu::base::layout::WORKGROUP_SIZE;
-use crate::error::{Error, Result};
 use crate::reference::local_global::entry_spring;
 use crate::reference::model::CpuModel;
 
