@@ -360,26 +360,20 @@ fn explicit_divergence_recomputes_k0() {
         assert!((ka - dense_after).abs() / dense_after < K0_TOL, "gpu k0 after {ka} vs dense {dense_after}");
         // the pipelined frame re-estimates k₀ on the GPU after the alarm, a frame late, at the same state
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::SymplecticEuler, settings.clone()).unwrap();
-        let replans: Vec<f64> = g
-            .run_frames(1)
-            .unwrap()
-            .into_iter()
-            .filter_map(|e| match e {
-                springsim::FrameEvent::Replanned { k0, .. } => Some(k0),
-                _ => None,
-            })
-            .collect();
+        let mut replans_in_a_frame = || -> Vec<f64> {
+            let events = g.run_frames(1).unwrap();
+            events
+                .into_iter()
+                .filter_map(|e| match e {
+                    springsim::FrameEvent::Replanned { k0, .. } => Some(k0),
+                    _ => None,
+                })
+                .collect()
+        };
         // the alarm comes with the frame's report; the estimate with the next report
+        let replans = replans_in_a_frame();
         assert!(replans.is_empty(), "k0 before the estimate came back: {replans:?}");
-        let replans: Vec<f64> = g
-            .run_frames(1)
-            .unwrap()
-            .into_iter()
-            .filter_map(|e| match e {
-                springsim::FrameEvent::Replanned { k0, .. } => Some(k0),
-                _ => None,
-            })
-            .collect();
+        let replans = replans_in_a_frame();
         assert!(!replans.is_empty(), "no re-plan after the speed alarm");
         assert_eq!(g.plan().k0, replans[replans.len() - 1]);
         // estimated at the end of the frame just run: the state now

@@ -196,6 +196,13 @@ impl<E: Engine> Stepper<E> {
         self.watch.checkpoint = Some((checkpoint, to_frame, time));
         self.watch.frame = to_frame;
         self.watch.time = time;
+        self.halve_after_rollback(frame, cause, to_frame)
+    }
+
+    /// After a rollback to `to_frame` (the state and the frame count are back there): h halved, or LEU's
+    /// re-linearization interval while it re-linearizes less often than every step, the step re-planned,
+    /// the divergence logged.
+    pub(super) fn halve_after_rollback(&mut self, frame: usize, cause: Cause, to_frame: usize) -> Result<Divergence> {
         let interval = self.engine.method() == Method::Leu && self.plan.relinearize_every > 1;
         if interval {
             self.watch.interval_scale *= 0.5;

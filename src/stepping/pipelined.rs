@@ -431,17 +431,6 @@ impl GpuSimulator {
         self.watch.time = good.time;
         self.engine.set_time(good.engine_time);
         // the baseline stays: the state goes back to one judged against it
-        let interval = self.engine.method() == Method::Leu && self.plan.relinearize_every > 1;
-        if interval {
-            self.watch.interval_scale *= 0.5;
-        } else {
-            self.watch.h_scale *= 0.5;
-        }
-        self.watch.halvings += 1;
-        self.apply_plan(self.plan.k0)?;
-        let leu_interval = interval.then(|| self.engine.settings().leu_interval * self.watch.interval_scale);
-        let d = Divergence { frame, cause, action: Action::RolledBack { to_frame: good.frame, h: self.plan.h, leu_interval } };
-        self.watch.log.push(d);
-        Ok(d)
+        self.halve_after_rollback(frame, cause, good.frame)
     }
 }
