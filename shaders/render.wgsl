@@ -41,11 +41,40 @@ fn fs_cloth(in: ClothOut, @builtin(front_facing) front: bool) -> @location(0) ve
     }
     let l = normalize(cam.light.xyz);
     let v = normalize(cam.eye.xyz - in.world);
-    let diffuse = max(dot(n, l), 0.0);
+    // fabric, not plastic: a wrapped diffuse (light bleeds a little past the terminator), a broad and
+    // faint highlight, and a sheen at grazing angles in the cloth's own colour
+    let diffuse = max((dot(n, l) + 0.25) / 1.25, 0.0);
     let hv = normalize(l + v);
-    let spec = pow(max(dot(n, hv), 0.0), 32.0) * 0.25;
-    let rgb = base * (0.22 + 0.78 * diffuse) + vec3<f32>(spec);
+    let spec = pow(max(dot(n, hv), 0.0), 10.0) * 0.05;
+    let sheen = pow(1.0 - max(dot(n, v), 0.0), 4.0) * 0.15;
+    let rgb = base * (0.18 + 0.82 * diffuse + sheen) + vec3<f32>(spec);
     return vec4<f32>(rgb, 1.0);
+}
+
+// The colliders as solids (spheres, capsules, boxes; src/viewer/solids.rs): a mesh in the colliders'
+// placement at time 0, w = the collider's index; `solid_offsets` moves each by its path's offset now.
+@group(1) @binding(4) var<storage, read> solid_offsets: array<vec4<f32>>;
+
+@vertex
+fn vs_solid(@location(0) pos: vec4<f32>, @location(1) nrm: vec4<f32>) -> ClothOut {
+    var o: ClothOut;
+    let p = pos.xyz + solid_offsets[u32(pos.w)].xyz;
+    o.clip = cam.view_proj * vec4<f32>(p, 1.0);
+    o.normal = nrm.xyz;
+    o.world = p;
+    return o;
+}
+
+// A matte grey with a soft sheen: the colliders read as solid props, not as cloth.
+@fragment
+fn fs_solid(in: ClothOut) -> @location(0) vec4<f32> {
+    let n = normalize(in.normal);
+    let l = normalize(cam.light.xyz);
+    let v = normalize(cam.eye.xyz - in.world);
+    let diffuse = max(dot(n, l), 0.0);
+    let rim = pow(1.0 - max(dot(n, v), 0.0), 3.0) * 0.08;
+    let base = vec3<f32>(0.46, 0.48, 0.52);
+    return vec4<f32>(base * (0.25 + 0.75 * diffuse) + vec3<f32>(rim), 1.0);
 }
 
 struct Seg {

@@ -19,6 +19,7 @@ pub mod headless;
 pub mod overlay;
 pub mod pins;
 pub mod render;
+pub mod solids;
 mod summary;
 
 pub use headless::{run, run_headless, write_png};

@@ -5,6 +5,7 @@
 
 use super::camera::Camera;
 use super::pins::{PinList, PinPipeline};
+use super::solids::{SolidPipeline, Solids};
 use crate::model::Model;
 use crate::stepping::GpuSimulator;
 use anyhow::{Context, Result};
@@ -73,6 +74,8 @@ struct ModelGpu {
     ground: wgpu::BindGroup,
     /// The pin markers' list (`None` without pins).
     pins: Option<PinList>,
+    /// The colliders drawn as solids (`None` without spheres, capsules or boxes).
+    solids: Option<Solids>,
     /// The position buffer's binding, for a new pin list.
     positions: (wgpu::Buffer, u64),
 }
@@ -101,6 +104,7 @@ pub struct SceneRenderer {
     line_pipe: wgpu::RenderPipeline,
     normals_pipe: wgpu::ComputePipeline,
     pin_pipe: PinPipeline,
+    solid_pipe: SolidPipeline,
     model: Option<ModelGpu>,
     targets: Option<(u32, u32, Option<wgpu::TextureView>, wgpu::TextureView)>,
 }
@@ -288,6 +292,7 @@ impl SceneRenderer {
             line_pipe,
             normals_pipe,
             pin_pipe: PinPipeline::new(device, &rm, &cam_layout, (format, DEPTH_FORMAT), samples),
+            solid_pipe: SolidPipeline::new(device, &rm, &cam_layout, (format, DEPTH_FORMAT), samples),
             model: None,
             targets: None,
         }
@@ -385,7 +390,8 @@ impl SceneRenderer {
         });
         let positions = (positions.clone(), pos_binding.size.map_or(16, |s| s.get()));
         let (structure, springs) = (segs("springsim.structure", &structure), segs("springsim.springs", &all));
-        self.model = Some(ModelGpu { mesh, structure, springs, ground, pins: None, positions });
+        let solids = Solids::new(device, &self.solid_pipe, model);
+        self.model = Some(ModelGpu { mesh, structure, springs, ground, pins: None, solids, positions });
         self.set_pins(device, sim, n);
     }
 
@@ -417,6 +423,14 @@ impl SceneRenderer {
             line: [0.95, 0.8, 0.35, 1.0],
         };
         queue.write_buffer(&self.camera_buf, 0, bytemuck::bytes_of(&u));
+    }
+
+    /// Moves the colliders drawn as solids that follow a path to where they are at simulated time `t`
+    /// (s), before the frame's draw (nothing for colliders that stand still).
+    pub fn set_collider_time(&self, queue: &wgpu::Queue, t: f64) {
+        if let Some(solids) = self.model.as_ref().and_then(|m| m.solids.as_ref()) {
+            solids.update(queue, t);
+        }
     }
 
     fn ensure_targets(&mut self, device: &wgpu::Device, w: u32, h: u32) {
@@ -502,6 +516,9 @@ impl SceneRenderer {
         pass.set_pipeline(&self.ground_pipe);
         pass.set_bind_group(1, &m.ground, &[]);
         pass.draw(0..6, 0..1);
+        if let Some(solids) = &m.solids {
+            self.solid_pipe.draw(&mut pass, solids);
+        }
         if let Some(mesh) = draw_mesh {
             pass.set_pipeline(&self.cloth_pipe);
             pass.set_vertex_buffer(0, sim.positions_buffer().slice(sim.positions_range()));
