@@ -11,7 +11,8 @@ use springsim::gpu::GpuContext;
 use springsim::method::DivergencePolicy;
 use springsim::reference::stats::state_stats;
 use springsim::scene::{self, SceneOptions};
-use springsim::Method;
+use springsim::stepping::FrameReport;
+use springsim::{Method, Simulator};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -175,7 +176,20 @@ pub fn run(cli: RunCli) -> Result<()> {
     };
     let policy = settings.guard.policy;
     let frame_dt = settings.frame_dt;
-    let mut sim = make_simulator(&model, method, backend, settings, gpu.as_ref())?;
+    // the GPU's frames through the pipelined path (its reports judged by the guard a frame later; here
+    // each frame is flushed, since its state is read back for the mesh anyway), except where a frame
+    // needs the host between its steps
+    let mut sim = match gpu.as_ref().filter(|_| backend == Backend::Gpu) {
+        Some(ctx) => {
+            let g = springsim::GpuSimulator::new(&ctx.device, &ctx.queue, &model, method, settings)?.with_adapter_name(ctx.adapter_name());
+            if g.needs_blocking_frame() {
+                Driver::Blocking(Box::new(g))
+            } else {
+                Driver::Pipelined(Box::new(g))
+            }
+        }
+        None => Driver::Blocking(make_simulator(&model, method, backend, settings, gpu.as_ref())?),
+    };
     let cm = CpuModel::new(&model)?;
     let normals = cli.format == MeshFormat::Ply && !model.triangles.is_empty();
     let pairs = springsim::reference::roughness::adjacent_pairs(&model.triangles);
@@ -185,8 +199,8 @@ pub fn run(cli: RunCli) -> Result<()> {
     let bar = crate::logging::Progress::new(frames as u64, "run");
     for k in 1..=frames {
         let t = Instant::now();
-        let report = sim.step_frame()?;
-        let (x, v) = sim.read_state()?;
+        let report = sim.frame()?;
+        let (x, v) = sim.as_dyn().read_state()?;
         sim_s += t.elapsed().as_secs_f64();
         let t = Instant::now();
         let stats = state_stats(&cm, &x, &v);
@@ -239,7 +253,7 @@ pub fn run(cli: RunCli) -> Result<()> {
             springsim::Error::Diverged { frame: k, what: "a coordinate is not finite (the frames up to it are written)".into() }.into()
         );
     }
-    let log = sim.divergences();
+    let log = sim.as_dyn().divergences();
     if policy == DivergencePolicy::Report {
         if let Some(d) = log.first() {
             return Err(crate::Diverged(format!("{} {method}: diverged at frame {}: {}", sc.name(), d.frame, d.cause)).into());
@@ -249,6 +263,40 @@ pub fn run(cli: RunCli) -> Result<()> {
         log::warn!("run: {} recoveries ({what})", log.len());
     }
     Ok(())
+}
+
+/// How `run` steps a frame: the GPU's pipelined path, or the blocking `step_frame` (the CPU, and the GPU
+/// methods whose frames need the host between steps).
+enum Driver {
+    Pipelined(Box<springsim::GpuSimulator>),
+    Blocking(Box<dyn Simulator>),
+}
+
+impl Driver {
+    /// One frame: its report (with the guard's find, if any).
+    fn frame(&mut self) -> springsim::Result<springsim::FrameReport> {
+        match self {
+            Driver::Blocking(s) => s.step_frame(),
+            Driver::Pipelined(g) => {
+                let mut report = springsim::FrameReport::default();
+                for e in g.run_frames(1)? {
+                    match e {
+                        springsim::FrameEvent::Report { report: r, .. } => report = FrameReport { divergence: report.divergence, ..r },
+                        springsim::FrameEvent::Diverged(d) => report.divergence = Some(d),
+                        _ => {}
+                    }
+                }
+                Ok(report)
+            }
+        }
+    }
+
+    fn as_dyn(&mut self) -> &mut dyn Simulator {
+        match self {
+            Driver::Pipelined(g) => g.as_mut(),
+            Driver::Blocking(s) => s.as_mut(),
+        }
+    }
 }
 
 /// frames.csv.
