@@ -143,3 +143,23 @@ fn explicit_euler_above_its_stable_step_is_reported_once_without_a_wait() {
     assert_eq!(diverged.len(), 1, "{diverged:?}");
     assert!(matches!(diverged[0], FrameEvent::Diverged(d) if d.action == Action::Reported));
 }
+
+#[test]
+fn a_method_switch_with_frames_in_flight_forgets_their_reports() {
+    let Some(ctx) = gpu() else { return };
+    let model = moving_cloth(21);
+    let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::SymplecticEuler, StepSettings::default()).unwrap();
+    for _ in 0..3 {
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        sim.encode_frame(&mut encoder).unwrap();
+        ctx.queue.submit([encoder.finish()]);
+    }
+    // the explicit frames' report words (the speed flags) would read as the PCG's status words
+    springsim::Simulator::set_method(&mut sim, Method::ImplicitEuler).unwrap();
+    let events = sim.flush_reports().unwrap();
+    assert!(events.is_empty(), "the old integrator's reports were judged: {events:?}");
+    let events = sim.run_frames(2).unwrap();
+    let reports = events.iter().filter(|e| matches!(e, FrameEvent::Report { .. })).count();
+    assert_eq!(reports, 2, "{events:?}");
+    assert!(!events.iter().any(|e| matches!(e, FrameEvent::Diverged(_))), "{events:?}");
+}

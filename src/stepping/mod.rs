@@ -256,6 +256,8 @@ impl<E: Engine> Simulator for Stepper<E> {
     fn set_method(&mut self, method: Method) -> Result<()> {
         let old = self.engine.method();
         self.engine.set_method(method)?;
+        // the reports in flight are the old integrator's: forgotten
+        self.pipe.forget_in_flight();
         let k0 = if needs_k0(method) && self.plan.k0 <= 0.0 { self.engine.stiffness_k0()? } else { self.plan.k0 };
         self.apply_plan(k0)?;
         if let Err(e) = self.check_stable() {

@@ -111,6 +111,19 @@ pub(crate) struct Pipe {
     force_signals: bool,
 }
 
+impl Pipe {
+    /// After a method switch: the reports in flight (recorded by the old integrator, whose report words
+    /// the new one would misread) are dropped when they come, and k₀'s estimate and LEU's retry count
+    /// start again. The checkpoints stay: the state is the same.
+    pub(super) fn forget_in_flight(&mut self) {
+        self.epoch += 1;
+        self.pending = None;
+        self.power_wanted = false;
+        self.power_in_flight = false;
+        self.leu_retries = 0;
+    }
+}
+
 impl GpuSimulator {
     /// Records one frame into the host's `encoder`, with what the stepping policy needs of it (see
     /// [`crate::stepping::pipelined`]): no submit, no poll, no wait. The host submits, then calls
