@@ -18,6 +18,7 @@ pub mod framing;
 pub mod headless;
 pub mod overlay;
 pub mod pins;
+mod pipeline;
 pub mod render;
 pub mod solids;
 mod summary;

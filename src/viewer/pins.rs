@@ -47,29 +47,16 @@ impl PinPipeline {
             bind_group_layouts: &[Some(cam_layout), Some(&layout)],
             immediate_size: 0,
         });
-        let pipe = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("springsim.pins"),
-            layout: Some(&pl),
-            vertex: wgpu::VertexState { module, entry_point: Some("vs_pin"), compilation_options: Default::default(), buffers: &[] },
-            primitive: wgpu::PrimitiveState { cull_mode: None, ..Default::default() },
-            // on top of everything: a pin sits on the cloth and would be half hidden in it
-            depth_stencil: Some(wgpu::DepthStencilState {
-                format: depth_format,
-                depth_write_enabled: Some(false),
-                depth_compare: Some(wgpu::CompareFunction::Always),
-                stencil: Default::default(),
-                bias: Default::default(),
-            }),
-            multisample: wgpu::MultisampleState { count: samples, mask: !0, alpha_to_coverage_enabled: false },
-            fragment: Some(wgpu::FragmentState {
-                module,
-                entry_point: Some("fs_pin"),
-                compilation_options: Default::default(),
-                targets: &[Some(wgpu::ColorTargetState { format, blend: None, write_mask: wgpu::ColorWrites::ALL })],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        // on top of everything: a pin sits on the cloth and would be half hidden in it
+        let spec = super::pipeline::Spec {
+            label: "springsim.pins",
+            layout: &pl,
+            entry: ("vs_pin", "fs_pin"),
+            buffers: &[],
+            cull_back: false,
+            depth: (false, wgpu::CompareFunction::Always),
+        };
+        let pipe = super::pipeline::build(device, module, (format, depth_format), samples, spec);
         PinPipeline { layout, pipe }
     }
 

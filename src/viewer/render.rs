@@ -198,79 +198,31 @@ impl SceneRenderer {
             bind_group_layouts: &[Some(&normals_layout)],
             immediate_size: 0,
         });
-        let depth = Some(wgpu::DepthStencilState {
-            format: DEPTH_FORMAT,
-            depth_write_enabled: Some(true),
-            depth_compare: Some(wgpu::CompareFunction::Less),
-            stencil: Default::default(),
-            bias: Default::default(),
-        });
-        let depth_ground = depth.clone();
-        let ms = wgpu::MultisampleState { count: samples, mask: !0, alpha_to_coverage_enabled: false };
-        let target = [Some(wgpu::ColorTargetState { format, blend: None, write_mask: wgpu::ColorWrites::ALL })];
-        let vattr = |loc: u32| wgpu::VertexBufferLayout {
-            array_stride: 16,
-            step_mode: wgpu::VertexStepMode::Vertex,
-            attributes: if loc == 0 { &wgpu::vertex_attr_array![0 => Float32x4] } else { &wgpu::vertex_attr_array![1 => Float32x4] },
+        use super::pipeline::{build, vec4s, Spec};
+        let formats = (format, DEPTH_FORMAT);
+        let less = (true, wgpu::CompareFunction::Less);
+        let buffers = [Some(vec4s(0)), Some(vec4s(1))];
+        let spec = Spec {
+            label: "springsim.cloth",
+            layout: &cloth_pl,
+            entry: ("vs_cloth", "fs_cloth"),
+            buffers: &buffers,
+            cull_back: false,
+            depth: less,
         };
-        let cloth_pipe = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("springsim.cloth"),
-            layout: Some(&cloth_pl),
-            vertex: wgpu::VertexState {
-                module: &rm,
-                entry_point: Some("vs_cloth"),
-                compilation_options: Default::default(),
-                buffers: &[Some(vattr(0)), Some(vattr(1))],
-            },
-            primitive: wgpu::PrimitiveState { cull_mode: None, ..Default::default() },
-            depth_stencil: depth.clone(),
-            multisample: ms,
-            fragment: Some(wgpu::FragmentState {
-                module: &rm,
-                entry_point: Some("fs_cloth"),
-                compilation_options: Default::default(),
-                targets: &target,
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
-        let line_pipe = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("springsim.lines"),
-            layout: Some(&line_pl),
-            vertex: wgpu::VertexState { module: &rm, entry_point: Some("vs_line"), compilation_options: Default::default(), buffers: &[] },
-            primitive: wgpu::PrimitiveState { cull_mode: None, ..Default::default() },
-            depth_stencil: depth,
-            multisample: ms,
-            fragment: Some(wgpu::FragmentState {
-                module: &rm,
-                entry_point: Some("fs_line"),
-                compilation_options: Default::default(),
-                targets: &target,
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
-        let ground_pipe = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("springsim.ground"),
-            layout: Some(&ground_pl),
-            vertex: wgpu::VertexState {
-                module: &rm,
-                entry_point: Some("vs_ground"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            primitive: wgpu::PrimitiveState { cull_mode: None, ..Default::default() },
-            depth_stencil: depth_ground,
-            multisample: ms,
-            fragment: Some(wgpu::FragmentState {
-                module: &rm,
-                entry_point: Some("fs_ground"),
-                compilation_options: Default::default(),
-                targets: &target,
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        let cloth_pipe = build(device, &rm, formats, samples, spec);
+        let spec =
+            Spec { label: "springsim.lines", layout: &line_pl, entry: ("vs_line", "fs_line"), buffers: &[], cull_back: false, depth: less };
+        let line_pipe = build(device, &rm, formats, samples, spec);
+        let spec = Spec {
+            label: "springsim.ground",
+            layout: &ground_pl,
+            entry: ("vs_ground", "fs_ground"),
+            buffers: &[],
+            cull_back: false,
+            depth: less,
+        };
+        let ground_pipe = build(device, &rm, formats, samples, spec);
         let normals_pipe = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some("springsim.normals"),
             layout: Some(&normals_pl),
@@ -291,8 +243,8 @@ impl SceneRenderer {
             cloth_pipe,
             line_pipe,
             normals_pipe,
-            pin_pipe: PinPipeline::new(device, &rm, &cam_layout, (format, DEPTH_FORMAT), samples),
-            solid_pipe: SolidPipeline::new(device, &rm, &cam_layout, (format, DEPTH_FORMAT), samples),
+            pin_pipe: PinPipeline::new(device, &rm, &cam_layout, formats, samples),
+            solid_pipe: SolidPipeline::new(device, &rm, &cam_layout, formats, samples),
             model: None,
             targets: None,
         }

@@ -59,38 +59,17 @@ impl SolidPipeline {
             bind_group_layouts: &[Some(cam_layout), Some(&layout)],
             immediate_size: 0,
         });
-        let vattr = |loc: u32| wgpu::VertexBufferLayout {
-            array_stride: 16,
-            step_mode: wgpu::VertexStepMode::Vertex,
-            attributes: if loc == 0 { &wgpu::vertex_attr_array![0 => Float32x4] } else { &wgpu::vertex_attr_array![1 => Float32x4] },
+        use super::pipeline::{build, vec4s, Spec};
+        let buffers = [Some(vec4s(0)), Some(vec4s(1))];
+        let spec = Spec {
+            label: "springsim.solids",
+            layout: &pl,
+            entry: ("vs_solid", "fs_solid"),
+            buffers: &buffers,
+            cull_back: true,
+            depth: (true, wgpu::CompareFunction::Less),
         };
-        let pipe = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("springsim.solids"),
-            layout: Some(&pl),
-            vertex: wgpu::VertexState {
-                module,
-                entry_point: Some("vs_solid"),
-                compilation_options: Default::default(),
-                buffers: &[Some(vattr(0)), Some(vattr(1))],
-            },
-            primitive: wgpu::PrimitiveState { cull_mode: Some(wgpu::Face::Back), ..Default::default() },
-            depth_stencil: Some(wgpu::DepthStencilState {
-                format: depth_format,
-                depth_write_enabled: Some(true),
-                depth_compare: Some(wgpu::CompareFunction::Less),
-                stencil: Default::default(),
-                bias: Default::default(),
-            }),
-            multisample: wgpu::MultisampleState { count: samples, mask: !0, alpha_to_coverage_enabled: false },
-            fragment: Some(wgpu::FragmentState {
-                module,
-                entry_point: Some("fs_solid"),
-                compilation_options: Default::default(),
-                targets: &[Some(wgpu::ColorTargetState { format, blend: None, write_mask: wgpu::ColorWrites::ALL })],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        let pipe = build(device, module, (format, depth_format), samples, spec);
         SolidPipeline { layout, pipe }
     }
 
