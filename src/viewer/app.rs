@@ -5,7 +5,7 @@ use super::overlay::{self, Action, OverlayState};
 use super::render;
 use super::write_png;
 use super::{demo_methods, demo_scenes, Demo, DemoArgs};
-use crate::gpu::base::context::{adapter_name, limits_for, select_adapter};
+use crate::gpu::base::context::adapter_name;
 use anyhow::{anyhow, Context, Result};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -82,23 +82,7 @@ impl Gfx {
         let window = Arc::new(event_loop.create_window(attrs).context("creating the window")?);
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_with_display_handle_from_env(Box::new(window.clone())));
         let surface = instance.create_surface(window.clone()).context("creating the surface")?;
-        let adapter = if std::env::var_os("WGPU_ADAPTER_NAME").is_some() {
-            select_adapter(&instance)?
-        } else {
-            pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-                power_preference: wgpu::PowerPreference::from_env().unwrap_or(wgpu::PowerPreference::HighPerformance),
-                force_fallback_adapter: false,
-                compatible_surface: Some(&surface),
-                ..Default::default()
-            }))
-            .map_err(|e| anyhow!("no GPU adapter for the window: {e}. `springsim bench` runs headless (or --backend cpu)"))?
-        };
-        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-            label: Some("springsim.demo"),
-            required_limits: limits_for(&adapter),
-            ..Default::default()
-        }))
-        .context("creating the device")?;
+        let (adapter, device, queue) = super::blocking::window_device(&instance, &surface)?;
         let lost = Arc::new(Mutex::new(None));
         let lost2 = lost.clone();
         device.set_device_lost_callback(move |reason, msg| {

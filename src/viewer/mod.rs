@@ -13,6 +13,7 @@
 
 pub mod animation;
 pub mod app;
+mod blocking;
 pub mod camera;
 pub mod framing;
 pub mod headless;
@@ -39,7 +40,6 @@ use glam::Vec3;
 use render::{DrawOptions, SceneRenderer};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Instant;
 
 /// What `springsim demo` was asked for.
 #[derive(Clone, Debug)]
@@ -377,23 +377,6 @@ impl Demo {
         Ok(())
     }
 
-    /// Applies the mouse grab, then runs one frame of simulation (or the single step asked for) and
-    /// waits for it: [`Demo::encode_simulation`] in an encoder of its own, submitted, and every report
-    /// waited for. Returns the wall time (ms), or `None` when paused. The window does not wait: it records
-    /// the simulation into its drawing's encoder and calls [`Demo::after_submit`].
-    pub fn simulate(&mut self) -> Result<Option<f64>> {
-        let t = Instant::now();
-        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.demo") });
-        if !self.encode_simulation(&mut encoder)? {
-            return Ok(None);
-        }
-        self.queue.submit([encoder.finish()]);
-        let events = self.sim.flush_reports()?;
-        self.take_events(events);
-        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| anyhow::anyhow!("{e}"))?;
-        Ok(Some(t.elapsed().as_secs_f64() * 1e3))
-    }
-
     /// Applies the controls and the mouse grab, then records one frame of simulation (or the steps
     /// asked for) into `encoder`: no submit, no wait. Returns whether anything was recorded (not when
     /// paused). The host submits, then calls [`Demo::after_submit`].
@@ -471,7 +454,7 @@ impl Demo {
         Ok(())
     }
 
-    fn take_events(&mut self, events: Vec<crate::FrameEvent>) {
+    pub(super) fn take_events(&mut self, events: Vec<crate::FrameEvent>) {
         for e in events {
             match e {
                 crate::FrameEvent::Report { report, signals, .. } => {

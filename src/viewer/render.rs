@@ -8,7 +8,6 @@ use super::pins::{PinList, PinPipeline};
 use super::solids::{SolidPipeline, Solids};
 use crate::model::Model;
 use crate::stepping::GpuSimulator;
-use anyhow::{Context, Result};
 use wgpu::util::DeviceExt;
 
 /// The depth buffer's format.
@@ -488,77 +487,5 @@ impl SceneRenderer {
         if let Some(pins) = &m.pins {
             self.pin_pipe.draw(&mut pass, pins);
         }
-    }
-
-    /// Draws one frame offscreen (same pipelines) and reads it back as tightly packed RGBA8; with
-    /// `readback` false it only draws (and waits), returning nothing.
-    #[allow(clippy::too_many_arguments)] // as `encode`, plus the queue and the read-back switch
-    pub fn capture(
-        &mut self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        sim: &GpuSimulator,
-        w: u32,
-        h: u32,
-        opts: &DrawOptions,
-        readback: bool,
-    ) -> Result<Vec<u8>> {
-        let tex = device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("springsim.offscreen"),
-            size: wgpu::Extent3d { width: w, height: h, depth_or_array_layers: 1 },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: self.format,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-            view_formats: &[],
-        });
-        let view = tex.create_view(&Default::default());
-        let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.capture") });
-        self.encode(device, &mut enc, sim, &view, w, h, opts);
-        if !readback {
-            queue.submit([enc.finish()]);
-            device.poll(wgpu::PollType::wait_indefinitely()).context("waiting for the draw")?;
-            return Ok(Vec::new());
-        }
-        let row = (w * 4).div_ceil(256) * 256;
-        let out = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("springsim.capture"),
-            size: (row * h) as u64,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        enc.copy_texture_to_buffer(
-            wgpu::TexelCopyTextureInfo { texture: &tex, mip_level: 0, origin: wgpu::Origin3d::ZERO, aspect: wgpu::TextureAspect::All },
-            wgpu::TexelCopyBufferInfo {
-                buffer: &out,
-                layout: wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(row), rows_per_image: Some(h) },
-            },
-            wgpu::Extent3d { width: w, height: h, depth_or_array_layers: 1 },
-        );
-        queue.submit([enc.finish()]);
-        let slice = out.slice(..);
-        let (tx, rx) = std::sync::mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        device.poll(wgpu::PollType::wait_indefinitely()).context("waiting for the capture")?;
-        rx.recv().context("capture map")?.context("capture map")?;
-        let data = slice.get_mapped_range().context("capture map")?;
-        let bgra = matches!(self.format, wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb);
-        let mut rgba = Vec::with_capacity((w * h * 4) as usize);
-        for y in 0..h as usize {
-            let r = &data[y * row as usize..y * row as usize + (w * 4) as usize];
-            for px in r.chunks_exact(4) {
-                if bgra {
-                    rgba.extend_from_slice(&[px[2], px[1], px[0], 255]);
-                } else {
-                    rgba.extend_from_slice(&[px[0], px[1], px[2], 255]);
-                }
-            }
-        }
-        drop(data);
-        out.unmap();
-        Ok(rgba)
     }
 }
