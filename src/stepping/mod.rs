@@ -258,11 +258,16 @@ impl<E: Engine> Simulator for Stepper<E> {
         self.engine.set_method(method)?;
         // the reports in flight are the old integrator's: forgotten
         self.pipe.forget_in_flight();
-        let k0 = if needs_k0(method) && self.plan.k0 <= 0.0 { self.engine.stiffness_k0()? } else { self.plan.k0 };
-        self.apply_plan(k0)?;
-        if let Err(e) = self.check_stable() {
-            self.engine.set_method(old)?;
+        // the new method's k₀ (its power iteration's kernels may be over the device's limits), its plan
+        // and its stability: where any fails, the old method comes back
+        let switched = (|| -> Result<()> {
+            let k0 = if needs_k0(method) && self.plan.k0 <= 0.0 { self.engine.stiffness_k0()? } else { self.plan.k0 };
             self.apply_plan(k0)?;
+            self.check_stable()
+        })();
+        if let Err(e) = switched {
+            self.engine.set_method(old)?;
+            self.apply_plan(self.plan.k0)?;
             return Err(e);
         }
         Ok(())
