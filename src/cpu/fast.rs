@@ -117,7 +117,8 @@ pub struct ForcePlan {
     n: usize,
     springs: usize,
     threads: usize,
-    /// Whether the CPU has AVX ([`eval_chunk_avx`] is then used).
+    /// Whether the CPU has AVX ([`eval_chunk_avx`] is then used; read on x86-64 only).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     avx: bool,
     /// The address of the model's stiffness table, whose values the chunks copy: a plan is used only
     /// with the model it was made for.

@@ -76,8 +76,11 @@ impl SpdFactor {
         let zeros = vec![0.0; pairs.len()];
         let matrix = SparseColMat::new_from_argsort(sym.clone(), &argsort, &zeros)
             .map_err(|e| Error::Factorization { what: what.to_string(), detail: format!("could not fill the sparse matrix: {e:?}") })?;
-        // two threads pay off for the numeric factorisation of large matrices only
+        // two threads pay off for the numeric factorisation of large matrices only (none in a browser)
+        #[cfg(not(target_arch = "wasm32"))]
         let par = if n >= 20_000 { Par::rayon(0) } else { Par::Seq };
+        #[cfg(target_arch = "wasm32")]
+        let par = Par::Seq;
         let req = StackReq::any_of(&[
             symbolic.factorize_numeric_llt_scratch::<f64>(par, Default::default()),
             symbolic.solve_in_place_scratch::<f64>(rhs_cols.max(1), Par::Seq),

@@ -6,7 +6,7 @@ use super::{FrameReport, Stepper};
 use crate::engine::{Checkpoint, Engine};
 use crate::error::{Error, Result};
 use crate::method::{GlobalSolve, Method, StepSettings};
-use std::time::Instant;
+use web_time::Instant;
 
 /// The frames between checks when the engine's signals read back from a device and
 /// [`crate::method::GuardSettings::every`] is 0.

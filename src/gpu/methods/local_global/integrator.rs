@@ -452,7 +452,7 @@ impl LocalGlobalIntegrator {
     ) -> Result<LgSplit> {
         let new_encoder = || device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.lg_frame") });
         let wait = || st.counters.wait(device);
-        let t_frame = std::time::Instant::now();
+        let t_frame = web_time::Instant::now();
         let n = st.n;
         let vector_bytes = (n * 16) as u64;
         let mut split = LgSplit { frames: 1, ..Default::default() };
@@ -487,14 +487,14 @@ impl LocalGlobalIntegrator {
                             }
                         }
                         if profile {
-                            let t = std::time::Instant::now();
+                            let t = web_time::Instant::now();
                             st.counters.submit(queue, std::mem::replace(&mut enc, new_encoder()).finish());
                             wait()?;
                             *split.bucket(phase) += t.elapsed().as_secs_f64() * 1e3;
                         }
                     }
                     LgOp::HostSolve => {
-                        let t = std::time::Instant::now();
+                        let t = web_time::Instant::now();
                         if let Some(staging) = staging {
                             // r is the first vector of the PCG's (r, z, p0, p1, Ap, x, P⁻¹)
                             enc.copy_buffer_to_buffer(&self.buffers.pcg.vectors, 0, staging, 0, vector_bytes);
@@ -503,10 +503,10 @@ impl LocalGlobalIntegrator {
                         wait()?;
                         split.global_ms += t.elapsed().as_secs_f64() * 1e3;
                         let Some(staging) = staging else { continue };
-                        let t = std::time::Instant::now();
+                        let t = web_time::Instant::now();
                         let bytes = read_buffer(device, &st.counters, staging, vector_bytes)?;
                         split.readback_ms += t.elapsed().as_secs_f64() * 1e3;
-                        let t = std::time::Instant::now();
+                        let t = web_time::Instant::now();
                         let v4: &[[f32; 4]] = bytemuck::cast_slice(&bytes);
                         for (ri, a) in r.iter_mut().zip(v4) {
                             *ri = V3::new(a[0] as f64, a[1] as f64, a[2] as f64);
@@ -517,7 +517,7 @@ impl LocalGlobalIntegrator {
                             *u = [d.x as f32, d.y as f32, d.z as f32, 0.0];
                         }
                         split.solve_ms += t.elapsed().as_secs_f64() * 1e3;
-                        let t = std::time::Instant::now();
+                        let t = web_time::Instant::now();
                         // the PCG's solution x; lg_advance reads it
                         st.counters.write_buffer(
                             queue,
@@ -538,7 +538,7 @@ impl LocalGlobalIntegrator {
         if p == 1 {
             enc.copy_buffer_to_buffer(&st.state[1], 0, &st.state[0], 0, st.state_bytes());
         }
-        let t = std::time::Instant::now();
+        let t = web_time::Instant::now();
         st.counters.submit(queue, enc.finish());
         wait()?;
         if !profile {
