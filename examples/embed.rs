@@ -115,7 +115,7 @@ impl Gpu {
         };
         let descriptor = wgpu::DeviceDescriptor {
             label: Some("host"),
-            required_limits: springsim::gpu::base::context::limits_for(&adapter),
+            required_limits: springsim::gpu::base::context::limits_for(&adapter)?,
             ..Default::default()
         };
         let (device, queue) = pollster::block_on(adapter.request_device(&descriptor)).context("creating the device")?;

@@ -370,9 +370,27 @@ fn img_up(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocati
     img_store(M.t + i, t);
 }
 
+// x = t + ωD⁻¹(b − A t) of row i, stored at M.x (img_post and img_post_smooth).
+fn post_smooth(i: u32) -> vec3<f32> {
+    let b = img_load(M.b + i);
+    let x = img_load(M.t + i) + sym_mul(sym_at(M.f_dinv + 2u * i), b - img_apply(i, M.t)) * M.omega;
+    img_store(M.x + i, x);
+    return x;
+}
+
+// On level 0 (M.slot < 2): the partials of r·z = b·x into slot M.slot, keeping the (r·r, b·b) that
+// pcg_begin or pcg_update wrote there (the same workgroups).
+fn post_partials(lid: u32, wid: u32, rz: f32) {
+    let t = wg_reduce(lid, vec4<f32>(rz, 0.0, 0.0, 0.0));
+    if (lid == 0u) {
+        let k = M.slot * M.groups + wid;
+        let old = partials[k];
+        partials[k] = vec4<f32>(t.x, old.y, old.z, old.w);
+    }
+}
+
 // x = t + ωD⁻¹(b − A t); on level 0 (M.slot < 2) also z = x in the PCG's vectors and the partials of
-// r·z = b·x into slot M.slot (keeping the (r·r, b·b) that pcg_begin or pcg_update wrote there: the same
-// workgroups).
+// r·z = b·x into slot M.slot.
 @compute @workgroup_size(WG)
 fn img_post(
     @builtin(global_invocation_id) gid: vec3<u32>,
@@ -383,20 +401,41 @@ fn img_post(
     let i = gid.x;
     var rz = 0.0;
     if (i < M.rows) {
-        let b = img_load(M.b + i);
-        let x = img_load(M.t + i) + sym_mul(sym_at(M.f_dinv + 2u * i), b - img_apply(i, M.t)) * M.omega;
-        img_store(M.x + i, x);
+        let x = post_smooth(i);
         if (M.slot < 2u) {
             cg_vectors[seg(SEG_Z, i)] = vec4<f32>(x, 0.0);
         }
-        rz = dot(b, x);
+        rz = dot(img_load(M.b + i), x);
     }
     if (M.slot < 2u) {
-        let t = wg_reduce(lid, vec4<f32>(rz, 0.0, 0.0, 0.0));
-        if (lid == 0u) {
-            let k = M.slot * M.groups + wid.x;
-            let old = partials[k];
-            partials[k] = vec4<f32>(t.x, old.y, old.z, old.w);
-        }
+        post_partials(lid, wid.x, rz);
     }
+}
+
+// img_post in two dispatches, for a device that allows 8 storage buffers per shader stage (WebGPU's
+// default): img_post binds 9. The smoothing (which runs whatever the solve's status: it writes only
+// the V-cycle's own vectors) ...
+@compute @workgroup_size(WG)
+fn img_post_smooth(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x < M.rows) {
+        post_smooth(gid.x);
+    }
+}
+
+// ... then, on level 0 only, z = x and the partials of r·z: the same numbers as img_post's.
+@compute @workgroup_size(WG)
+fn img_post_tail(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+) {
+    if (load_status(lid) != 0u) { return; }
+    let i = gid.x;
+    var rz = 0.0;
+    if (i < M.rows) {
+        let x = img_load(M.x + i);
+        cg_vectors[seg(SEG_Z, i)] = vec4<f32>(x, 0.0);
+        rz = dot(img_load(M.b + i), x);
+    }
+    post_partials(lid, wid.x, rz);
 }

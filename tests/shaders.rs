@@ -404,3 +404,37 @@ fn implicit_mg_wgsl_validates_and_matches_rust() {
         assert!(module.entry_points.iter().any(|e| e.name == ep), "{file}: entry point {ep}");
     }
 }
+
+/// The bindings each entry point uses, as `springsim::gpu::base::uses` scans them from the source (what
+/// a per-kernel layout holds under WebGPU's default limits), are naga's own analysis of the module, for
+/// every kernel file, with and without the unsplit tables' second halves, and with the parameter blocks
+/// as uniforms (which naga also validates: their structs keep to the uniform layout rules).
+#[test]
+fn scanned_binding_uses_are_nagas() {
+    use springsim::gpu::base::specialize::{drop_unsplit_parts, params_as_uniforms, SPLIT_PARTS};
+    use springsim::gpu::base::uses::entry_point_uses;
+    let unsplit: Vec<(&str, f64)> = SPLIT_PARTS.iter().map(|(c, _)| (*c, 0.0)).collect();
+    let mut checked = 0;
+    for (file, src) in KERNEL_WGSL {
+        let unsplit_source = drop_unsplit_parts(&compose(src), &unsplit);
+        let uniform_source = params_as_uniforms(&unsplit_source).0;
+        for source in [compose(src), unsplit_source, uniform_source] {
+            let module = parse_and_validate(file, &source);
+            let info = Validator::new(ValidationFlags::all(), Capabilities::default()).validate(&module).unwrap();
+            let scanned = entry_point_uses(&source);
+            assert_eq!(scanned.len(), module.entry_points.len(), "{file}: entry points");
+            for (i, ep) in module.entry_points.iter().enumerate() {
+                let fi = info.get_entry_point(i);
+                let naga: std::collections::BTreeSet<(u32, u32)> = module
+                    .global_variables
+                    .iter()
+                    .filter(|(h, _)| !fi[*h].is_empty())
+                    .filter_map(|(_, g)| g.binding.as_ref().map(|b| (b.group, b.binding)))
+                    .collect();
+                assert_eq!(scanned[&ep.name], naga, "{file}: {}", ep.name);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 100, "{checked} entry points");
+}

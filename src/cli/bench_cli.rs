@@ -11,7 +11,7 @@ use crate::{count, count_opt, given_in, split, Diverged};
 use anyhow::{Context, Result};
 use clap::{ArgMatches, ValueEnum};
 use springsim::error::Bound;
-use springsim::gpu::GpuContext;
+use springsim::gpu::{GpuContext, LimitsRequest};
 use springsim::method::DivergencePolicy;
 use springsim::scene::{self, SceneOptions};
 use springsim::{FactorPrecision, GlobalSolve, Method, Preconditioner, StepSettings};
@@ -136,6 +136,12 @@ pub struct BenchCli {
     /// milliseconds per frame, by phase). Each timestamp waits for the work before it.
     #[arg(long)]
     kernel_times: bool,
+    /// The device limits to ask for: `adapter` (the adapter's own, the default) or `webgpu` (exactly
+    /// WebGPU's defaults, what a browser grants a page: a run under them shows that a scene and a
+    /// method fit a browser; the record's adapter then ends in `[WebGPU default limits]`). Also
+    /// `SPRINGSIM_LIMITS`.
+    #[arg(long)]
+    limits: Option<String>,
     /// After the timed frames, step this many back to back (as many as start within 5 s) with no
     /// read-back between them and report their median (`sustained_ms_per_frame`): what a real-time loop
     /// sees, where the timed frames leave the GPU idle while the host checks the state (0: none).
@@ -433,8 +439,19 @@ pub fn run(b: BenchCli, matches: Option<&ArgMatches>) -> Result<()> {
         anyhow::bail!("--export-model writes one run's model, but the options ask for {} runs", runs.len());
     }
     let gpu = if runs.iter().any(|r| r.backend == Backend::Gpu) {
-        let ctx = if b.timestamps || b.kernel_times { GpuContext::headless_with_timestamps() } else { GpuContext::headless() };
-        Some(ctx.context("the gpu backend needs an adapter (try --backend cpu)")?)
+        let limits = match &b.limits {
+            Some(name) => LimitsRequest::parse(name)?,
+            None => LimitsRequest::from_env()?,
+        };
+        let features = if b.timestamps || b.kernel_times {
+            wgpu::Features::TIMESTAMP_QUERY
+                | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
+                | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES
+        } else {
+            wgpu::Features::empty()
+        };
+        let ctx = GpuContext::headless_with_limits(features, limits).context("the gpu backend needs an adapter (try --backend cpu)")?;
+        Some(ctx)
     } else {
         None
     };

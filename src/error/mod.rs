@@ -112,11 +112,13 @@ pub enum Error {
         available: u64,
     },
     /// The adapter allows fewer of something than the library's kernels need (checked when the
-    /// pipelines are built): e.g. a method's kernels bind more storage buffers per shader stage than
-    /// `max_storage_buffers_per_shader_stage`. The fix is a better adapter, or a method that needs less.
+    /// pipelines are built): e.g. a kernel binds more storage buffers per shader stage than
+    /// `max_storage_buffers_per_shader_stage`, even in a layout of its own (every method fits WebGPU's
+    /// default of 8). The fix is a better adapter, or a method that needs less.
     #[error("GPU error: {}", adapter_limit_message(what, limit_name, *requested, *available))]
     AdapterLimit {
-        /// What asks for it (the WGSL file whose kernels bind the buffers).
+        /// What asks for it (the WGSL file and, where each kernel has a layout of its own, the kernel:
+        /// `implicit.wgsl (pcg_begin)`).
         what: String,
         /// The limit's name in `wgpu::Limits`.
         limit_name: &'static str,
@@ -299,7 +301,7 @@ impl Layer {
 
 fn adapter_limit_message(what: &str, limit_name: &str, requested: u64, available: u64) -> String {
     if limit_name.contains("storage_buffers") {
-        format!("{what}: its kernels bind {requested} storage buffers, over the device's {limit_name} of {available}")
+        format!("{what} binds {requested} buffers that count against the device's {limit_name} of {available}")
     } else {
         format!("{what}: needs {requested}, over the device's {limit_name} of {available}")
     }

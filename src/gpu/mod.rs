@@ -21,7 +21,7 @@ pub mod profiling;
 pub mod reports;
 pub mod step_end;
 
-pub use base::context::GpuContext;
+pub use base::context::{GpuContext, LimitsRequest};
 pub use base::options::GpuOptions;
 pub use base::state::GpuState;
 pub use engine::{GpuCgState, GpuEngine, LgEval};

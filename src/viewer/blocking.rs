@@ -26,7 +26,7 @@ pub fn window_device(instance: &wgpu::Instance, surface: &wgpu::Surface) -> Resu
     };
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
         label: Some("springsim.demo"),
-        required_limits: limits_for(&adapter),
+        required_limits: limits_for(&adapter)?,
         ..Default::default()
     }))
     .context("creating the device")?;

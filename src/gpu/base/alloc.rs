@@ -120,7 +120,7 @@ pub const STORAGE_RW: wgpu::BufferUsages =
 
 /// The usages of a parameter buffer: written by the host, read by the kernels through a read-only
 /// storage binding ([`crate::gpu::base::pipelines::params`]).
-pub const PARAMS: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE.union(wgpu::BufferUsages::COPY_DST);
+pub const PARAMS: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE.union(wgpu::BufferUsages::UNIFORM).union(wgpu::BufferUsages::COPY_DST);
 
 impl<'a> Allocator<'a> {
     /// An allocator on `device` with nothing counted yet.
@@ -324,13 +324,14 @@ impl<'a> Allocator<'a> {
         self.buffer(label, bytes, STORAGE_RW | extra)
     }
 
-    /// A parameter buffer (`STORAGE | COPY_DST`, bound read-only by
-    /// [`crate::gpu::base::pipelines::params`]) of `bytes`.
+    /// A parameter buffer (`STORAGE | UNIFORM | COPY_DST`, bound read-only by
+    /// [`crate::gpu::base::pipelines::params`], as a uniform where a kernel file's per-kernel layouts
+    /// need it, [`crate::gpu::base::specialize::params_as_uniforms`]) of `bytes`.
     pub fn params(&mut self, label: &str, bytes: u64) -> Result<wgpu::Buffer> {
         self.buffer(label, bytes, PARAMS)
     }
 
-    /// A parameter buffer (`STORAGE | COPY_DST`) holding `data`.
+    /// A parameter buffer (`STORAGE | UNIFORM | COPY_DST`) holding `data`.
     pub fn params_init(&mut self, label: &str, data: &[u8]) -> Result<wgpu::Buffer> {
         self.buffer_init(label, data, PARAMS)
     }

@@ -11,3 +11,4 @@ pub mod options;
 pub mod pipelines;
 pub mod specialize;
 pub mod state;
+pub mod uses;

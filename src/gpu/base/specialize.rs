@@ -42,6 +42,78 @@ pub fn split_constant(name: &'static str, parts: usize) -> (&'static str, f64) {
     (name, (parts > 1) as u8 as f64)
 }
 
+/// The second halves of each split table, by the constant that says whether the table is split: where
+/// it is 0 the kernels never read them, and a layout per kernel ([`drop_unsplit_parts`]) leaves them
+/// out.
+pub const SPLIT_PARTS: [(&str, &[&str]); 3] =
+    [("NBR_SPLIT", &["nbr_1"]), ("BLOCKS_SPLIT", &["blocks_1", "blocks_2", "blocks_3"]), ("TABLES_SPLIT", &["lg_rows_1"])];
+
+/// `src` with the bindings of the split parts that `constants` say are not split ([`SPLIT_PARTS`])
+/// declared as one-element private arrays instead: the code that names them (behind the constant's
+/// branch, never taken) still compiles, and no binding of theirs is counted against the device's
+/// storage buffers per shader stage.
+pub fn drop_unsplit_parts(src: &str, constants: &[(&str, f64)]) -> String {
+    let mut out = src.to_string();
+    for (constant, parts) in SPLIT_PARTS {
+        if !constants.iter().any(|(c, v)| *c == constant && *v == 0.0) {
+            continue;
+        }
+        for part in parts {
+            let lines: Vec<String> = out
+                .lines()
+                .map(|line| {
+                    let t = line.trim_start();
+                    let declares = t.starts_with("@group(") && t.contains(" var<storage") && t.contains(&format!("> {part}: array<"));
+                    match (declares, t.find(&format!("{part}: array<"))) {
+                        (true, Some(at)) => {
+                            let ty = t[at + part.len() + 2..].split(';').next().unwrap_or("").trim();
+                            let elem = ty.strip_prefix("array<").and_then(|e| e.strip_suffix('>')).unwrap_or(ty);
+                            format!("var<private> {part}: array<{elem}, 1>;")
+                        }
+                        _ => line.to_string(),
+                    }
+                })
+                .collect();
+            out = lines.join("\n");
+        }
+    }
+    out
+}
+
+/// `src` with its parameter blocks (read-only storage bindings of one struct, not arrays) read as
+/// uniforms instead, and their (group, binding): where a kernel binds more storage buffers than the
+/// device allows, its parameters go to the uniform buffers, counted apart (12 per shader stage in
+/// WebGPU). Natively they stay storage, for the reason [`crate::gpu::base::pipelines::params`] gives.
+pub fn params_as_uniforms(src: &str) -> (String, Vec<(u32, u32)>) {
+    let mut slots = Vec::new();
+    let lines: Vec<String> = src
+        .lines()
+        .map(|line| {
+            let t = line.trim_start();
+            let Some(rest) = t.strip_prefix("@group(") else { return line.to_string() };
+            let Some((decl, ty)) = rest.split_once(" var<storage, read> ").and_then(|(d, r)| r.split_once(':').map(|(_, ty)| (d, ty)))
+            else {
+                return line.to_string();
+            };
+            if ty.trim_start().starts_with("array<") {
+                return line.to_string();
+            }
+            // decl: "G) @binding(B)"
+            let number = |s: &str| s.chars().take_while(|c| c.is_ascii_digit()).collect::<String>().parse::<u32>().ok();
+            let group = number(decl);
+            let binding = decl.split_once("@binding(").and_then(|(_, b)| number(b));
+            match (group, binding) {
+                (Some(g), Some(b)) => {
+                    slots.push((g, b));
+                    line.replacen("var<storage, read>", "var<uniform>", 1)
+                }
+                _ => line.to_string(),
+            }
+        })
+        .collect();
+    (lines.join("\n"), slots)
+}
+
 /// Which optional force terms a force-gathering kernel keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ForceFeatures {
@@ -91,6 +163,25 @@ mod tests {
         assert_eq!(split_constant("TABLES_SPLIT", 4), ("TABLES_SPLIT", 1.0));
         assert_eq!(Splits { nbr: false }.constants(), [("NBR_SPLIT", 0.0)]);
         assert_eq!(Splits::ALL.constants(), [("NBR_SPLIT", 1.0)]);
+    }
+
+    #[test]
+    fn parameter_blocks_become_uniforms() {
+        let src = "@group(0) @binding(0) var<storage, read> P: Params;\n@group(0) @binding(1) var<storage, read> nbr: array<Nbr>;\n@group(2) @binding(0) var<storage, read> K: LgPass;";
+        let (out, slots) = params_as_uniforms(src);
+        assert_eq!(slots, vec![(0, 0), (2, 0)]);
+        assert_eq!(out.lines().next(), Some("@group(0) @binding(0) var<uniform> P: Params;"));
+        assert!(out.contains("var<storage, read> nbr: array<Nbr>;"));
+    }
+
+    #[test]
+    fn unsplit_parts_become_private() {
+        let src = "@group(0) @binding(8) var<storage, read> nbr_1: array<Nbr>;\n@group(0) @binding(9) var<storage, read_write> blocks_1: array<vec4<f32>>; // x";
+        let out = drop_unsplit_parts(src, &[("NBR_SPLIT", 0.0), ("BLOCKS_SPLIT", 1.0)]);
+        assert_eq!(out.lines().next(), Some("var<private> nbr_1: array<Nbr, 1>;"));
+        assert!(out.contains("@binding(9) var<storage, read_write> blocks_1"), "{out}");
+        let all = drop_unsplit_parts(src, &[("NBR_SPLIT", 0.0), ("BLOCKS_SPLIT", 0.0)]);
+        assert_eq!(all.lines().nth(1), Some("var<private> blocks_1: array<vec4<f32>, 1>;"));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use crate::error::{Bound, Error, Result};
 use crate::gpu::base::alloc::Allocator;
 use crate::gpu::base::layout::groups;
 use crate::gpu::base::options::GpuOptions;
-use crate::gpu::base::pipelines::{bind, build_specialized, params, storage, Kernel};
+use crate::gpu::base::pipelines::{bind, build_specialized, params, storage, Bindings, GroupLayout, Kernel};
 use crate::gpu::base::specialize::{ForceFeatures, Splits};
 use crate::gpu::base::state::GpuState;
 use crate::gpu::profiling::cost::{CountedPass, Phase};
@@ -47,7 +47,7 @@ fn stages(method: Method) -> Result<&'static [(&'static str, Route)]> {
 /// The kernels of one explicit method and their layout.
 pub struct ExplicitKernels {
     /// (P, nbr, csr, src, base, dst, acc, flags, nbr_1).
-    pub layout: wgpu::BindGroupLayout,
+    pub layout: GroupLayout,
     /// The method's stages, in order.
     pub stages: Vec<Kernel>,
 }
@@ -109,7 +109,7 @@ pub struct ExplicitIntegrator {
     kernels: ExplicitKernels,
     buffers: ExplicitBuffers,
     /// Per stage, the bind group per ping-pong parity p (reading `state[p]`).
-    stage_groups: Vec<[wgpu::BindGroup; 2]>,
+    stage_groups: Vec<[Bindings; 2]>,
 }
 
 impl ExplicitIntegrator {

@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::gpu::base::alloc::Allocator;
 use crate::gpu::base::layout::{groups, LeuPass};
 use crate::gpu::base::options::GpuOptions;
-use crate::gpu::base::pipelines::{bind, build_specialized, params, storage, Kernel};
+use crate::gpu::base::pipelines::{bind, build_specialized, params, storage, Bindings, GroupLayout, Kernel};
 use crate::gpu::base::specialize::Splits;
 use crate::gpu::base::state::GpuState;
 use crate::gpu::profiling::cost::{CountedPass, Phase};
@@ -15,7 +15,7 @@ use crate::gpu::profiling::cost::{CountedPass, Phase};
 /// The LEU kernels and their layout.
 pub struct LeuKernels {
     /// (P, nbr, csr, src, dst, lin, blocks, flags, pass, nbr_1).
-    pub layout: wgpu::BindGroupLayout,
+    pub layout: GroupLayout,
     /// `leu_linearize`.
     pub linearize: Kernel,
     /// `leu_step`.
@@ -87,7 +87,7 @@ pub struct LeuIntegrator {
     kernels: LeuKernels,
     buffers: LeuBuffers,
     /// Per parity p: state\[p\] → state[1−p].
-    bind_groups: [wgpu::BindGroup; 2],
+    bind_groups: [Bindings; 2],
     /// Steps since the last `leu_linearize` (`usize::MAX`: linearise at the next step).
     steps_since_linearize: usize,
 }

@@ -12,7 +12,7 @@ use crate::gpu::base::alloc::Allocator;
 use crate::gpu::base::layout::PCG_PER_LANE;
 use crate::gpu::base::layout::{groups, CgPass, CG_STATE_WORDS, CG_VECTORS, WORKGROUP_SIZE};
 use crate::gpu::base::options::GpuOptions;
-use crate::gpu::base::pipelines::{bind, params, storage, Kernel, Kernels};
+use crate::gpu::base::pipelines::{bind, params, storage, Bindings, GroupLayout, Kernel, Kernels};
 use crate::gpu::profiling::cost::{CountedPass, GpuCounters};
 
 /// An external preconditioner's recorder: `(pass, slot)` records z = B r and the r·z partials of `slot`.
@@ -21,7 +21,7 @@ pub type Precondition<'a> = &'a dyn Fn(&mut CountedPass, usize);
 /// The PCG kernels of one composed module (an operator followed by `pcg.wgsl`).
 pub struct PcgKernels {
     /// Group 1: (CgPass, cg_vectors, partials, cg_state).
-    pub layout: wgpu::BindGroupLayout,
+    pub layout: GroupLayout,
     /// `pcg_begin`.
     pub begin: Kernel,
     /// `pcg_matvec`.
@@ -79,7 +79,7 @@ impl PcgKernels {
     }
 
     /// The group-1 bind groups per iteration parity, built once.
-    pub fn bind_groups(&self, device: &wgpu::Device, b: &PcgBuffers) -> [wgpu::BindGroup; 2] {
+    pub fn bind_groups(&self, device: &wgpu::Device, b: &PcgBuffers) -> [Bindings; 2] {
         [0, 1].map(|q| bind(device, &self.layout, "springsim.pcg", &[&b.pass[q], &b.vectors, &b.partials, &b.status]))
     }
 
@@ -95,8 +95,8 @@ impl PcgKernels {
     pub fn encode_solve(
         &self,
         pass: &mut CountedPass,
-        operator_group: &wgpu::BindGroup,
-        pcg_groups: &[wgpu::BindGroup; 2],
+        operator_group: &Bindings,
+        pcg_groups: &[Bindings; 2],
         n: usize,
         iterations: usize,
         precondition: Option<Precondition>,

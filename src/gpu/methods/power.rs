@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::gpu::base::alloc::Allocator;
 use crate::gpu::base::layout::groups;
 use crate::gpu::base::options::GpuOptions;
-use crate::gpu::base::pipelines::{bind, build_specialized, params, storage, Kernel};
+use crate::gpu::base::pipelines::{bind, build_specialized, params, storage, GroupLayout, Kernel};
 use crate::gpu::base::specialize::Splits;
 use crate::gpu::base::state::{read_buffer, GpuState};
 use crate::gpu::profiling::cost::{CountedPass, Phase};
@@ -16,7 +16,7 @@ use crate::reference::power::power_start;
 /// The power-iteration kernels and their layout.
 pub struct PowerKernels {
     /// (P, nbr, csr, src, y_in, y_out, partials, scalars, nbr_1).
-    pub layout: wgpu::BindGroupLayout,
+    pub layout: GroupLayout,
     /// `power_matvec`.
     pub matvec: Kernel,
     /// `power_reduce`.

@@ -6,7 +6,7 @@
 //! along, writes a GPU timestamp where the phase changes. The plan-derived figures that these counts
 //! are checked against, and the bytes each kernel touches, are in [`crate::gpu::profiling::cost_model`].
 
-use crate::gpu::base::kernel::Kernel;
+use crate::gpu::base::kernel::{Bindings, Kernel};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// The phases of a frame, as the cost model and the timestamps split it.
@@ -205,12 +205,17 @@ pub struct CountedPass<'a, 'e> {
     timer: Option<&'a mut dyn PassTimer>,
     /// The bound kernel's entry point.
     kernel: &'static str,
+    /// The per-kernel bind groups set ([`crate::gpu::base::pipelines::GroupLayout`]): (index, bindings,
+    /// the dynamic offsets), bound for the kernel of the next dispatch.
+    pending: Vec<(u32, Bindings, Vec<u32>)>,
+    /// Whether the kernel or a per-kernel bind group changed since the last dispatch.
+    rebind: bool,
 }
 
 impl<'a, 'e> CountedPass<'a, 'e> {
     /// Wraps `pass`, counting into `counters` (phase [`Phase::Forces`] until told otherwise).
     pub fn new(pass: &'a mut wgpu::ComputePass<'e>, counters: &'a GpuCounters) -> Self {
-        CountedPass { pass, counters, phase: Phase::Forces, timer: None, kernel: "?" }
+        CountedPass { pass, counters, phase: Phase::Forces, timer: None, kernel: "?", pending: Vec::new(), rebind: false }
     }
 
     /// Also writes a timestamp through `timer` before the first dispatch of every phase change (before
@@ -230,16 +235,43 @@ impl<'a, 'e> CountedPass<'a, 'e> {
     pub fn set_pipeline(&mut self, kernel: &Kernel) {
         self.kernel = kernel.name;
         self.pass.set_pipeline(&kernel.pipeline);
+        self.rebind |= !self.pending.is_empty();
     }
 
-    /// `ComputePass::set_bind_group`.
-    pub fn set_bind_group(&mut self, index: u32, bind_group: &wgpu::BindGroup, offsets: &[u32]) {
-        self.pass.set_bind_group(index, bind_group, offsets);
+    /// `ComputePass::set_bind_group`: at once for a bind group that every kernel of its file shares;
+    /// for one made of per-kernel layouts, the bind group of the kernel that the next dispatch runs,
+    /// with the offsets of its own dynamic bindings.
+    pub fn set_bind_group(&mut self, index: u32, bindings: &Bindings, offsets: &[u32]) {
+        if let Some(group) = bindings.shared() {
+            self.pending.retain(|(i, _, _)| *i != index);
+            self.pass.set_bind_group(index, group, offsets);
+            return;
+        }
+        match self.pending.iter_mut().find(|(i, _, _)| *i == index) {
+            Some(p) => *p = (index, bindings.clone(), offsets.to_vec()),
+            None => self.pending.push((index, bindings.clone(), offsets.to_vec())),
+        }
+        self.rebind = true;
+    }
+
+    /// Binds the per-kernel bind groups for the current kernel when it or they changed.
+    fn bind_for_kernel(&mut self) {
+        if !self.rebind {
+            return;
+        }
+        for (index, bindings, offsets) in &self.pending {
+            if let Some((group, kept)) = bindings.for_kernel(self.kernel) {
+                let offsets: Vec<u32> = kept.iter().filter_map(|&i| offsets.get(i).copied()).collect();
+                self.pass.set_bind_group(*index, group, &offsets[..]);
+            }
+        }
+        self.rebind = false;
     }
 
     /// `ComputePass::dispatch_workgroups`, counted (and timed when a timer rides along: at a phase change,
     /// or at every dispatch when it times each one).
     pub fn dispatch_workgroups(&mut self, x: u32, y: u32, z: u32) {
+        self.bind_for_kernel();
         let workgroups = x as u64 * y as u64 * z as u64;
         if let Some(t) = self.timer.as_deref_mut() {
             t.mark(self.pass, Some(self.phase), self.kernel, workgroups);

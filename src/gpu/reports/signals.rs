@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::gpu::base::alloc::Allocator;
 use crate::gpu::base::layout::groups;
 use crate::gpu::base::options::GpuOptions;
-use crate::gpu::base::pipelines::{bind, build_specialized, params, storage, Kernel};
+use crate::gpu::base::pipelines::{bind, build_specialized, params, storage, Bindings, Kernel};
 use crate::gpu::base::specialize::Splits;
 use crate::gpu::base::state::GpuState;
 use crate::gpu::profiling::cost::{CountedPass, Phase};
@@ -21,7 +21,7 @@ pub const SIGNAL_BYTES: u64 = 64;
 pub struct SignalKernels {
     partial: Kernel,
     reduce: Kernel,
-    group: wgpu::BindGroup,
+    group: Bindings,
     /// The reduced signals ([`SIGNAL_BYTES`]), the source of the report's copy.
     pub out: wgpu::Buffer,
     /// Bytes of the buffers.

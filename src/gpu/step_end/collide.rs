@@ -14,7 +14,7 @@ use crate::gpu::base::layout::{
     groups, CollideInfo, GpuCollider, GpuMovingPin, COLLIDER_BOX, COLLIDER_CAPSULE, COLLIDER_HALF_SPACE, COLLIDER_SPHERE,
 };
 use crate::gpu::base::options::GpuOptions;
-use crate::gpu::base::pipelines::{bind, build, params, storage, Kernel};
+use crate::gpu::base::pipelines::{bind, bind_entries, build, params, storage, Bindings, GroupLayout, Kernel};
 use crate::gpu::base::state::GpuState;
 use crate::gpu::profiling::cost::{CountedPass, GpuCounters, Phase};
 use crate::model::Collider;
@@ -37,9 +37,9 @@ fn dynamic_storage(binding: u32, size: u64) -> wgpu::BindGroupLayoutEntry {
 /// The `collide`, `collide_positions` and `move_pins` kernels and their layouts.
 pub struct CollideKernels {
     /// Group 0: (P, state, info, pins).
-    pub layout: wgpu::BindGroupLayout,
+    pub layout: GroupLayout,
     /// Group 1: (colliders, paths) of one step, at a dynamic offset.
-    pub placed_layout: wgpu::BindGroupLayout,
+    pub placed_layout: GroupLayout,
     /// `collide`.
     pub collide: Kernel,
     /// `collide_positions`.
@@ -111,9 +111,9 @@ pub struct Colliders {
     /// The moving pins (`MovingPin` records; one unused record when there are none).
     pub pins: wgpu::Buffer,
     /// Group 0 on `state[q]`, per q (local/global's iterate x is `state[1 − p]`'s first half).
-    pub groups: [wgpu::BindGroup; 2],
+    pub groups: [Bindings; 2],
     /// Group 1.
-    pub placed_group: wgpu::BindGroup,
+    pub placed_group: Bindings,
     /// Colliders and moving pins.
     pub counts: (usize, usize),
     /// Bytes of the colliders' and the paths' part of a block.
@@ -172,16 +172,12 @@ impl Colliders {
         Ok(Some(c))
     }
 
-    fn bind_placed(device: &wgpu::Device, k: &CollideKernels, placed: &wgpu::Buffer, cbytes: u64, pbytes: u64) -> wgpu::BindGroup {
+    fn bind_placed(device: &wgpu::Device, k: &CollideKernels, placed: &wgpu::Buffer, cbytes: u64, pbytes: u64) -> Bindings {
         let entry = |binding: u32, offset: u64, size: u64| wgpu::BindGroupEntry {
             binding,
             resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer: placed, offset, size: wgpu::BufferSize::new(size) }),
         };
-        device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("springsim.collide_placed"),
-            layout: &k.placed_layout,
-            entries: &[entry(0, 0, cbytes), entry(1, cbytes, pbytes)],
-        })
+        bind_entries(device, &k.placed_layout, "springsim.collide_placed", &[entry(0, 0, cbytes), entry(1, cbytes, pbytes)])
     }
 
     /// Writes the blocks of the steps that end at `t_end[k]`: the colliders placed there (`m` is placed

@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::gpu::base::alloc::Allocator;
 use crate::gpu::base::layout::{groups, SelfInfo, WORKGROUP_SIZE};
 use crate::gpu::base::options::GpuOptions;
-use crate::gpu::base::pipelines::{bind, build, params, storage, Kernel};
+use crate::gpu::base::pipelines::{bind, build, params, storage, Bindings, Kernel};
 use crate::gpu::base::state::{read_buffer, GpuState};
 use crate::gpu::profiling::cost::{CountedPass, Phase};
 use crate::model::SelfCollision;
@@ -33,7 +33,7 @@ pub struct SelfCollider {
     pipelines: Vec<Kernel>,
     /// The hash buffer: `[start (T + 1) | block sums (T / WG) | bucket (n) | sorted (n)]`.
     hash: wgpu::Buffer,
-    groups: [wgpu::BindGroup; 2],
+    groups: [Bindings; 2],
     table: usize,
     passes: u32,
     n: usize,

@@ -14,7 +14,7 @@ use crate::error::Result;
 use crate::gpu::base::alloc::{Allocator, PARAMS, STORAGE_RW};
 use crate::gpu::base::layout::{groups, StrainLimitInfo};
 use crate::gpu::base::options::GpuOptions;
-use crate::gpu::base::pipelines::{bind, build_specialized, params, storage, Kernel};
+use crate::gpu::base::pipelines::{bind, build_specialized, params, storage, Bindings, Kernel};
 use crate::gpu::base::specialize::Splits;
 use crate::gpu::base::state::read_buffer;
 use crate::gpu::base::state::GpuState;
@@ -41,7 +41,7 @@ pub struct StrainLimiter {
     /// `strain_limit_copy`.
     copy: Kernel,
     /// Per parameter block (plain, accelerated) and state buffer q: (state\[q\] → scratch, scratch → state\[q\]).
-    groups: [[[wgpu::BindGroup; 2]; 2]; 2],
+    groups: [[[Bindings; 2]; 2]; 2],
     /// Jacobi passes per step.
     passes: u32,
     /// The parameter blocks `StrainLimitInfo` of the plain passes (ω_c = 1) and of the accelerated ones (from

@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::gpu::base::alloc::{Allocator, STORAGE_RW};
 use crate::gpu::base::layout::groups;
 use crate::gpu::base::options::GpuOptions;
-use crate::gpu::base::pipelines::{bind, build, params, storage, Kernel};
+use crate::gpu::base::pipelines::{bind, build, params, storage, Bindings, Kernel};
 use crate::gpu::base::state::GpuState;
 use crate::gpu::profiling::cost::{CountedPass, Phase};
 use crate::reference::model::CpuModel;
@@ -23,7 +23,7 @@ pub struct Wind {
     /// A copy of the step's start state for implicit Euler's trial step (which must leave `state[0]`).
     base: wgpu::Buffer,
     /// state\[0\] → state\[1\], state\[1\] → state\[0\], base → state\[0\].
-    groups: [wgpu::BindGroup; 3],
+    groups: [Bindings; 3],
     /// Bytes of the buffers.
     pub bytes: u64,
 }

@@ -11,7 +11,7 @@ use crate::error::{Bound, Error, Result};
 use crate::gpu::base::alloc::{Allocator, SplitBuffer, STORAGE_RW};
 use crate::gpu::base::layout::{groups, ImplicitParams, CG_STATE_WORDS, PCG_PER_LANE};
 use crate::gpu::base::options::GpuOptions;
-use crate::gpu::base::pipelines::{bind, build_specialized, params, storage, Kernel};
+use crate::gpu::base::pipelines::{bind, build_specialized, fits, params, storage, Bindings, GroupLayout, Kernel};
 use crate::gpu::base::specialize::{split_constant, ForceFeatures, Splits};
 use crate::gpu::base::state::{read_vec4s, read_words, xyz, GpuState};
 use crate::gpu::methods::implicit::multigrid::{ImgKernels, ImplicitMg};
@@ -27,7 +27,7 @@ pub const BLOCK_SLOTS: usize = 4;
 /// The implicit kernels, the PCG compiled with them, and their layouts.
 pub struct ImplicitKernels {
     /// Group 0: (P, nbr, csr, src, dst, blocks, ImplicitParams, nbr_1, blocks_1, blocks_2, blocks_3).
-    pub layout: wgpu::BindGroupLayout,
+    pub layout: GroupLayout,
     /// `implicit_prepare`.
     pub prepare: Kernel,
     /// `implicit_integrate`.
@@ -74,9 +74,12 @@ impl ImplicitKernels {
         let mut constants = [features.constants().as_slice(), splits.constants().as_slice()].concat();
         constants.push(split_constant("BLOCKS_SPLIT", block_parts));
         constants.push(("PCG_AP_RECURRENCE", 1.0));
+        let mg_groups: [&[wgpu::BindGroupLayoutEntry]; 4] = [&operator, &pcg, &img, &img_pass];
+        // img_post binds one storage buffer more than WebGPU's default 8: in two dispatches there
+        let post_apart = !fits(device, &mg_groups);
         let k = if multigrid {
-            names.extend_from_slice(&ImgKernels::ENTRY_POINTS);
-            build_specialized(device, options, "implicit_mg.wgsl", &[&operator, &pcg, &img, &img_pass], &names, &constants)?
+            names.extend_from_slice(ImgKernels::entry_points(post_apart));
+            build_specialized(device, options, "implicit_mg.wgsl", &mg_groups, &names, &constants)?
         } else {
             build_specialized(device, options, "implicit.wgsl", &[&operator, &pcg], &names, &constants)?
         };
@@ -86,7 +89,7 @@ impl ImplicitKernels {
             integrate: k.pipeline("implicit_integrate")?,
             strain: k.pipeline("implicit_strain")?,
             pcg: PcgKernels::from_kernels(&k, options, if multigrid { 1 } else { PCG_PER_LANE })?,
-            mg: if multigrid { Some(Box::new(ImgKernels::from_kernels(&k)?)) } else { None },
+            mg: if multigrid { Some(Box::new(ImgKernels::from_kernels(&k, post_apart)?)) } else { None },
         })
     }
 }
@@ -126,9 +129,9 @@ pub struct ImplicitIntegrator {
     kernels: ImplicitKernels,
     buffers: ImplicitBuffers,
     /// The operator's groups per state parity p: state\[p\] → state[1−p].
-    operator_groups: [wgpu::BindGroup; 2],
+    operator_groups: [Bindings; 2],
     /// The PCG's groups per iteration parity.
-    pcg_groups: [wgpu::BindGroup; 2],
+    pcg_groups: [Bindings; 2],
     /// The multigrid preconditioner, when chosen (and the model has a coarse level to solve).
     mg: Option<Box<ImplicitMg>>,
 }

@@ -13,7 +13,9 @@
 use crate::error::Result;
 use crate::gpu::base::alloc::{Allocator, UploadWriter};
 use crate::gpu::base::layout::{groups, ImgPass};
-use crate::gpu::base::pipelines::{dynamic_params, params_stride, storage, Kernel as Compiled, Kernels};
+use crate::gpu::base::pipelines::{
+    bind_entries, dynamic_params, params_stride, storage, Bindings, GroupLayout, Kernel as Compiled, Kernels,
+};
 use crate::gpu::profiling::cost::CountedPass;
 use crate::linalg::spring_levels::SpringLevels;
 use crate::linalg::spring_mg::{spring_order, ALPHA};
@@ -31,22 +33,56 @@ enum Kernel {
     Coarse = 6,
     Up = 7,
     Post = 8,
+    /// The second half of `Post` on level 0 when it runs in two dispatches ([`ImgKernels::post_apart`]).
+    PostTail = 9,
 }
 
 /// The kernels' pipelines (compiled with the implicit kernels, in the module `implicit_mg.wgsl`) and
 /// the layout of their group 2.
 pub struct ImgKernels {
     /// Group 2: (lists, block values, vectors, dense factor).
-    pub layout: wgpu::BindGroupLayout,
+    pub layout: GroupLayout,
     /// Group 3: `ImgPass` at a dynamic offset.
-    pub pass_layout: wgpu::BindGroupLayout,
-    kernels: [Compiled; 9],
+    pub pass_layout: GroupLayout,
+    /// By [`Kernel`]: `img_post` at `Post`, or `img_post_smooth` there and `img_post_tail` after it.
+    kernels: Vec<Compiled>,
 }
 
 impl ImgKernels {
     /// The entry points, compiled after the implicit and PCG ones.
     pub const ENTRY_POINTS: [&'static str; 9] =
         ["img_sum0", "img_sum", "img_dinv", "img_factor", "img_down", "img_restrict", "img_coarse", "img_up", "img_post"];
+
+    /// [`ImgKernels::ENTRY_POINTS`] with `img_post` in two dispatches (`img_post_smooth`, then
+    /// `img_post_tail` on level 0), each within 8 storage buffers, where `img_post`'s 9 are more than the
+    /// device allows (WebGPU's default limits). The same numbers.
+    pub const ENTRY_POINTS_APART: [&'static str; 10] = [
+        "img_sum0",
+        "img_sum",
+        "img_dinv",
+        "img_factor",
+        "img_down",
+        "img_restrict",
+        "img_coarse",
+        "img_up",
+        "img_post_smooth",
+        "img_post_tail",
+    ];
+
+    /// The entry points to compile: `apart` when the module's layout is over the device's storage
+    /// buffers per shader stage.
+    pub fn entry_points(apart: bool) -> &'static [&'static str] {
+        if apart {
+            &Self::ENTRY_POINTS_APART
+        } else {
+            &Self::ENTRY_POINTS
+        }
+    }
+
+    /// Whether `img_post` runs in two dispatches.
+    pub fn post_apart(&self) -> bool {
+        self.kernels.len() > Self::ENTRY_POINTS.len()
+    }
 
     /// The layout of group 2.
     pub fn layout_entries() -> [wgpu::BindGroupLayoutEntry; 4] {
@@ -58,14 +94,10 @@ impl ImgKernels {
         [dynamic_params(0, std::mem::size_of::<ImgPass>())]
     }
 
-    /// Takes group 2's layout and the pipelines of [`ImgKernels::ENTRY_POINTS`] from `kernels`.
-    pub fn from_kernels(kernels: &Kernels) -> Result<Self> {
-        let p = |k: usize| kernels.pipeline(Self::ENTRY_POINTS[k]);
-        Ok(ImgKernels {
-            layout: kernels.layout(2)?,
-            pass_layout: kernels.layout(3)?,
-            kernels: [p(0)?, p(1)?, p(2)?, p(3)?, p(4)?, p(5)?, p(6)?, p(7)?, p(8)?],
-        })
+    /// Takes group 2's layout and the pipelines of [`ImgKernels::entry_points`]`(apart)` from `kernels`.
+    pub fn from_kernels(kernels: &Kernels, apart: bool) -> Result<Self> {
+        let kernels_of = Self::entry_points(apart).iter().map(|ep| kernels.pipeline(ep)).collect::<Result<Vec<_>>>()?;
+        Ok(ImgKernels { layout: kernels.layout(2)?, pass_layout: kernels.layout(3)?, kernels: kernels_of })
     }
 }
 
@@ -83,8 +115,8 @@ pub struct ImplicitMg {
     pub dense: wgpu::Buffer,
     /// The `ImgPass` entries.
     pub passes: wgpu::Buffer,
-    group: wgpu::BindGroup,
-    pass_group: wgpu::BindGroup,
+    group: Bindings,
+    pass_group: Bindings,
     update: Vec<(Kernel, u32, u32)>,
     vcycle: [Vec<(Kernel, u32, u32)>; 2],
     /// Nodes per level (level 0: the particles).
@@ -235,7 +267,13 @@ impl ImplicitMg {
             let e = fine(l, ImgPass { rows, ..base });
             if l == 0 {
                 add(ImgPass { slot: 0, ..e }, Kernel::Post, groups(n), &mut [&mut v0]);
+                if kernels.post_apart() {
+                    v0.push((Kernel::PostTail, v0[v0.len() - 1].1, groups(n)));
+                }
                 add(ImgPass { slot: 1, ..e }, Kernel::Post, groups(n), &mut [&mut v1]);
+                if kernels.post_apart() {
+                    v1.push((Kernel::PostTail, v1[v1.len() - 1].1, groups(n)));
+                }
             } else {
                 add(e, Kernel::Post, groups(sizes[l]), &mut [&mut v0, &mut v1]);
             }
@@ -268,19 +306,21 @@ impl ImplicitMg {
         fn whole(binding: u32, b: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
             wgpu::BindGroupEntry { binding, resource: b.as_entire_binding() }
         }
-        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("springsim.implicit_mg"),
-            layout: &kernels.layout,
-            entries: &[whole(0, &lists), whole(1, &vals), whole(2, &vecs), whole(3, &dense)],
-        });
-        let pass_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("springsim.implicit_mg_pass"),
-            layout: &kernels.pass_layout,
-            entries: &[wgpu::BindGroupEntry {
+        let group = bind_entries(
+            device,
+            &kernels.layout,
+            "springsim.implicit_mg",
+            &[whole(0, &lists), whole(1, &vals), whole(2, &vecs), whole(3, &dense)],
+        );
+        let pass_group = bind_entries(
+            device,
+            &kernels.pass_layout,
+            "springsim.implicit_mg_pass",
+            &[wgpu::BindGroupEntry {
                 binding: 0,
                 resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer: &passes, offset: 0, size: pass_size }),
             }],
-        });
+        );
         let bytes = alloc.bytes() - before;
         Ok(ImplicitMg { lists, vals, vecs, dense, passes, group, pass_group, update, vcycle: [v0, v1], sizes, bytes })
     }

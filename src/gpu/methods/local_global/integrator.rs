@@ -14,7 +14,7 @@
 use crate::gpu::base::alloc::{Allocator, SplitBuffer};
 use crate::gpu::base::layout::{groups, LgConsts, CG_STATE_WORDS};
 use crate::gpu::base::options::GpuOptions;
-use crate::gpu::base::pipelines::bind;
+use crate::gpu::base::pipelines::{bind, Bindings};
 use crate::gpu::base::state::{read_buffer, read_vec4s, read_words, xyz, GpuState};
 use crate::gpu::methods::local_global::multigrid::{MgUse, MultigridData};
 use crate::gpu::methods::local_global::rows::{LgRows, TableShape};
@@ -148,9 +148,9 @@ pub struct LocalGlobalIntegrator {
     kernels: LocalGlobalKernels,
     buffers: LocalGlobalBuffers,
     /// The operator's groups per state parity p: state\[p\] (q, v) → state[1 − p] (x, then the new state).
-    operator_groups: [wgpu::BindGroup; 2],
+    operator_groups: [Bindings; 2],
     /// The PCG's groups per iteration parity.
-    pcg_groups: [wgpu::BindGroup; 2],
+    pcg_groups: [Bindings; 2],
     /// The prepared global solver ([`LocalGlobalIntegrator::prepare`]).
     runtime: Option<LgRuntime>,
     /// `cholesky`: the staging buffer r is read back through (n `vec4`), made by the first host frame.

@@ -16,7 +16,9 @@ use crate::error::Result;
 use crate::gpu::base::alloc::Allocator;
 use crate::gpu::base::layout::{groups, LgPass};
 use crate::gpu::base::options::GpuOptions;
-use crate::gpu::base::pipelines::{bind_dynamic, build_specialized, dynamic_params, params, params_stride, storage, Kernel};
+use crate::gpu::base::pipelines::{
+    bind_dynamic, build_specialized, dynamic_params, params, params_stride, storage, Bindings, GroupLayout, Kernel,
+};
 use crate::gpu::base::specialize::split_constant;
 use crate::gpu::methods::local_global::multigrid::{MultigridData, MultigridKernels};
 use crate::gpu::methods::local_global::rows::TableShape;
@@ -27,9 +29,9 @@ use crate::linalg::chebyshev::{chebyshev_omega, chebyshev_rho_used};
 /// The local/global kernels, the PCG compiled with them, and their layouts.
 pub struct LocalGlobalKernels {
     /// Group 0: (P, LgConsts, the rows' table, src, dst, lg_work, the table past the split).
-    pub layout: wgpu::BindGroupLayout,
+    pub layout: GroupLayout,
     /// Group 2: `LgPass` with a dynamic offset.
-    pub pass_layout: wgpu::BindGroupLayout,
+    pub pass_layout: GroupLayout,
     /// `lg_inertia`.
     pub inertia: Kernel,
     /// `lg_local_residual`.
@@ -62,7 +64,7 @@ pub struct LgPassTable {
     /// The parameter table.
     pub buffer: wgpu::Buffer,
     /// Group 2 over it.
-    pub group: wgpu::BindGroup,
+    pub group: Bindings,
     /// Bytes between entries ([`crate::gpu::base::pipelines::params_stride`]).
     pub stride: u32,
     /// Chebyshev iterations per global step (the entries before the fixed ones).
@@ -233,8 +235,8 @@ impl LocalGlobalKernels {
         &self,
         pass: &mut CountedPass,
         phase: LgPhase,
-        op: &wgpu::BindGroup,
-        pcg_groups: &[wgpu::BindGroup; 2],
+        op: &Bindings,
+        pcg_groups: &[Bindings; 2],
         table: &LgPassTable,
         n: usize,
         mg: Option<&MultigridData>,

@@ -13,7 +13,9 @@ use crate::error::{Error, Result};
 use crate::gpu::base::alloc::{Allocator, SplitBuffer, UploadWriter};
 use crate::gpu::base::layout::{groups, MgPass, CG_VECTORS};
 use crate::gpu::base::options::GpuOptions;
-use crate::gpu::base::pipelines::{bind, bind_dynamic, build, dynamic_params, params_stride, storage, Kernel as Compiled};
+use crate::gpu::base::pipelines::{
+    bind, bind_dynamic, build, dynamic_params, params_stride, storage, Bindings, GroupLayout, Kernel as Compiled,
+};
 use crate::gpu::methods::pcg::PcgBuffers;
 use crate::gpu::profiling::cost::CountedPass;
 use crate::linalg::aggregation::Rows;
@@ -26,9 +28,9 @@ pub const MAT_SLOTS: usize = 2;
 /// The multigrid kernels and their layouts.
 pub struct MultigridKernels {
     /// Group 0: (mat, cg_vectors, mgv, partials, cg_state).
-    pub layout: wgpu::BindGroupLayout,
+    pub layout: GroupLayout,
     /// Group 1: `MgPass` at a dynamic offset.
-    pub pass_layout: wgpu::BindGroupLayout,
+    pub pass_layout: GroupLayout,
     /// `mg_down`, `mg_restrict`, `mg_coarse`, `mg_up`, `mg_post`.
     kernels: [Compiled; 5],
 }
@@ -84,8 +86,8 @@ pub struct MultigridData {
     pub mgv: wgpu::Buffer,
     /// The `MgPass` entries.
     pub passes: wgpu::Buffer,
-    group: wgpu::BindGroup,
-    pass_group: wgpu::BindGroup,
+    group: Bindings,
+    pass_group: Bindings,
     /// Per slot (r·z written to partials slot 0 or 1): (kernel, dynamic offset, workgroups).
     plan: [Vec<(Kernel, u32, u32)>; 2],
     /// Rows per level.
