@@ -55,6 +55,8 @@ const SEG_X: u32 = 5u;
 const SEG_D: u32 = 6u;
 
 var<workgroup> wg_status: u32;
+// partial_sums's reduced sums, shared uniformly
+var<workgroup> wg_sums: vec4<f32>;
 // Pipeline-overridable: true where no external preconditioner uses Ap as scratch between iterations
 // (implicit Euler sets it; the multigrid V-cycle and Chebyshev's iteration use Ap, so local/global
 // keeps the default).
@@ -114,8 +116,14 @@ fn partial_sum(lid: u32, base: u32) -> vec4<f32> {
 // (one reduction's barriers instead of two; per component the same additions as partial_sum's).
 fn partial_sums(lid: u32, base_a: u32, base_b: u32) -> vec4<f32> {
     if (C.reduced != 0u) {
-        let top = 3u * C.groups;
-        return vec4<f32>(partials[top + base_a / C.groups].xyz, partials[top + base_b / C.groups].x);
+        // read by one thread and shared through a uniform load: the branches on it that come before a
+        // barrier are then uniform (WebGPU's uniformity analysis, as Chrome's Tint applies it, takes a
+        // read-write storage load for non-uniform)
+        if (lid == 0u) {
+            let top = 3u * C.groups;
+            wg_sums = vec4<f32>(partials[top + base_a / C.groups].xyz, partials[top + base_b / C.groups].x);
+        }
+        return workgroupUniformLoad(&wg_sums);
     }
     var s = vec4<f32>(0.0);
     for (var g = lid; g < C.groups; g += WG) {
