@@ -78,6 +78,10 @@ pub struct GpuEngine {
     signals: Option<crate::gpu::reports::signals::SignalKernels>,
     /// The pipelined guard's checkpoints on the device ([`FRAME_CHECKPOINTS`] at most).
     frame_checkpoints: Vec<wgpu::Buffer>,
+    /// A browser page cannot read the state back: the positions last uploaded (at construction and by
+    /// `write_state`), for the CPU power iteration that gives k₀ there.
+    #[cfg(target_arch = "wasm32")]
+    uploaded_positions: Vec<crate::reference::model::V3>,
 }
 
 /// The implicit method's settings that the GPU cannot honour are errors, not silent changes.
@@ -159,6 +163,8 @@ impl GpuEngine {
             wind,
             signals: None,
             frame_checkpoints: Vec::new(),
+            #[cfg(target_arch = "wasm32")]
+            uploaded_positions: model.positions.iter().map(|p| crate::reference::model::V3::from(*p)).collect(),
         };
         sim.write_params();
         Ok(sim)
@@ -522,6 +528,11 @@ impl Engine for GpuEngine {
     }
 
     fn stiffness_k0(&mut self) -> Result<f64> {
+        // a browser page cannot read the GPU's power iteration back: the CPU's, at the positions last
+        // uploaded (the pipelined frame re-estimates k₀ on the GPU after a speed alarm, as natively)
+        #[cfg(target_arch = "wasm32")]
+        return Ok(crate::cpu::power::power_k0(&self.model, &self.uploaded_positions, self.settings.power_iterations));
+        #[cfg(not(target_arch = "wasm32"))]
         self.power_k0(self.settings.power_iterations)
     }
 
@@ -559,6 +570,10 @@ impl Engine for GpuEngine {
 
     fn write_state(&mut self, x: &[[f64; 3]], v: &[[f64; 3]]) -> Result<()> {
         check_state_len(self.model.n, x, v)?;
+        #[cfg(target_arch = "wasm32")]
+        {
+            self.uploaded_positions = x.iter().map(|p| crate::reference::model::V3::from(*p)).collect();
+        }
         let packed = pack_state(&self.model, x, v);
         if !packed.is_empty() {
             self.state.counters.write_buffer(&self.queue, &self.state.state[0], 0, bytemuck::cast_slice(&packed));

@@ -12,18 +12,25 @@
 //! - `animation`: `--animation FILE.gif`, every K-th frame of the offscreen run as a looping GIF.
 
 pub mod animation;
+// the window (winit's event loop, a device waited for) and the offscreen runs wait on the GPU: not in a
+// browser page, which drives a `Demo` of its own (web/)
+#[cfg(not(target_arch = "wasm32"))]
 pub mod app;
+#[cfg(not(target_arch = "wasm32"))]
 mod blocking;
 pub mod camera;
 pub mod framing;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod headless;
 pub mod overlay;
 pub mod pins;
 mod pipeline;
 pub mod render;
 pub mod solids;
+#[cfg(not(target_arch = "wasm32"))]
 mod summary;
 
+#[cfg(not(target_arch = "wasm32"))]
 pub use headless::{run, run_headless, write_png};
 
 use crate::method::{DivergencePolicy, GuardSettings};
@@ -329,6 +336,8 @@ impl Demo {
         let method = self.sim.method();
         let model = build_model(&self.scene, &self.options, &self.controls, &self.pin_overrides)?;
         let settings = demo_settings(&self.base_settings, &self.controls, self.guard);
+        // a browser page cannot read the state back (that waits on the GPU): it starts the scene afresh
+        let keep_state = keep_state && cfg!(not(target_arch = "wasm32"));
         let state = if keep_state && model.n_particles() == self.model.n_particles() { Some(self.sim.read_state()?) } else { None };
         let mut sim = GpuSimulator::new(&self.device, &self.queue, &model, method, settings)?.with_adapter_name(self.adapter.clone());
         sim.set_frame_signals(true);
@@ -509,6 +518,12 @@ impl Demo {
     /// Picks the particle nearest to pixel (px, py) within `radius` pixels (one read-back).
     pub fn pick(&mut self, px: f32, py: f32, w: f32, h: f32, radius: f32) -> Result<Option<(usize, Vec3)>> {
         let (x, _) = self.sim.read_state()?;
+        Ok(self.pick_among(&x, px, py, w, h, radius))
+    }
+
+    /// [`Demo::pick`] among positions `x` the host already has (a browser page reads them back
+    /// asynchronously, a frame late).
+    pub fn pick_among(&self, x: &[[f64; 3]], px: f32, py: f32, w: f32, h: f32, radius: f32) -> Option<(usize, Vec3)> {
         let eye = self.camera.eye();
         let mut best: Option<(f32, f32, usize)> = None;
         for (i, p) in x.iter().enumerate() {
@@ -525,7 +540,7 @@ impl Demo {
                 }
             }
         }
-        Ok(best.map(|(_, _, i)| (i, Vec3::new(x[i][0] as f32, x[i][1] as f32, x[i][2] as f32))))
+        best.map(|(_, _, i)| (i, Vec3::new(x[i][0] as f32, x[i][1] as f32, x[i][2] as f32)))
     }
 
     /// Starts holding particle `i` at `at` (the grab takes effect at the next [`Demo::simulate`]).

@@ -436,7 +436,11 @@ impl UploadWriter {
             // an empty submit carries the queued writes; waiting frees their staging
             let label = wgpu::CommandEncoderDescriptor { label: Some("springsim.upload") };
             counters.submit(queue, device.create_command_encoder(&label).finish());
+            // a browser page cannot wait: its staging is freed when the browser is done with it
+            #[cfg(not(target_arch = "wasm32"))]
             counters.wait(device).map_err(|e| Error::Gpu(format!("{}: {e}", self.label)))?;
+            #[cfg(target_arch = "wasm32")]
+            let _ = device;
             *unsubmitted = 0;
         }
         Ok(())
