@@ -1,0 +1,382 @@
+//! springsim in a browser page, on WebGPU: the native demo's [`Demo`] (the scenes, the methods, the
+//! renderer drawing straight from the position buffer, the mouse drag and pins, the egui panel) on a
+//! canvas, driven by `requestAnimationFrame` through the pipelined frame path that never waits on the
+//! GPU: the simulation and the drawing recorded into one encoder, one submit a frame, the reports
+//! polled after it. What a page cannot do is said in the page, never a panic or a blank canvas:
+//!
+//! - no wait on the GPU: local/global's global step runs the GPU's CG (the native default, the CPU
+//!   Cholesky, waits for each solve), implicit Euler steps at the planned h (its adaptive step decides
+//!   on the host between trial steps); a call that would wait returns an error the panel shows;
+//! - no threads (faer and rayon run on the page's thread) and no file paths (the built-in scenes, or a
+//!   scene file's text).
+//!
+//! [`self_test`] runs a scene file's text for some frames on the page's WebGPU and returns the
+//! positions: what `web/test.sh` compares with the native f64 reference.
+
+mod input;
+mod readback;
+
+use input::{Input, MouseMode};
+use springsim::viewer::overlay::{self, Action, OverlayState};
+use springsim::viewer::{render, Demo, DemoArgs};
+use springsim::{GlobalSolve, Method, StepSettings};
+use std::cell::RefCell;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+/// Writes panics to the console (the page also shows the last error).
+#[wasm_bindgen(start)]
+pub fn start() {
+    std::panic::set_hook(Box::new(|info| {
+        web_sys::console::error_1(&format!("springsim: {info}").into());
+    }));
+}
+
+/// The step settings a page runs: local/global's global step by the GPU's CG and implicit Euler at
+/// the planned step (neither waits on the GPU); the rest as natively.
+pub fn web_settings(base: StepSettings) -> StepSettings {
+    let global = if base.global == GlobalSolve::Cholesky || base.global == GlobalSolve::Auto { GlobalSolve::Cg } else { base.global };
+    StepSettings { global, adaptive: false, ..base }
+}
+
+/// The page's WebGPU errors that no error scope caught (a shader Chrome's compiler rejects, an invalid
+/// pipeline): WebGPU reports them only as console warnings; the page shows them and the test fails.
+static GPU_ERRORS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+fn take_gpu_errors() -> Vec<String> {
+    GPU_ERRORS.lock().map(|mut e| std::mem::take(&mut *e)).unwrap_or_default()
+}
+
+thread_local! {
+    /// The page's one instance, and the demo's adapter and device.
+    static INSTANCE: wgpu::Instance = {
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+        desc.backends = wgpu::Backends::BROWSER_WEBGPU;
+        wgpu::Instance::new(desc)
+    };
+    static DEVICE: RefCell<Option<(wgpu::Adapter, wgpu::Device, wgpu::Queue)>> = const { RefCell::new(None) };
+}
+
+fn instance() -> wgpu::Instance {
+    INSTANCE.with(|i| i.clone())
+}
+
+/// A WebGPU adapter and device (WebGPU's default limits: what every browser grants): the page's
+/// one, made once, when `shared`, else a new one.
+async fn web_device(surface_for: Option<&wgpu::Surface<'_>>, shared: bool) -> Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue), String> {
+    if let Some(d) = DEVICE.with(|d| d.borrow().clone()).filter(|_| shared) {
+        return Ok(d);
+    }
+    let adapter = instance()
+        .request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            force_fallback_adapter: false,
+            compatible_surface: surface_for,
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| format!("this browser offers no WebGPU adapter ({e}); springsim's page needs WebGPU (Chrome, Edge, Safari 26, Firefox 141 or later)"))?;
+    let desc = wgpu::DeviceDescriptor { label: Some("springsim.web"), required_limits: wgpu::Limits::defaults(), ..Default::default() };
+    let (device, queue) = adapter.request_device(&desc).await.map_err(|e| format!("could not create the WebGPU device: {e}"))?;
+    device.on_uncaptured_error(std::sync::Arc::new(|e: wgpu::Error| {
+        web_sys::console::error_1(&format!("springsim: WebGPU: {e}").into());
+        if let Ok(mut errors) = GPU_ERRORS.lock() {
+            errors.push(e.to_string());
+        }
+    }));
+    device.set_device_lost_callback(|reason, message| {
+        let e = format!("the WebGPU device was lost ({reason:?}): {message}");
+        web_sys::console::error_1(&format!("springsim: {e}").into());
+        if let Ok(mut errors) = GPU_ERRORS.lock() {
+            errors.push(e);
+        }
+    });
+    if shared {
+        DEVICE.with(|d| *d.borrow_mut() = Some((adapter.clone(), device.clone(), queue.clone())));
+    }
+    Ok((adapter, device, queue))
+}
+
+/// The page's query: `?scene=flag&method=local-global`.
+fn query(name: &str) -> Option<String> {
+    let search = web_sys::window()?.location().search().ok()?;
+    web_sys::UrlSearchParams::new_with_str(&search).ok()?.get(name)
+}
+
+/// The running demo: the canvas, its surface, the demo and the egui panel.
+struct App {
+    canvas: web_sys::HtmlCanvasElement,
+    surface: wgpu::Surface<'static>,
+    config: wgpu::SurfaceConfiguration,
+    demo: Demo,
+    egui_ctx: egui::Context,
+    egui_renderer: egui_wgpu::Renderer,
+    overlay: OverlayState,
+    input: Input,
+    /// The frames drawn (the page's `springsim_frames()`).
+    frames: u64,
+    /// The last error (shown in the panel's message and by `springsim_error()`).
+    error: Option<String>,
+    /// A `springsim_snapshot()` waiting for the next frame's picture.
+    snapshot: Option<js_sys::Function>,
+}
+
+thread_local! {
+    static APP: RefCell<Option<Rc<RefCell<App>>>> = const { RefCell::new(None) };
+}
+
+/// Starts the demo on the canvas with id `canvas_id`; rejects with a readable message (no WebGPU, a
+/// bad `?method=`), which the page shows.
+#[wasm_bindgen]
+pub async fn run(canvas_id: String) -> Result<(), JsValue> {
+    let window = web_sys::window().ok_or("no window")?;
+    let canvas = window
+        .document()
+        .and_then(|d| d.get_element_by_id(&canvas_id))
+        .and_then(|e| e.dyn_into::<web_sys::HtmlCanvasElement>().ok())
+        .ok_or_else(|| format!("no canvas #{canvas_id}"))?;
+    let method = match query("method") {
+        Some(m) => Method::parse(&m).map_err(|e| e.to_string())?,
+        None => Method::SymplecticEuler,
+    };
+    let scene = query("scene").unwrap_or_else(|| "curtain".into());
+    if !springsim::viewer::demo_scenes(false).contains(&scene.as_str()) {
+        return Err(format!("unknown scene {scene:?} (known: {})", springsim::viewer::demo_scenes(false).join(", ")).into());
+    }
+    if !method.on_gpu() {
+        return Err(format!("{} runs on the CPU only; the page runs the GPU's methods", method.name()).into());
+    }
+    let surface =
+        instance().create_surface(wgpu::SurfaceTarget::Canvas(canvas.clone())).map_err(|e| format!("no WebGPU canvas context: {e}"))?;
+    let (adapter, device, queue) = web_device(Some(&surface), true).await?;
+    let (w, h) = input::canvas_size(&canvas);
+    let caps = surface.get_capabilities(&adapter);
+    let format = caps.formats.first().copied().ok_or("the canvas offers no format")?;
+    let mut config = surface.get_default_config(&adapter, w, h).ok_or("the adapter cannot draw to the canvas")?;
+    config.format = format;
+    surface.configure(&device, &config);
+    let samples = render::msaa_samples(&adapter, format);
+    let args = DemoArgs { scene, method, width: w, height: h, settings: Some(web_settings(StepSettings::default())), ..Default::default() };
+    let name = springsim::gpu::base::context::adapter_name(&adapter.get_info());
+    let demo = Demo::new(device.clone(), queue, name, format, samples, &args).map_err(|e| format!("{e:#}"))?;
+    let egui_renderer = egui_wgpu::Renderer::new(&device, format, egui_wgpu::RendererOptions::default());
+    let app = Rc::new(RefCell::new(App {
+        canvas: canvas.clone(),
+        surface,
+        config,
+        demo,
+        egui_ctx: egui::Context::default(),
+        egui_renderer,
+        overlay: OverlayState::default(),
+        input: Input::default(),
+        frames: 0,
+        error: None,
+        snapshot: None,
+    }));
+    input::listen(&canvas, app.clone())?;
+    APP.with(|a| *a.borrow_mut() = Some(app.clone()));
+    animate(app);
+    Ok(())
+}
+
+/// The frames drawn so far (for the browser test).
+#[wasm_bindgen]
+pub fn springsim_frames() -> f64 {
+    APP.with(|a| a.borrow().as_ref().map(|app| app.borrow().frames as f64).unwrap_or(0.0))
+}
+
+/// The canvas as a PNG data URL, taken right after the next frame is drawn (a WebGPU canvas's picture
+/// lasts until the task that drew it ends): what `web/test.sh` screenshots.
+#[wasm_bindgen]
+pub fn springsim_snapshot() -> js_sys::Promise {
+    js_sys::Promise::new(&mut |resolve, reject| {
+        let app = APP.with(|a| a.borrow().clone());
+        match app {
+            Some(app) => app.borrow_mut().snapshot = Some(resolve),
+            None => {
+                let _ = reject.call1(&JsValue::NULL, &JsValue::from("the demo is not running"));
+            }
+        }
+    })
+}
+
+/// The demo's last error, if any (for the browser test).
+#[wasm_bindgen]
+pub fn springsim_error() -> Option<String> {
+    APP.with(|a| a.borrow().as_ref().and_then(|app| app.borrow().error.clone()))
+}
+
+fn animate(app: Rc<RefCell<App>>) {
+    let f: Rc<RefCell<Option<Closure<dyn FnMut(f64)>>>> = Rc::new(RefCell::new(None));
+    let g = f.clone();
+    *g.borrow_mut() = Some(Closure::new(move |_t: f64| {
+        let result = app.borrow_mut().frame();
+        if let Err(e) = result {
+            web_sys::console::error_1(&format!("springsim: {e}").into());
+            let mut a = app.borrow_mut();
+            a.demo.message = Some(e.clone());
+            a.error = Some(e);
+        }
+        if let Some(cb) = f.borrow().as_ref() {
+            let _ = web_sys::window().map(|w| w.request_animation_frame(cb.as_ref().unchecked_ref()));
+        }
+    }));
+    let first = g.borrow();
+    if let Some(cb) = first.as_ref() {
+        let _ = web_sys::window().map(|w| w.request_animation_frame(cb.as_ref().unchecked_ref()));
+    }
+}
+
+impl App {
+    /// One frame: the canvas's size, the picks that came back, the simulation, the scene and the
+    /// panel in one encoder and one submit, then the reports that came back.
+    fn frame(&mut self) -> Result<(), String> {
+        let (w, h) = input::canvas_size(&self.canvas);
+        if (w, h) != (self.config.width, self.config.height) {
+            self.config.width = w;
+            self.config.height = h;
+            self.demo.aspect = w as f32 / h as f32;
+            self.surface.configure(&self.demo.device, &self.config);
+        }
+        self.input.finish_pick(&mut self.demo, (w as f32, h as f32)).map_err(|e| format!("{e:#}"))?;
+        let frame = match self.surface.get_current_texture() {
+            wgpu::CurrentSurfaceTexture::Success(f) | wgpu::CurrentSurfaceTexture::Suboptimal(f) => f,
+            _ => {
+                self.surface.configure(&self.demo.device, &self.config);
+                return Ok(());
+            }
+        };
+        let view = frame.texture.create_view(&Default::default());
+        let mut enc = self.demo.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.web") });
+        if let Err(e) = self.demo.encode_simulation(&mut enc) {
+            self.demo.message = Some(format!("{e:#}"));
+            self.demo.paused = true;
+        }
+        self.input.record_pick(&self.demo, &mut enc);
+        let ppp = input::pixel_ratio();
+        let mut raw = self.input.egui_input(w, h, ppp);
+        raw.max_texture_side = Some(self.demo.device.limits().max_texture_dimension_2d as usize);
+        let mut actions = Vec::new();
+        let demo = &mut self.demo;
+        let ov = &mut self.overlay;
+        let mut out = self.egui_ctx.run_pass(raw, |ctx| actions = overlay::show(ctx, demo, ov));
+        self.input.egui_wants_pointer = self.egui_ctx.egui_wants_pointer_input() || self.egui_ctx.is_pointer_over_egui();
+        let jobs = self.egui_ctx.tessellate(std::mem::take(&mut out.shapes), out.pixels_per_point);
+        let screen = egui_wgpu::ScreenDescriptor { size_in_pixels: [w, h], pixels_per_point: out.pixels_per_point };
+        for (id, deltas) in &out.textures_delta.set {
+            for delta in deltas {
+                self.egui_renderer.update_texture(&self.demo.device, &self.demo.queue, *id, delta);
+            }
+        }
+        let d = &mut self.demo;
+        d.renderer.set_camera(&d.queue, &d.camera, w, h, &d.draw);
+        d.renderer.set_collider_time(&d.queue, d.sim.engine().time());
+        d.renderer.encode(&d.device, &mut enc, &d.sim, &view, w, h, &d.draw);
+        let extra = self.egui_renderer.update_buffers(&d.device, &d.queue, &mut enc, &jobs, &screen);
+        {
+            let pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("springsim.overlay"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations { load: wgpu::LoadOp::Load, store: wgpu::StoreOp::Store },
+                })],
+                depth_stencil_attachment: None,
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            let mut pass = pass.forget_lifetime();
+            self.egui_renderer.render(&mut pass, &jobs, &screen);
+        }
+        d.queue.submit(extra.into_iter().chain([enc.finish()]));
+        d.queue.present(frame);
+        if let Err(e) = d.after_submit() {
+            d.message = Some(format!("{e:#}"));
+        }
+        let errors = take_gpu_errors();
+        if !errors.is_empty() {
+            let e = format!("WebGPU: {}", errors.join("; "));
+            d.message = Some(e.clone());
+            d.paused = true;
+            self.error = Some(e);
+        }
+        if let Some(resolve) = self.snapshot.take() {
+            // the canvas's picture, taken in the task that drew it (later it is gone)
+            let url = self.canvas.to_data_url().unwrap_or_default();
+            let _ = resolve.call1(&JsValue::NULL, &JsValue::from(url));
+        }
+        for id in &out.textures_delta.free {
+            self.egui_renderer.free_texture(id);
+        }
+        out.textures_delta.clear();
+        for a in actions {
+            let result = match a {
+                Action::Scene(s) => d.set_scene(&s),
+                Action::Method(m) => d.set_method(m),
+                Action::Reset => d.reset(),
+                // framing reads the positions back (a wait): the page frames the scene's motion instead
+                Action::Frame => {
+                    springsim::viewer::framing::frame_motion(&mut d.camera, &d.model, d.aspect);
+                    Ok(())
+                }
+            };
+            if let Err(e) = result {
+                d.message = Some(format!("{e:#}"));
+            }
+        }
+        if self.input.mouse == MouseMode::Grab && d.grab.is_none() {
+            self.input.mouse = MouseMode::None;
+        }
+        self.frames += 1;
+        Ok(())
+    }
+}
+
+/// Runs the scene file `scene_ron` (its model, method and settings, in their web form:
+/// [`web_settings`]) for `frames` frames on the page's WebGPU through the pipelined frame path, and
+/// resolves to `{ positions, initial: Float32Array (x, y, z per particle), particles, diverged, adapter }`.
+#[wasm_bindgen]
+pub async fn self_test(scene_ron: String, frames: u32) -> Result<JsValue, JsValue> {
+    let scene = springsim::scene_file::Scene::parse(&scene_ron, std::path::Path::new("test.ron")).map_err(|e| e.to_string())?;
+    let model = scene.build(&springsim::scene::SceneOptions::default()).map_err(|e| e.to_string())?;
+    let settings = web_settings(scene.settings());
+    // a device of its own: the run's numbers whatever the demo's device went through
+    let (adapter, device, queue) = web_device(None, false).await?;
+    // the run's validation errors (a kernel the browser's compiler rejects runs as nothing)
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let mut sim = springsim::GpuSimulator::new(&device, &queue, &model, scene.file.method.name, settings).map_err(|e| e.to_string())?;
+    let mut diverged = Vec::new();
+    for _ in 0..frames {
+        let mut enc = device.create_command_encoder(&Default::default());
+        sim.prepare_frame().map_err(|e| e.to_string())?;
+        sim.encode_frame(&mut enc).map_err(|e| e.to_string())?;
+        queue.submit([enc.finish()]);
+        for e in sim.poll_reports().map_err(|e| e.to_string())? {
+            if let springsim::FrameEvent::Diverged(d) = e {
+                diverged.push(d.to_string());
+            }
+        }
+    }
+    let positions = readback::positions(&device, &queue, &sim).await?;
+    if let Some(e) = scope.pop().await {
+        return Err(format!("WebGPU: {e}").into());
+    }
+    // the reports of the last frames, now that the GPU is done
+    for e in sim.poll_reports().map_err(|e| e.to_string())? {
+        if let springsim::FrameEvent::Diverged(d) = e {
+            diverged.push(d.to_string());
+        }
+    }
+    let out = js_sys::Object::new();
+    let set = |k: &str, v: &JsValue| js_sys::Reflect::set(&out, &k.into(), v);
+    set("positions", &js_sys::Float32Array::from(positions.as_slice()).into())?;
+    let initial: Vec<f32> = model.positions.iter().flat_map(|p| p.map(|c| c as f32)).collect();
+    set("initial", &js_sys::Float32Array::from(initial.as_slice()).into())?;
+    set("particles", &JsValue::from(model.n_particles() as f64))?;
+    set("diverged", &JsValue::from(diverged.join("; ")))?;
+    set("adapter", &JsValue::from(springsim::gpu::base::context::adapter_name(&adapter.get_info())))?;
+    Ok(out.into())
+}
