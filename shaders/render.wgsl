@@ -16,6 +16,21 @@ struct Camera {
 
 @group(0) @binding(0) var<uniform> cam: Camera;
 
+// The colours below are linear. An sRGB colour target encodes them as it stores them; a plain one (a
+// browser's canvas offers no sRGB format) needs them encoded here: set by the pipeline
+// (src/viewer/pipeline.rs) from the target's format.
+override ENCODE_SRGB: bool = false;
+
+// What a fragment returns for the linear colour `rgb`, opaque.
+fn target_color(rgb: vec3<f32>) -> vec4<f32> {
+    if (ENCODE_SRGB) {
+        let c = clamp(rgb, vec3<f32>(0.0), vec3<f32>(1.0));
+        let encoded = select(1.055 * pow(c, vec3<f32>(1.0 / 2.4)) - 0.055, 12.92 * c, c <= vec3<f32>(0.0031308));
+        return vec4<f32>(encoded, 1.0);
+    }
+    return vec4<f32>(rgb, 1.0);
+}
+
 struct ClothOut {
     @builtin(position) clip: vec4<f32>,
     @location(0) normal: vec3<f32>,
@@ -48,7 +63,7 @@ fn fs_cloth(in: ClothOut, @builtin(front_facing) front: bool) -> @location(0) ve
     let spec = pow(max(dot(n, hv), 0.0), 10.0) * 0.05;
     let sheen = pow(1.0 - max(dot(n, v), 0.0), 4.0) * 0.15;
     let rgb = base * (0.18 + 0.82 * diffuse + sheen) + vec3<f32>(spec);
-    return vec4<f32>(rgb, 1.0);
+    return target_color(rgb);
 }
 
 // The colliders as solids (spheres, capsules, boxes; src/viewer/solids.rs): a mesh in the colliders'
@@ -74,7 +89,7 @@ fn fs_solid(in: ClothOut) -> @location(0) vec4<f32> {
     let diffuse = max(dot(n, l), 0.0);
     let rim = pow(1.0 - max(dot(n, v), 0.0), 3.0) * 0.08;
     let base = vec3<f32>(0.46, 0.48, 0.52);
-    return vec4<f32>(base * (0.25 + 0.75 * diffuse) + vec3<f32>(rim), 1.0);
+    return target_color(base * (0.25 + 0.75 * diffuse) + vec3<f32>(rim));
 }
 
 struct Seg {
@@ -151,7 +166,7 @@ fn vs_line(@builtin(vertex_index) vid: u32) -> LineOut {
 @fragment
 fn fs_line(in: LineOut) -> @location(0) vec4<f32> {
     let shade = 0.35 + 0.65 * sqrt(max(1.0 - in.side * in.side, 0.0));
-    return vec4<f32>(in.color * shade, 1.0);
+    return target_color(in.color * shade);
 }
 
 // The ground (a half-space collider) as a shaded, checkered quad: `plane` holds the unit normal n and
@@ -203,7 +218,7 @@ fn fs_ground(in: GroundOut) -> @location(0) vec4<f32> {
     let fade = 1.0 - smoothstep(0.6, 1.0, length(in.uv) / ground.center.w);
     let rgb = vec3<f32>(0.55, 0.58, 0.5) * check * (0.35 + 0.65 * diffuse);
     let bg = vec3<f32>(0.055, 0.06, 0.075);
-    return vec4<f32>(mix(bg, rgb, fade), 1.0);
+    return target_color(mix(bg, rgb, fade));
 }
 
 // Pin markers: a disc PIN_PX pixels across (viewport.z holds the ribbon width, so the size is fixed
@@ -241,5 +256,5 @@ fn fs_pin(in: PinOut) -> @location(0) vec4<f32> {
     // a light core in a dark ring: visible on the cloth, the ground and the background
     let core = vec3<f32>(1.0, 0.86, 0.25);
     let ring = vec3<f32>(0.08, 0.06, 0.02);
-    return vec4<f32>(select(core, ring, r > 0.62), 1.0);
+    return target_color(select(core, ring, r > 0.62));
 }

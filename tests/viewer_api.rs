@@ -311,3 +311,33 @@ fn frame_scene_fits_the_current_positions_and_pins_are_listed() {
     demo.toggle_pin(end, at).unwrap();
     assert_eq!(demo.renderer.pin_markers(), 2, "a pinned particle gets a marker");
 }
+
+/// A browser's canvas has no sRGB format: the scene's pipelines encode sRGB themselves on a plain target
+/// (`ENCODE_SRGB` in shaders/render.wgsl). The same state drawn into `Rgba8Unorm` and `Rgba8UnormSrgb`
+/// (one sample each, so that no resolve averages differently) gives the same bytes, to the rounding of
+/// one encoding against the other. Fails if the plain target gets linear colours (a dark picture).
+#[cfg(feature = "viewer")]
+#[test]
+fn a_plain_target_shows_the_same_colours_as_an_srgb_one() {
+    use springsim::viewer::render::SceneRenderer;
+    use springsim::viewer::{Demo, DemoArgs};
+    let Some(ctx) = common::gpu() else { return };
+    let args = DemoArgs { scene: "curtain".into(), size: Some(15), ..Default::default() };
+    let srgb = springsim::wgpu::TextureFormat::Rgba8UnormSrgb;
+    let mut demo = Demo::new(ctx.device.clone(), ctx.queue.clone(), ctx.adapter_name(), srgb, 1, &args).unwrap();
+    for _ in 0..3 {
+        demo.simulate().unwrap();
+    }
+    let (w, h) = (160, 120);
+    let mut pictures = Vec::new();
+    for format in [srgb, springsim::wgpu::TextureFormat::Rgba8Unorm] {
+        let mut r = SceneRenderer::new(&ctx.device, format, 1);
+        r.set_model(&ctx.device, &demo.model, &demo.sim);
+        r.set_camera(&ctx.queue, &demo.camera, w, h, &demo.draw);
+        pictures.push(r.capture(&ctx.device, &ctx.queue, &demo.sim, w, h, &demo.draw, true).unwrap());
+    }
+    let worst = pictures[0].iter().zip(&pictures[1]).map(|(a, b)| (*a as i32 - *b as i32).abs()).max().unwrap();
+    let mean = |p: &[u8]| p.iter().map(|&b| b as f64).sum::<f64>() / p.len() as f64;
+    eprintln!("sRGB target mean {:.1}, plain target mean {:.1}, largest difference {worst}", mean(&pictures[0]), mean(&pictures[1]));
+    assert!(worst <= 2, "the plain target's bytes differ from the sRGB target's by up to {worst}");
+}

@@ -1,7 +1,8 @@
 //! The winit 0.30 application: the window, its surface and the device are created in `resumed`; every
 //! redraw runs one frame of simulation (timed), then draws the scene and the overlay (timed).
 
-use super::overlay::{self, Action, OverlayState};
+use super::overlay::{Action, OverlayState};
+use super::picture::Panel;
 use super::render;
 use super::write_png;
 use super::{demo_methods, demo_scenes, Demo, DemoArgs};
@@ -37,9 +38,8 @@ struct Gfx {
     surface: wgpu::Surface<'static>,
     config: wgpu::SurfaceConfiguration,
     demo: Demo,
-    egui_ctx: egui::Context,
+    panel: Panel,
     egui_state: egui_winit::State,
-    egui_renderer: egui_wgpu::Renderer,
     lost: Arc<Mutex<Option<String>>>,
 }
 
@@ -112,17 +112,16 @@ impl Gfx {
             demo.aspect = aspect;
             super::framing::frame_motion(&mut demo.camera, &demo.model, aspect);
         }
-        let egui_ctx = egui::Context::default();
+        let panel = Panel::new(&device, format);
         let egui_state = egui_winit::State::new(
-            egui_ctx.clone(),
+            panel.ctx.clone(),
             egui::ViewportId::ROOT,
             &*window,
             Some(window.scale_factor() as f32),
             None,
             Some(device.limits().max_texture_dimension_2d as usize),
         );
-        let egui_renderer = egui_wgpu::Renderer::new(&device, format, egui_wgpu::RendererOptions::default());
-        Ok(Gfx { window, surface, config, demo, egui_ctx, egui_state, egui_renderer, lost })
+        Ok(Gfx { window, surface, config, demo, panel, egui_state, lost })
     }
 
     fn resize(&mut self, w: u32, h: u32) {
@@ -239,24 +238,10 @@ impl App {
         self.cursor = (x, y);
         let Some(g) = &mut self.gfx else { return };
         let (w, h) = (g.config.width as f32, g.config.height as f32);
-        let cam = &mut g.demo.camera;
         match self.mouse {
-            MouseMode::Orbit => cam.orbit(dx, dy),
-            MouseMode::Pan => cam.pan(dx, dy, h),
-            MouseMode::Grab => {
-                if let Some(gr) = &mut g.demo.grab {
-                    // move on the plane through the particle that faces the camera
-                    let n = (cam.target - cam.eye()).normalize();
-                    let (o, d) = cam.ray(x, y, w, h);
-                    let denom = d.dot(n);
-                    if denom.abs() > 1e-6 {
-                        let t = (gr.target - o).dot(n) / denom;
-                        if t > 0.0 {
-                            gr.target = o + t * d;
-                        }
-                    }
-                }
-            }
+            MouseMode::Orbit => g.demo.camera.orbit(dx, dy),
+            MouseMode::Pan => g.demo.camera.pan(dx, dy, h),
+            MouseMode::Grab => g.demo.drag_to(x, y, w, h),
             MouseMode::None => {}
         }
     }
@@ -294,49 +279,14 @@ impl App {
         let t = Instant::now();
         let view = frame.texture.create_view(&Default::default());
         let (w, h) = (g.config.width, g.config.height);
-        // overlay
         let raw = g.egui_state.take_egui_input(&g.window);
-        let mut actions = Vec::new();
-        let demo = &mut g.demo;
-        let ov = &mut self.overlay;
-        let mut out = g.egui_ctx.run_pass(raw, |ctx| actions = overlay::show(ctx, demo, ov));
-        g.egui_state.handle_platform_output(&g.window, out.platform_output);
-        let jobs = g.egui_ctx.tessellate(out.shapes, out.pixels_per_point);
-        let screen = egui_wgpu::ScreenDescriptor { size_in_pixels: [w, h], pixels_per_point: out.pixels_per_point };
-        for (id, deltas) in &out.textures_delta.set {
-            for delta in deltas {
-                g.egui_renderer.update_texture(&g.demo.device, &g.demo.queue, *id, delta);
-            }
-        }
+        let picture = g.demo.encode_picture(&mut g.panel, &mut self.overlay, raw, &mut enc, &view, (w, h));
+        g.egui_state.handle_platform_output(&g.window, picture.platform_output);
         let d = &mut g.demo;
-        d.renderer.set_camera(&d.queue, &d.camera, w, h, &d.draw);
-        d.renderer.set_collider_time(&d.queue, d.sim.engine().time());
-        d.renderer.encode(&d.device, &mut enc, &d.sim, &view, w, h, &d.draw);
-        let extra = g.egui_renderer.update_buffers(&d.device, &d.queue, &mut enc, &jobs, &screen);
-        {
-            let pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("springsim.overlay"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &view,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations { load: wgpu::LoadOp::Load, store: wgpu::StoreOp::Store },
-                })],
-                depth_stencil_attachment: None,
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
-            let mut pass = pass.forget_lifetime();
-            g.egui_renderer.render(&mut pass, &jobs, &screen);
-        }
-        d.queue.submit(extra.into_iter().chain([enc.finish()]));
+        d.queue.submit(picture.uploads.into_iter().chain([enc.finish()]));
         d.queue.present(frame);
         d.after_submit()?;
-        for id in &out.textures_delta.free {
-            g.egui_renderer.free_texture(id);
-        }
-        out.textures_delta.clear(); // handled above (epaint asserts that deltas are not dropped unapplied)
+        let actions = picture.actions;
         let draw_ms = t.elapsed().as_secs_f64() * 1e3;
         g.demo.record(sim_ms, draw_ms);
         for a in actions {

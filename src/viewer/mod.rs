@@ -23,6 +23,7 @@ pub mod framing;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod headless;
 pub mod overlay;
+pub mod picture;
 pub mod pins;
 mod pipeline;
 pub mod render;
@@ -546,6 +547,22 @@ impl Demo {
     /// Starts holding particle `i` at `at` (the grab takes effect at the next [`Demo::simulate`]).
     pub fn grab(&mut self, i: usize, at: Vec3) {
         self.grab = Some(Grab { index: i, was_pinned: self.sim.is_pinned(i), target: at, last: at, held: false, anchor: at });
+    }
+
+    /// Moves the held particle's target under the cursor at pixel (`x`, `y`) of a `w`×`h` view, on
+    /// the plane through the target that faces the camera (nothing when no particle is held).
+    pub fn drag_to(&mut self, x: f32, y: f32, w: f32, h: f32) {
+        let Some(gr) = &mut self.grab else { return };
+        let cam = &self.camera;
+        let n = (cam.target - cam.eye()).normalize();
+        let (o, d) = cam.ray(x, y, w, h);
+        let denom = d.dot(n);
+        if denom.abs() > 1e-6 {
+            let t = (gr.target - o).dot(n) / denom;
+            if t > 0.0 {
+                gr.target = o + t * d;
+            }
+        }
     }
 
     /// Lets go of the held particle: a position-constrained one keeps the cursor's last velocity (and

@@ -27,6 +27,27 @@ pub fn vec4s(loc: u32) -> wgpu::VertexBufferLayout<'static> {
     }
 }
 
+/// The render module's `ENCODE_SRGB` constant for a colour target of `format`: on where the target
+/// does not encode sRGB itself.
+fn encode_srgb(format: wgpu::TextureFormat) -> [(&'static str, f64); 1] {
+    [("ENCODE_SRGB", if format.is_srgb() { 0.0 } else { 1.0 })]
+}
+
+/// The colour a target of `format` is cleared to for the linear colour `c`: encoded by hand where the
+/// format does not encode sRGB itself.
+pub fn clear_color(format: wgpu::TextureFormat, c: [f64; 3]) -> wgpu::Color {
+    let e = |x: f64| {
+        if format.is_srgb() {
+            x
+        } else if x <= 0.0031308 {
+            12.92 * x
+        } else {
+            1.055 * x.powf(1.0 / 2.4) - 0.055
+        }
+    };
+    wgpu::Color { r: e(c[0]), g: e(c[1]), b: e(c[2]), a: 1.0 }
+}
+
 /// Builds the pipeline of `spec` from `module` for `format` (with `depth_format`) and `samples`.
 pub fn build(
     device: &wgpu::Device,
@@ -56,7 +77,7 @@ pub fn build(
         fragment: Some(wgpu::FragmentState {
             module,
             entry_point: Some(spec.entry.1),
-            compilation_options: Default::default(),
+            compilation_options: wgpu::PipelineCompilationOptions { constants: &encode_srgb(format), ..Default::default() },
             targets: &[Some(wgpu::ColorTargetState { format, blend: None, write_mask: wgpu::ColorWrites::ALL })],
         }),
         multiview_mask: None,

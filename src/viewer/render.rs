@@ -43,11 +43,14 @@ pub struct DrawOptions {
     pub strain_scale: f32,
     /// Ribbon width (px).
     pub line_width: f32,
+    /// Draw the model (off: the ground, the colliders and the pins alone; what a picture of the
+    /// model's share of the screen compares against).
+    pub model: bool,
 }
 
 impl Default for DrawOptions {
     fn default() -> Self {
-        DrawOptions { springs: false, strain_scale: 0.05, line_width: 4.0 }
+        DrawOptions { springs: false, strain_scale: 0.05, line_width: 4.0, model: true }
     }
 }
 
@@ -450,7 +453,7 @@ impl SceneRenderer {
                 depth_slice: None,
                 resolve_target: resolve,
                 ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color { r: 0.055, g: 0.06, b: 0.075, a: 1.0 }),
+                    load: wgpu::LoadOp::Clear(super::pipeline::clear_color(self.format, [0.055, 0.06, 0.075])),
                     store: wgpu::StoreOp::Store,
                 },
             })],
@@ -470,18 +473,22 @@ impl SceneRenderer {
         if let Some(solids) = &m.solids {
             self.solid_pipe.draw(&mut pass, solids);
         }
-        if let Some(mesh) = draw_mesh {
-            pass.set_pipeline(&self.cloth_pipe);
-            pass.set_vertex_buffer(0, sim.positions_buffer().slice(sim.positions_range()));
-            pass.set_vertex_buffer(1, mesh.normals.slice(..));
-            pass.set_index_buffer(mesh.tris.slice(..), wgpu::IndexFormat::Uint32);
-            pass.draw_indexed(0..mesh.n_indices, 0, 0..1);
-        } else {
-            let segs = if opts.springs { &m.springs } else { &m.structure };
-            if segs.count > 0 {
-                pass.set_pipeline(&self.line_pipe);
-                pass.set_bind_group(1, &segs.bg, &[]);
-                pass.draw(0..segs.count * 6, 0..1);
+        match (opts.model, draw_mesh) {
+            (false, _) => {}
+            (true, Some(mesh)) => {
+                pass.set_pipeline(&self.cloth_pipe);
+                pass.set_vertex_buffer(0, sim.positions_buffer().slice(sim.positions_range()));
+                pass.set_vertex_buffer(1, mesh.normals.slice(..));
+                pass.set_index_buffer(mesh.tris.slice(..), wgpu::IndexFormat::Uint32);
+                pass.draw_indexed(0..mesh.n_indices, 0, 0..1);
+            }
+            (true, None) => {
+                let segs = if opts.springs { &m.springs } else { &m.structure };
+                if segs.count > 0 {
+                    pass.set_pipeline(&self.line_pipe);
+                    pass.set_bind_group(1, &segs.bg, &[]);
+                    pass.draw(0..segs.count * 6, 0..1);
+                }
             }
         }
         if let Some(pins) = &m.pins {
