@@ -143,7 +143,7 @@ impl Input {
         Ok(())
     }
 
-    fn pointer_down(&mut self, demo: &mut Demo, e: &web_sys::PointerEvent) {
+    fn pointer_down(&mut self, e: &web_sys::PointerEvent) {
         let Some(b) = button(e.button()) else { return };
         let ppp = pixel_ratio();
         let pos = egui::pos2(e.offset_x() as f32, e.offset_y() as f32);
@@ -160,7 +160,6 @@ impl Input {
             egui::PointerButton::Secondary | egui::PointerButton::Middle => self.mouse = MouseMode::Pan,
             _ => {}
         }
-        let _ = demo;
     }
 
     fn pointer_up(&mut self, demo: &mut Demo, e: &web_sys::PointerEvent) -> anyhow::Result<()> {
@@ -185,24 +184,10 @@ impl Input {
         let (x, y) = (pos.x * ppp, pos.y * ppp);
         let (dx, dy) = (x - self.cursor.0, y - self.cursor.1);
         self.cursor = (x, y);
-        let cam = &mut demo.camera;
         match self.mouse {
-            MouseMode::Orbit => cam.orbit(dx, dy),
-            MouseMode::Pan => cam.pan(dx, dy, h),
-            MouseMode::Grab => {
-                if let Some(gr) = &mut demo.grab {
-                    // move on the plane through the particle that faces the camera
-                    let n = (cam.target - cam.eye()).normalize();
-                    let (o, d) = cam.ray(x, y, w, h);
-                    let denom = d.dot(n);
-                    if denom.abs() > 1e-6 {
-                        let t = (gr.target - o).dot(n) / denom;
-                        if t > 0.0 {
-                            gr.target = o + t * d;
-                        }
-                    }
-                }
-            }
+            MouseMode::Orbit => demo.camera.orbit(dx, dy),
+            MouseMode::Pan => demo.camera.pan(dx, dy, h),
+            MouseMode::Grab => demo.drag_to(x, y, w, h),
             MouseMode::None | MouseMode::Picking => {}
         }
     }
@@ -272,13 +257,16 @@ fn on<E: JsCast + 'static>(
 pub fn listen(canvas: &web_sys::HtmlCanvasElement, app: Rc<RefCell<App>>) -> Result<(), JsValue> {
     let target: &web_sys::EventTarget = canvas.as_ref();
     on::<web_sys::PointerEvent>(target, "pointerdown", &app, |a, e| {
-        let _ = a.canvas.set_pointer_capture(e.pointer_id());
-        a.input.pointer_down(&mut a.demo, e);
+        if let Some(canvas) = a.canvas() {
+            let _ = canvas.set_pointer_capture(e.pointer_id());
+        }
+        a.input.pointer_down(e);
         Ok(())
     })?;
     on::<web_sys::PointerEvent>(target, "pointerup", &app, |a, e| a.input.pointer_up(&mut a.demo, e))?;
     on::<web_sys::PointerEvent>(target, "pointermove", &app, |a, e| {
-        let size = (a.config.width as f32, a.config.height as f32);
+        let size = a.size();
+        let size = (size.0 as f32, size.1 as f32);
         a.input.pointer_move(&mut a.demo, e, size);
         Ok(())
     })?;
@@ -293,7 +281,7 @@ pub fn listen(canvas: &web_sys::HtmlCanvasElement, app: Rc<RefCell<App>>) -> Res
     })?;
     let window: web_sys::EventTarget = web_sys::window().ok_or("no window")?.into();
     on::<web_sys::KeyboardEvent>(&window, "keydown", &app, |a, e| {
-        if a.egui_ctx.egui_wants_keyboard_input() {
+        if a.panel.ctx.egui_wants_keyboard_input() {
             return Ok(());
         }
         a.input.key(&mut a.demo, e)

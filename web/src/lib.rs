@@ -17,7 +17,8 @@ mod input;
 mod readback;
 
 use input::{Input, MouseMode};
-use springsim::viewer::overlay::{self, Action, OverlayState};
+use springsim::viewer::overlay::{Action, OverlayState};
+use springsim::viewer::picture::Panel;
 use springsim::viewer::{render, Demo, DemoArgs};
 use springsim::{GlobalSolve, Method, StepSettings};
 use std::cell::RefCell;
@@ -104,14 +105,18 @@ fn query(name: &str) -> Option<String> {
     web_sys::UrlSearchParams::new_with_str(&search).ok()?.get(name)
 }
 
-/// The running demo: the canvas, its surface, the demo and the egui panel.
+/// Where the demo draws: the page's canvas, or a texture of its own (the browser test's pictures,
+/// [`draw_test`]).
+enum Target {
+    Canvas { canvas: web_sys::HtmlCanvasElement, surface: wgpu::Surface<'static>, config: wgpu::SurfaceConfiguration },
+    Texture(wgpu::Texture),
+}
+
+/// The running demo: its target, the demo and the egui panel.
 struct App {
-    canvas: web_sys::HtmlCanvasElement,
-    surface: wgpu::Surface<'static>,
-    config: wgpu::SurfaceConfiguration,
+    target: Target,
     demo: Demo,
-    egui_ctx: egui::Context,
-    egui_renderer: egui_wgpu::Renderer,
+    panel: Panel,
     overlay: OverlayState,
     input: Input,
     /// The frames drawn (the page's `springsim_frames()`).
@@ -120,6 +125,30 @@ struct App {
     error: Option<String>,
     /// A `springsim_snapshot()` waiting for the next frame's picture.
     snapshot: Option<js_sys::Function>,
+}
+
+impl App {
+    /// The demo drawing on `target`, a texture of `format`.
+    fn new(target: Target, demo: Demo, format: wgpu::TextureFormat) -> App {
+        let panel = Panel::new(&demo.device, format);
+        App { target, demo, panel, overlay: OverlayState::default(), input: Input::default(), frames: 0, error: None, snapshot: None }
+    }
+
+    /// The canvas the demo draws on, if it does.
+    fn canvas(&self) -> Option<&web_sys::HtmlCanvasElement> {
+        match &self.target {
+            Target::Canvas { canvas, .. } => Some(canvas),
+            Target::Texture(_) => None,
+        }
+    }
+
+    /// The target's size in pixels.
+    fn size(&self) -> (u32, u32) {
+        match &self.target {
+            Target::Canvas { config, .. } => (config.width, config.height),
+            Target::Texture(t) => (t.width(), t.height()),
+        }
+    }
 }
 
 thread_local! {
@@ -152,6 +181,7 @@ pub async fn run(canvas_id: String) -> Result<(), JsValue> {
     let (adapter, device, queue) = web_device(Some(&surface), true).await?;
     let (w, h) = input::canvas_size(&canvas);
     let caps = surface.get_capabilities(&adapter);
+    // a canvas offers no sRGB format: the scene's pipelines encode sRGB themselves on a plain one
     let format = caps.formats.first().copied().ok_or("the canvas offers no format")?;
     let mut config = surface.get_default_config(&adapter, w, h).ok_or("the adapter cannot draw to the canvas")?;
     config.format = format;
@@ -160,20 +190,7 @@ pub async fn run(canvas_id: String) -> Result<(), JsValue> {
     let args = DemoArgs { scene, method, width: w, height: h, settings: Some(web_settings(StepSettings::default())), ..Default::default() };
     let name = springsim::gpu::base::context::adapter_name(&adapter.get_info());
     let demo = Demo::new(device.clone(), queue, name, format, samples, &args).map_err(|e| format!("{e:#}"))?;
-    let egui_renderer = egui_wgpu::Renderer::new(&device, format, egui_wgpu::RendererOptions::default());
-    let app = Rc::new(RefCell::new(App {
-        canvas: canvas.clone(),
-        surface,
-        config,
-        demo,
-        egui_ctx: egui::Context::default(),
-        egui_renderer,
-        overlay: OverlayState::default(),
-        input: Input::default(),
-        frames: 0,
-        error: None,
-        snapshot: None,
-    }));
+    let app = Rc::new(RefCell::new(App::new(Target::Canvas { canvas: canvas.clone(), surface, config }, demo, format)));
     input::listen(&canvas, app.clone())?;
     APP.with(|a| *a.borrow_mut() = Some(app.clone()));
     animate(app);
@@ -212,7 +229,7 @@ fn animate(app: Rc<RefCell<App>>) {
     let g = f.clone();
     *g.borrow_mut() = Some(Closure::new(move |_t: f64| {
         let result = app.borrow_mut().frame();
-        if let Err(e) = result {
+        if let Err(e) = result.map(|_drew| ()) {
             web_sys::console::error_1(&format!("springsim: {e}").into());
             let mut a = app.borrow_mut();
             a.demo.message = Some(e.clone());
@@ -229,73 +246,65 @@ fn animate(app: Rc<RefCell<App>>) {
 }
 
 impl App {
-    /// One frame: the canvas's size, the picks that came back, the simulation, the scene and the
-    /// panel in one encoder and one submit, then the reports that came back.
-    fn frame(&mut self) -> Result<(), String> {
-        let (w, h) = input::canvas_size(&self.canvas);
-        if (w, h) != (self.config.width, self.config.height) {
-            self.config.width = w;
-            self.config.height = h;
-            self.demo.aspect = w as f32 / h as f32;
-            self.surface.configure(&self.demo.device, &self.config);
+    /// One frame: the target's size, the picks that came back, the simulation, the scene and the
+    /// panel in one encoder and one submit, then the reports that came back. Returns whether it drew
+    /// (not while [`FRAMES_IN_FLIGHT`] frames wait for their reports).
+    fn frame(&mut self) -> Result<bool, String> {
+        // at most two frames ahead of the reports (a page's loop cannot block; this is its back-pressure)
+        if self.demo.sim.reports_in_flight() >= FRAMES_IN_FLIGHT {
+            self.demo.after_submit().map_err(|e| format!("{e:#}"))?;
+            if self.demo.sim.reports_in_flight() >= FRAMES_IN_FLIGHT {
+                return Ok(false);
+            }
         }
+        let (w, h, surface_texture, view) = match &mut self.target {
+            Target::Canvas { canvas, surface, config } => {
+                let (w, h) = input::canvas_size(canvas);
+                if (w, h) != (config.width, config.height) {
+                    config.width = w;
+                    config.height = h;
+                    self.demo.aspect = w as f32 / h as f32;
+                    surface.configure(&self.demo.device, config);
+                }
+                let frame = match surface.get_current_texture() {
+                    wgpu::CurrentSurfaceTexture::Success(f) | wgpu::CurrentSurfaceTexture::Suboptimal(f) => f,
+                    _ => {
+                        surface.configure(&self.demo.device, config);
+                        return Ok(false);
+                    }
+                };
+                let view = frame.texture.create_view(&Default::default());
+                (w, h, Some(frame), view)
+            }
+            Target::Texture(t) => (t.width(), t.height(), None, t.create_view(&Default::default())),
+        };
         self.input.finish_pick(&mut self.demo, (w as f32, h as f32)).map_err(|e| format!("{e:#}"))?;
-        let frame = match self.surface.get_current_texture() {
-            wgpu::CurrentSurfaceTexture::Success(f) | wgpu::CurrentSurfaceTexture::Suboptimal(f) => f,
-            _ => {
-                self.surface.configure(&self.demo.device, &self.config);
-                return Ok(());
+        let mut enc = self.demo.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.web") });
+        let t = now_ms();
+        let stepped = match self.demo.encode_simulation(&mut enc) {
+            Ok(stepped) => stepped,
+            Err(e) => {
+                self.demo.message = Some(format!("{e:#}"));
+                self.demo.paused = true;
+                false
             }
         };
-        let view = frame.texture.create_view(&Default::default());
-        let mut enc = self.demo.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.web") });
-        if let Err(e) = self.demo.encode_simulation(&mut enc) {
-            self.demo.message = Some(format!("{e:#}"));
-            self.demo.paused = true;
-        }
+        let sim_ms = stepped.then(|| now_ms() - t);
+        let t = now_ms();
         self.input.record_pick(&self.demo, &mut enc);
-        let ppp = input::pixel_ratio();
-        let mut raw = self.input.egui_input(w, h, ppp);
+        let mut raw = self.input.egui_input(w, h, input::pixel_ratio());
         raw.max_texture_side = Some(self.demo.device.limits().max_texture_dimension_2d as usize);
-        let mut actions = Vec::new();
-        let demo = &mut self.demo;
-        let ov = &mut self.overlay;
-        let mut out = self.egui_ctx.run_pass(raw, |ctx| actions = overlay::show(ctx, demo, ov));
-        self.input.egui_wants_pointer = self.egui_ctx.egui_wants_pointer_input() || self.egui_ctx.is_pointer_over_egui();
-        let jobs = self.egui_ctx.tessellate(std::mem::take(&mut out.shapes), out.pixels_per_point);
-        let screen = egui_wgpu::ScreenDescriptor { size_in_pixels: [w, h], pixels_per_point: out.pixels_per_point };
-        for (id, deltas) in &out.textures_delta.set {
-            for delta in deltas {
-                self.egui_renderer.update_texture(&self.demo.device, &self.demo.queue, *id, delta);
-            }
-        }
+        let picture = self.demo.encode_picture(&mut self.panel, &mut self.overlay, raw, &mut enc, &view, (w, h));
+        self.input.egui_wants_pointer = self.panel.ctx.egui_wants_pointer_input() || self.panel.ctx.is_pointer_over_egui();
         let d = &mut self.demo;
-        d.renderer.set_camera(&d.queue, &d.camera, w, h, &d.draw);
-        d.renderer.set_collider_time(&d.queue, d.sim.engine().time());
-        d.renderer.encode(&d.device, &mut enc, &d.sim, &view, w, h, &d.draw);
-        let extra = self.egui_renderer.update_buffers(&d.device, &d.queue, &mut enc, &jobs, &screen);
-        {
-            let pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("springsim.overlay"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &view,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations { load: wgpu::LoadOp::Load, store: wgpu::StoreOp::Store },
-                })],
-                depth_stencil_attachment: None,
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
-            let mut pass = pass.forget_lifetime();
-            self.egui_renderer.render(&mut pass, &jobs, &screen);
+        d.queue.submit(picture.uploads.into_iter().chain([enc.finish()]));
+        if let Some(frame) = surface_texture {
+            d.queue.present(frame);
         }
-        d.queue.submit(extra.into_iter().chain([enc.finish()]));
-        d.queue.present(frame);
         if let Err(e) = d.after_submit() {
             d.message = Some(format!("{e:#}"));
         }
+        d.record(sim_ms, now_ms() - t);
         let errors = take_gpu_errors();
         if !errors.is_empty() {
             let e = format!("WebGPU: {}", errors.join("; "));
@@ -303,16 +312,12 @@ impl App {
             d.paused = true;
             self.error = Some(e);
         }
-        if let Some(resolve) = self.snapshot.take() {
+        if let (Some(resolve), Target::Canvas { canvas, .. }) = (self.snapshot.take(), &self.target) {
             // the canvas's picture, taken in the task that drew it (later it is gone)
-            let url = self.canvas.to_data_url().unwrap_or_default();
+            let url = canvas.to_data_url().unwrap_or_default();
             let _ = resolve.call1(&JsValue::NULL, &JsValue::from(url));
         }
-        for id in &out.textures_delta.free {
-            self.egui_renderer.free_texture(id);
-        }
-        out.textures_delta.clear();
-        for a in actions {
+        for a in picture.actions {
             let result = match a {
                 Action::Scene(s) => d.set_scene(&s),
                 Action::Method(m) => d.set_method(m),
@@ -331,7 +336,31 @@ impl App {
             self.input.mouse = MouseMode::None;
         }
         self.frames += 1;
-        Ok(())
+        Ok(true)
+    }
+}
+
+/// Frames the page records ahead of the last report that came back (a swapchain's double buffering).
+const FRAMES_IN_FLIGHT: usize = 2;
+
+/// The page's clock (ms).
+fn now_ms() -> f64 {
+    web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now())
+}
+
+/// A scene file's model and its step settings in their web form ([`web_settings`]).
+fn parse_scene(scene_ron: &str) -> Result<(springsim::scene_file::Scene, springsim::Model, StepSettings), JsValue> {
+    let scene = springsim::scene_file::Scene::parse(scene_ron, std::path::Path::new("page.ron")).map_err(|e| e.to_string())?;
+    let model = scene.build(&springsim::scene::SceneOptions::default()).map_err(|e| e.to_string())?;
+    let settings = web_settings(scene.settings());
+    Ok((scene, model, settings))
+}
+
+fn diverged_in(events: Vec<springsim::FrameEvent>, diverged: &mut Vec<String>) {
+    for e in events {
+        if let springsim::FrameEvent::Diverged(d) = e {
+            diverged.push(d.to_string());
+        }
     }
 }
 
@@ -340,9 +369,7 @@ impl App {
 /// resolves to `{ positions, initial: Float32Array (x, y, z per particle), particles, diverged, adapter }`.
 #[wasm_bindgen]
 pub async fn self_test(scene_ron: String, frames: u32) -> Result<JsValue, JsValue> {
-    let scene = springsim::scene_file::Scene::parse(&scene_ron, std::path::Path::new("test.ron")).map_err(|e| e.to_string())?;
-    let model = scene.build(&springsim::scene::SceneOptions::default()).map_err(|e| e.to_string())?;
-    let settings = web_settings(scene.settings());
+    let (scene, model, settings) = parse_scene(&scene_ron)?;
     // a device of its own: the run's numbers whatever the demo's device went through
     let (adapter, device, queue) = web_device(None, false).await?;
     // the run's validation errors (a kernel the browser's compiler rejects runs as nothing)
@@ -354,22 +381,14 @@ pub async fn self_test(scene_ron: String, frames: u32) -> Result<JsValue, JsValu
         sim.prepare_frame().map_err(|e| e.to_string())?;
         sim.encode_frame(&mut enc).map_err(|e| e.to_string())?;
         queue.submit([enc.finish()]);
-        for e in sim.poll_reports().map_err(|e| e.to_string())? {
-            if let springsim::FrameEvent::Diverged(d) = e {
-                diverged.push(d.to_string());
-            }
-        }
+        diverged_in(sim.poll_reports().map_err(|e| e.to_string())?, &mut diverged);
     }
     let positions = readback::positions(&device, &queue, &sim).await?;
     if let Some(e) = scope.pop().await {
         return Err(format!("WebGPU: {e}").into());
     }
     // the reports of the last frames, now that the GPU is done
-    for e in sim.poll_reports().map_err(|e| e.to_string())? {
-        if let springsim::FrameEvent::Diverged(d) = e {
-            diverged.push(d.to_string());
-        }
-    }
+    diverged_in(sim.poll_reports().map_err(|e| e.to_string())?, &mut diverged);
     let out = js_sys::Object::new();
     let set = |k: &str, v: &JsValue| js_sys::Reflect::set(&out, &k.into(), v);
     set("positions", &js_sys::Float32Array::from(positions.as_slice()).into())?;
@@ -378,5 +397,144 @@ pub async fn self_test(scene_ron: String, frames: u32) -> Result<JsValue, JsValu
     set("particles", &JsValue::from(model.n_particles() as f64))?;
     set("diverged", &JsValue::from(diverged.join("; ")))?;
     set("adapter", &JsValue::from(springsim::gpu::base::context::adapter_name(&adapter.get_info())))?;
+    Ok(out.into())
+}
+
+/// Times `warmup` + `frames` frames of the scene file `scene_ron` (in its web form) on the page's
+/// WebGPU the way `springsim bench` times the GPU natively: each frame recorded with `encode_frame`
+/// and submitted, at most two frames ahead of the last report, the page yielding to the browser while
+/// it waits; a frame's time is the gap between its report's arrival and the previous one's. Resolves to
+/// `{ times: Float64Array (ms, the timed frames), diverged, adapter }`.
+#[wasm_bindgen]
+pub async fn time_frames(scene_ron: String, warmup: u32, frames: u32) -> Result<JsValue, JsValue> {
+    let (scene, model, settings) = parse_scene(&scene_ron)?;
+    let (adapter, device, queue) = web_device(None, false).await?;
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let mut sim = springsim::GpuSimulator::new(&device, &queue, &model, scene.file.method.name, settings).map_err(|e| e.to_string())?;
+    sim.set_frame_signals(true);
+    let (warmup, total) = (warmup as usize, (warmup + frames) as usize);
+    let (mut recorded, mut reported) = (0usize, 0usize);
+    let mut last_arrival = None;
+    let mut times = Vec::new();
+    let mut diverged = Vec::new();
+    while recorded < total || sim.reports_in_flight() > 0 {
+        if recorded < total && sim.reports_in_flight() < FRAMES_IN_FLIGHT {
+            if recorded == 0 && warmup == 0 {
+                last_arrival = Some(now_ms());
+            }
+            sim.prepare_frame().map_err(|e| e.to_string())?;
+            let mut enc = device.create_command_encoder(&Default::default());
+            sim.encode_frame(&mut enc).map_err(|e| e.to_string())?;
+            queue.submit([enc.finish()]);
+            recorded += 1;
+        }
+        let events = sim.poll_reports().map_err(|e| e.to_string())?;
+        let now = now_ms();
+        let idle = events.is_empty();
+        for e in events {
+            match e {
+                springsim::FrameEvent::Report { .. } => {
+                    if let (true, Some(t)) = (reported >= warmup, last_arrival) {
+                        times.push(now - t);
+                    }
+                    last_arrival = Some(now);
+                    reported += 1;
+                }
+                springsim::FrameEvent::Diverged(d) => diverged.push(d.to_string()),
+                _ => {}
+            }
+        }
+        if idle && (recorded == total || sim.reports_in_flight() >= FRAMES_IN_FLIGHT) {
+            readback::next_task().await?;
+        }
+    }
+    if let Some(e) = scope.pop().await {
+        return Err(format!("WebGPU: {e}").into());
+    }
+    let out = js_sys::Object::new();
+    let set = |k: &str, v: &JsValue| js_sys::Reflect::set(&out, &k.into(), v);
+    set("times", &js_sys::Float64Array::from(times.as_slice()).into())?;
+    set("diverged", &JsValue::from(diverged.join("; ")))?;
+    set("adapter", &JsValue::from(springsim::gpu::base::context::adapter_name(&adapter.get_info())))?;
+    Ok(out.into())
+}
+
+/// Runs the demo (scene `scene`, method `method`, at its default size when `size` is 0) for `frames`
+/// frames on a texture of its own (`width`×`height`, RGBA8), exactly as the page runs it on the canvas
+/// (the simulation, the scene and the egui panel, one submit a frame), and resolves to three pictures
+/// of the last frame's state, RGBA8 row after row: `frame` (what the canvas would show), `scene` (the
+/// scene alone, without the panel) and `ground` (the scene without the model), with `width`, `height`
+/// and `adapter`: what `web/test.sh` checks the drawing with, since a headless browser may not present.
+#[wasm_bindgen]
+pub async fn draw_test(scene: String, method: String, size: u32, frames: u32, width: u32, height: u32) -> Result<JsValue, JsValue> {
+    let method = Method::parse(&method).map_err(|e| e.to_string())?;
+    let (adapter, device, queue) = web_device(None, false).await?;
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let format = wgpu::TextureFormat::Rgba8Unorm;
+    let target = |label| {
+        device.create_texture(&wgpu::TextureDescriptor {
+            label: Some(label),
+            size: wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        })
+    };
+    let samples = render::msaa_samples(&adapter, format);
+    let args = DemoArgs {
+        scene,
+        method,
+        size: (size > 0).then_some(size as usize),
+        width,
+        height,
+        settings: Some(web_settings(StepSettings::default())),
+        ..Default::default()
+    };
+    let name = springsim::gpu::base::context::adapter_name(&adapter.get_info());
+    let demo = Demo::new(device.clone(), queue.clone(), name.clone(), format, samples, &args).map_err(|e| format!("{e:#}"))?;
+    let frame = target("springsim.web_frame");
+    let mut app = App::new(Target::Texture(frame.clone()), demo, format);
+    let mut drawn = 0;
+    while drawn < frames {
+        drawn += u32::from(app.frame()?);
+        if let Some(e) = &app.error {
+            return Err(e.clone().into());
+        }
+        readback::next_task().await?;
+    }
+    let frame_px = readback::texture_rgba(&device, &queue, &frame).await?;
+    // the same state drawn again, without the panel, then without the model either
+    let d = &mut app.demo;
+    let mut pictures = Vec::new();
+    for model in [true, false] {
+        let texture = target("springsim.web_scene");
+        let view = texture.create_view(&Default::default());
+        let opts = render::DrawOptions { model, ..d.draw };
+        let mut enc = device.create_command_encoder(&Default::default());
+        d.renderer.set_camera(&queue, &d.camera, width, height, &opts);
+        d.renderer.set_collider_time(&queue, d.sim.engine().time());
+        d.renderer.encode(&device, &mut enc, &d.sim, &view, width, height, &opts);
+        queue.submit([enc.finish()]);
+        pictures.push(readback::texture_rgba(&device, &queue, &texture).await?);
+    }
+    if let Some(e) = scope.pop().await {
+        return Err(format!("WebGPU: {e}").into());
+    }
+    let errors = take_gpu_errors();
+    if !errors.is_empty() {
+        return Err(format!("WebGPU: {}", errors.join("; ")).into());
+    }
+    let out = js_sys::Object::new();
+    let set = |k: &str, v: &JsValue| js_sys::Reflect::set(&out, &k.into(), v);
+    set("frame", &js_sys::Uint8Array::from(frame_px.as_slice()).into())?;
+    set("scene", &js_sys::Uint8Array::from(pictures[0].as_slice()).into())?;
+    set("ground", &js_sys::Uint8Array::from(pictures[1].as_slice()).into())?;
+    set("width", &JsValue::from(width))?;
+    set("height", &JsValue::from(height))?;
+    set("message", &JsValue::from(app.demo.message.clone().unwrap_or_default()))?;
+    set("adapter", &JsValue::from(name))?;
     Ok(out.into())
 }

@@ -1,12 +1,15 @@
 // web/test.sh's driver: opens the page in Debian's headless Chromium (WebGPU through SwiftShader), runs
 // the curtain for 30 frames with each method on the page's WebGPU (springsim_web::self_test) and
 // compares the positions with the native f64 reference (`springsim run --backend cpu-reference`, same
-// scene files). The page is opened with ?demo=off: this headless Chromium loses a WebGPU device that
-// presents to a canvas (a 15-line page that clears a canvas loses it too), so the demo's drawing is
-// not checked here.
+// scene files); then runs the demo as the page runs it (the curtain, symplectic Euler, the egui panel)
+// for 90 frames on a texture of the canvas's size (springsim_web::draw_test), writes the picture to
+// OUTPUT_DIR/web-demo.png and checks that the cloth covers at least 10% of it and the panel is drawn.
+// The page is opened with ?demo=off and the demo draws on a texture rather than the canvas: this
+// headless Chromium loses a WebGPU device that presents to a canvas (a 15-line page that clears a
+// canvas loses it too); the pipelines, the frame and the pixels are the canvas's otherwise.
 //
 // usage: node test/browser.mjs URL REFERENCE_DIR OUTPUT_DIR
-import puppeteer from "puppeteer-core";
+import { withPage } from "./page.mjs";
 import fs from "node:fs";
 import path from "node:path";
 
@@ -40,21 +43,7 @@ function motionError(x, ref, x0) {
   return Math.sqrt(num / Math.max(den, 1e-300));
 }
 
-const browser = await puppeteer.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--enable-unsafe-webgpu", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--disable-quic", "--window-size=960,720"],
-});
-try {
-  const page = await browser.newPage();
-  await page.setViewport({ width: 960, height: 720 });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(`page error: ${e.message}`));
-  page.on("console", (m) => { if (m.type() === "error") errors.push(`console: ${m.text()}`); });
-  await page.goto(url, { waitUntil: "load" });
-  await page.waitForFunction(() => window.springsim && (window.springsim.ready || window.springsim.failure), { timeout: 180000 });
-  const failure = await page.evaluate(() => window.springsim.failure);
+await withPage(url, async (page, errors, failure) => {
   if (failure) {
     bad("the page starts", failure);
   } else {
@@ -63,18 +52,16 @@ try {
       const ron = fs.readFileSync(path.join(here, `curtain-${method}.ron`), "utf8");
       try {
         const r = await page.evaluate(async (ron, frames) => {
-          const t = performance.now();
           const out = await window.springsim.self_test(ron, frames);
-          return { positions: Array.from(out.positions), initial: Array.from(out.initial), diverged: out.diverged, adapter: out.adapter,
-                   ms: (performance.now() - t) / frames };
+          return { positions: Array.from(out.positions), initial: Array.from(out.initial), diverged: out.diverged, adapter: out.adapter };
         }, ron, FRAMES);
         const ref = obj(path.join(refDir, method, `frame_${String(FRAMES).padStart(4, "0")}.obj`));
         const nativeFile = path.join(refDir, `${method}-gpu`, `frame_${String(FRAMES).padStart(4, "0")}.obj`);
         const e = motionError(r.positions, ref, r.initial);
         const eNative = fs.existsSync(nativeFile) ? motionError(obj(nativeFile).flat(), ref, r.initial) : NaN;
         const finite = r.positions.every(Number.isFinite);
-        const detail = `‖x_web − x_f64‖/‖x_f64 − x0‖ = ${e.toExponential(2)} (native lavapipe ${eNative.toExponential(2)}, tolerance ${tol.toExponential(0)}); ` +
-                       `${r.ms.toFixed(1)} ms/frame on ${r.adapter}`;
+        const detail = `‖x_web − x_f64‖/‖x_f64 − x0‖ = ${e.toExponential(2)} (native lavapipe ${eNative.toExponential(2)}, tolerance ${tol.toExponential(0)}) ` +
+                       `on ${r.adapter}`;
         if (r.positions.length !== 3 * ref.length) bad(`${method} 30 frames`, `${r.positions.length / 3} particles, the reference has ${ref.length}`);
         else if (!finite || r.diverged) bad(`${method} 30 frames`, `diverged: ${r.diverged || "non-finite positions"}`);
         else if (!(e < tol)) bad(`${method} 30 frames`, detail);
@@ -83,11 +70,37 @@ try {
         bad(`${method} 30 frames`, String(e && e.message ? e.message : e));
       }
     }
+    try {
+      // the pictures' share of pixels that differ (any channel by more than 12 of 255), and the frame as a PNG
+      const d = await page.evaluate(async (w, h) => {
+        const t = performance.now();
+        const r = await window.springsim.draw_test("curtain", "symplectic-euler", 0, 90, w, h);
+        const differ = (a, b) => {
+          let n = 0;
+          for (let i = 0; i < a.length; i += 4) {
+            if (Math.abs(a[i] - b[i]) > 12 || Math.abs(a[i + 1] - b[i + 1]) > 12 || Math.abs(a[i + 2] - b[i + 2]) > 12) n++;
+          }
+          return n / (a.length / 4);
+        };
+        const canvas = document.createElement("canvas");
+        canvas.width = r.width;
+        canvas.height = r.height;
+        canvas.getContext("2d").putImageData(new ImageData(new Uint8ClampedArray(r.frame.buffer), r.width, r.height), 0, 0);
+        return { cloth: differ(r.scene, r.ground), panel: differ(r.frame, r.scene), png: canvas.toDataURL("image/png"),
+                 message: r.message, adapter: r.adapter, s: (performance.now() - t) / 1e3 };
+      }, 960, 720);
+      const png = path.join(outDir, "web-demo.png");
+      fs.writeFileSync(png, Buffer.from(d.png.split(",")[1], "base64"));
+      const detail = `the cloth covers ${(100 * d.cloth).toFixed(1)}% of the picture, the panel ${(100 * d.panel).toFixed(1)}% ` +
+                     `(${png}; ${d.s.toFixed(1)} s on ${d.adapter})${d.message ? `; the demo says: ${d.message}` : ""}`;
+      if (d.cloth >= 0.10 && d.panel >= 0.01 && !d.message) ok("the demo draws 90 frames", detail);
+      else bad("the demo draws 90 frames", detail);
+    } catch (e) {
+      bad("the demo draws 90 frames", String(e && e.message ? e.message : e));
+    }
   }
   if (errors.length === 0) ok("no page errors", "none");
   else bad("no page errors", errors.join(" | "));
-} finally {
-  await browser.close();
-}
+});
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);
