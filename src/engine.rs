@@ -152,6 +152,9 @@ pub trait Engine {
     fn set_settings(&mut self, settings: StepSettings) -> Result<()>;
     /// The air drag d₀ of the model (Shinya's plan depends on it).
     fn drag(&self) -> f64;
+    /// The springs' damping β = max k_d/k (s) of the model ([`crate::reference::model::CpuModel::spring_damping`];
+    /// Shinya's plan depends on it).
+    fn spring_damping(&self) -> f64;
     /// Builds `method`'s integrator in place of the current one, keeping positions and velocities. The
     /// caller sets a plan for it before the next step.
     fn set_method(&mut self, method: Method) -> Result<()>;

@@ -100,7 +100,7 @@ fn growth(model: &Model, method: Method, d0: f64, scale: f64, rayleigh: bool, st
     let amp = |x: &[V3]| x.iter().zip(&rest).map(|(p, r)| (p.x - r).abs()).fold(0.0, f64::max);
     let settings = StepSettings { rayleigh, power_iterations: 5000, ..Default::default() };
     let mut sim = CpuSimulator::new(&model, method, settings).unwrap();
-    let hm = h_max(method, sim.plan().k0, d0);
+    let hm = h_max(method, sim.plan().k0, d0, 0.0);
     sim.set_h(scale * hm).unwrap();
     let a0 = amp(&sim.engine().x);
     let mut worst: f64 = 0.0;

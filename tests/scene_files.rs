@@ -89,6 +89,7 @@ fn every_file_round_trips_through_print() {
         let mut full = sc.file.clone();
         full.material.mass = Some(2.5);
         full.material.damping = Some(0.1);
+        full.material.damping_time = None; // k_d given outright replaces the file's β (not both)
         full.pins = vec![0, 1];
         full.colliders = vec![Collider::ground(-2.0, 0.3), Collider::aabb([0.0; 3], [1.0, 0.5, 0.25], 0.01, 0.2)];
         full.forces.central = Some(springsim::scene_file::Central { center: [0.0, 1.0, 0.0], strength: 4.0 });
@@ -99,11 +100,25 @@ fn every_file_round_trips_through_print() {
     }
 }
 
-/// The files restate the builders' forces and add nothing: the registry builds what the builders do.
+/// The builder's model with every spring's k_d = β·k (a scene file's `material: (damping_time: β)`).
+fn damped(mut m: Model, beta: f64) -> Model {
+    for s in &mut m.springs {
+        s.kd = beta * s.k;
+    }
+    m
+}
+
+/// The files restate the builders' forces and add nothing but the curtain's damping (`material:
+/// (damping_time: β)`): the registry builds what the builders do.
 #[test]
 fn the_files_build_the_builders_models() {
+    let beta = |name: &str| {
+        let b = scene::load(name).expect(name).file.material.damping_time;
+        assert!(b.is_some_and(|b| b > 0.0), "{name} is damped");
+        b.unwrap_or(0.0)
+    };
     let expected: Vec<(&str, Model)> = vec![
-        ("curtain", model::curtain(81, None).expect("curtain")),
+        ("curtain", damped(model::curtain(81, None).expect("curtain"), beta("curtain"))),
         ("cloth", model::cloth(81, None).expect("cloth")),
         ("rope", model::rope(32, None).expect("rope")),
         ("hair", model::hair(24, None).expect("hair")),
@@ -226,6 +241,18 @@ fn bad_files_name_the_file_the_line_and_the_field() {
     assert_bad(&with("(name: \"symplectic-euler\")", "(name: \"rk4\", lg_iterationz: 3)"), 3, "method.lg_iterationz", "lg_iterationz");
     assert_bad(&with("    method", "    material: (mass: -1.0),\n    method"), 3, "material.mass", "> 0");
     assert_bad(&with("    method", "    material: (\n        damping: -0.5,\n    ),\n    method"), 4, "material.damping", ">= 0");
+    assert_bad(
+        &with("    method", "    material: (\n        damping_time: -1e-4,\n    ),\n    method"),
+        4,
+        "material.damping_time",
+        ">= 0",
+    );
+    assert_bad(
+        &with("    method", "    material: (\n        damping: 0.1,\n        damping_time: 1e-4,\n    ),\n    method"),
+        5,
+        "material.damping_time",
+        "not both",
+    );
     assert_bad(&with("    method", "    pins: [\n        1,\n        8,\n    ],\n    method"), 5, "pins[1]", "out of range");
     assert_bad(&with("    method", "    forces: (drag: -1.0),\n    method"), 3, "forces.drag", ">= 0");
     assert_bad(

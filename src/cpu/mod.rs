@@ -526,6 +526,10 @@ impl Engine for CpuEngine {
         self.model.drag
     }
 
+    fn spring_damping(&self) -> f64 {
+        self.model.spring_damping()
+    }
+
     fn set_method(&mut self, method: Method) -> Result<()> {
         check_cpu_settings(&self.model, method, &self.settings)?;
         self.method = method;

@@ -514,6 +514,10 @@ impl Engine for GpuEngine {
         self.model.drag
     }
 
+    fn spring_damping(&self) -> f64 {
+        self.model.spring_damping()
+    }
+
     /// Builds the new method's integrator (its kernels, buffers and bind groups) and drops the old one;
     /// the state is kept.
     fn set_method(&mut self, method: Method) -> Result<()> {

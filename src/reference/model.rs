@@ -100,6 +100,14 @@ impl CpuModel {
         }
     }
 
+    /// The springs' damping as a time (s): β = max k_d/k over the springs with k > 0 (0 without spring
+    /// damping). About the rest state the springs' damping matrix is then at most βK, which is what
+    /// Shinya's plan ([`crate::stepping::plan::h_max`]) needs. A spring with k = 0 adds no stiffness and
+    /// is not counted.
+    pub fn spring_damping(&self) -> f64 {
+        self.k.iter().zip(&self.kd).filter(|(&k, _)| k > 0.0).map(|(&k, &kd)| kd / k).fold(0.0, f64::max)
+    }
+
     /// Lays out a validated model.
     pub fn new(model: &Model) -> Result<Self> {
         model.validate()?;

@@ -79,6 +79,12 @@ pub struct Material {
     /// The damping along every spring k_d (N·s/m); local/global does not use it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub damping: Option<f64>,
+    /// The damping along every spring as a time β (s): k_d = β·k for each spring, the damping that a
+    /// fabric's internal friction gives, proportional to its stiffness (so a finer grid, whose springs are
+    /// stiffer, keeps the same β). Not with `damping`; 0 is the undamped model. Shinya's plan takes its
+    /// stable step with it ([`crate::stepping::plan::h_max`]); local/global does not use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damping_time: Option<f64>,
 }
 
 impl Material {

@@ -1,6 +1,6 @@
 //! Scene files: a scene as RON text (`scenes/*.ron`, parsed with serde and ron). A file names the
 //! model's builder and its parameters (size, stiffness, or an OBJ for `mesh`), material overrides (total
-//! mass, spring damping), extra pins, colliders (the [`crate::model::Collider`] variants), self-collision
+//! mass, spring damping as k_d or as a time β with k_d = β·k), extra pins, colliders (the [`crate::model::Collider`] variants), self-collision
 //! (`self_collision: (thickness: 0.02)`, a [`crate::model::SelfCollision`]), force fields (gravity,
 //! drag, wind, a central field), the method and its main settings (named as `springsim bench`'s
 //! options), the frame step and count, and an optional camera:
@@ -170,6 +170,12 @@ impl Scene {
         if let Some(d) = f.material.damping {
             nonneg("material.damping", d)?;
         }
+        if let Some(b) = f.material.damping_time {
+            nonneg("material.damping_time", b)?;
+            if f.material.damping.is_some() {
+                return Err(self.error("material.damping_time", "give damping (k_d, N·s/m) or damping_time (k_d = β·k, s), not both"));
+            }
+        }
         if let Some(g) = &f.forces.gravity {
             finite("forces.gravity", g)?;
         }
@@ -292,6 +298,11 @@ impl Scene {
         if let Some(kd) = f.material.damping {
             for s in &mut m.springs {
                 s.kd = kd;
+            }
+        }
+        if let Some(beta) = f.material.damping_time {
+            for s in &mut m.springs {
+                s.kd = beta * s.k;
             }
         }
         let forces = &f.forces;

@@ -124,7 +124,7 @@ impl<E: Engine> Stepper<E> {
     fn apply_plan(&mut self, k0: f64) -> Result<()> {
         let method = self.engine.method();
         let s = guarded::scaled_settings(self.engine.settings(), method, self.watch.h_scale, self.watch.interval_scale);
-        self.plan = plan::plan(method, k0, self.engine.drag(), &s);
+        self.plan = plan::plan(method, k0, self.engine.drag(), self.engine.spring_damping(), &s);
         self.adaptive.reset();
         self.engine.set_plan(&self.plan)
     }

@@ -58,6 +58,9 @@ impl Engine for Scripted {
     fn drag(&self) -> f64 {
         0.0
     }
+    fn spring_damping(&self) -> f64 {
+        0.0
+    }
     fn set_method(&mut self, method: Method) -> Result<()> {
         self.method = Some(method);
         Ok(())
