@@ -1,8 +1,8 @@
 // web/test.sh's driver: opens the page in Debian's headless Chromium (WebGPU through SwiftShader), runs
 // the curtain for 30 frames with each method on the page's WebGPU (springsim_web::self_test) and
 // compares the positions with the native f64 reference (`springsim run --backend cpu-reference`, same
-// scene files); then runs the demo as the page runs it (the curtain, symplectic Euler, the egui panel)
-// for 90 frames on a texture of the canvas's size (springsim_web::draw_test), writes the picture to
+// scene files); then runs the demo as the page runs it (the curtain at 41x41, symplectic Euler, the egui
+// panel) for 90 frames on a texture of the canvas's size (springsim_web::draw_test), writes the picture to
 // OUTPUT_DIR/web-demo.png and checks that the cloth covers at least 10% of it and the panel is drawn.
 // The page is opened with ?demo=off and the demo draws on a texture rather than the canvas: this
 // headless Chromium loses a WebGPU device that presents to a canvas (a 15-line page that clears a
@@ -74,7 +74,7 @@ await withPage(url, async (page, errors, failure) => {
       // the pictures' share of pixels that differ (any channel by more than 12 of 255), and the frame as a PNG
       const d = await page.evaluate(async (w, h) => {
         const t = performance.now();
-        const r = await window.springsim.draw_test("curtain", "symplectic-euler", 0, 90, w, h);
+        const r = await window.springsim.draw_test("curtain", "symplectic-euler", 41, 90, w, h);
         const differ = (a, b) => {
           let n = 0;
           for (let i = 0; i < a.length; i += 4) {

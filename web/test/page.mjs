@@ -8,6 +8,8 @@ export async function withPage(url, body) {
   const browser = await puppeteer.launch({
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
     headless: true,
+    // a page call (30 frames of implicit Euler, the demo's 90) may take minutes on a software adapter
+    protocolTimeout: 600000,
     args: ["--no-sandbox", "--enable-unsafe-webgpu", "--no-first-run", "--disable-background-networking",
            "--disable-component-update", "--disable-sync", "--disable-quic", "--window-size=960,720"],
   });
