@@ -4,9 +4,11 @@
 # server afterwards. The page runs the 21x21 curtain for 30 frames with symplectic Euler, implicit
 # Euler and local/global on its WebGPU; the positions are compared with the native f64 reference
 # (`springsim run --backend cpu-reference` on the same scene files, test/*.ron). Then the demo runs
-# 90 frames as the page runs it (the curtain at 41x41), drawn on a texture of the canvas's size (test-output/web-demo.png):
-# the cloth must cover at least 10% of the picture and the panel must be drawn. Prints `N passed,
-# M failed` and exits non-zero on any failure, a missing WebGPU adapter or a page error.
+# 90 frames as the page runs it (the curtain at 41x41), drawn on a texture of the canvas's size
+# (test-output/web-demo.png): the cloth must cover at least 10% of the picture and the panel must be
+# drawn; then again with the scene and the method switched half-way (to the flag and local/global).
+# Prints `N passed, M failed` and exits non-zero on any failure, a missing WebGPU adapter or a page
+# error.
 #
 # Needs: what web/build.sh needs, node and npm (puppeteer-core, from package-lock.json), chromium.
 set -euo pipefail

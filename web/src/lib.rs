@@ -465,9 +465,25 @@ pub async fn time_frames(scene_ron: String, warmup: u32, frames: u32) -> Result<
 /// of the last frame's state, RGBA8 row after row: `frame` (what the canvas would show), `scene` (the
 /// scene alone, without the panel) and `ground` (the scene without the model), with `width`, `height`
 /// and `adapter`: what `web/test.sh` checks the drawing with, since a headless browser may not present.
+/// `switch` (`"flag:local-global"`, or empty) switches the scene and then the method after half the
+/// frames, as the panel's controls do.
 #[wasm_bindgen]
-pub async fn draw_test(scene: String, method: String, size: u32, frames: u32, width: u32, height: u32) -> Result<JsValue, JsValue> {
+#[allow(clippy::too_many_arguments)] // the scene, the run and the picture's size, each a number from the script
+pub async fn draw_test(
+    scene: String,
+    method: String,
+    size: u32,
+    frames: u32,
+    width: u32,
+    height: u32,
+    switch: String,
+) -> Result<JsValue, JsValue> {
     let method = Method::parse(&method).map_err(|e| e.to_string())?;
+    let mut switch = match switch.split_once(':') {
+        Some((s, m)) => Some((s.to_string(), Method::parse(m).map_err(|e| e.to_string())?)),
+        None if switch.is_empty() => None,
+        None => return Err(format!("switch {switch:?}: expected scene:method").into()),
+    };
     let (adapter, device, queue) = web_device(None, false).await?;
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let format = wgpu::TextureFormat::Rgba8Unorm;
@@ -499,6 +515,10 @@ pub async fn draw_test(scene: String, method: String, size: u32, frames: u32, wi
     let mut app = App::new(Target::Texture(frame.clone()), demo, format);
     let mut drawn = 0;
     while drawn < frames {
+        if let Some((scene, method)) = switch.take_if(|_| drawn == frames / 2) {
+            app.demo.set_scene(&scene).map_err(|e| format!("{e:#}"))?;
+            app.demo.set_method(method).map_err(|e| format!("{e:#}"))?;
+        }
         drawn += u32::from(app.frame()?);
         if let Some(e) = &app.error {
             return Err(e.clone().into());

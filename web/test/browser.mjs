@@ -3,7 +3,9 @@
 // compares the positions with the native f64 reference (`springsim run --backend cpu-reference`, same
 // scene files); then runs the demo as the page runs it (the curtain at 41x41, symplectic Euler, the egui
 // panel) for 90 frames on a texture of the canvas's size (springsim_web::draw_test), writes the picture to
-// OUTPUT_DIR/web-demo.png and checks that the cloth covers at least 10% of it and the panel is drawn.
+// OUTPUT_DIR/web-demo.png and checks that the cloth covers at least 10% of it and the panel is drawn;
+// then again with the scene and the method switched half-way (to the flag and local/global), as the
+// panel switches them (web-demo-switched.png).
 // The page is opened with ?demo=off and the demo draws on a texture rather than the canvas: this
 // headless Chromium loses a WebGPU device that presents to a canvas (a 15-line page that clears a
 // canvas loses it too); the pipelines, the frame and the pixels are the canvas's otherwise.
@@ -70,33 +72,40 @@ await withPage(url, async (page, errors, failure) => {
         bad(`${method} 30 frames`, String(e && e.message ? e.message : e));
       }
     }
-    try {
-      // the pictures' share of pixels that differ (any channel by more than 12 of 255), and the frame as a PNG
-      const d = await page.evaluate(async (w, h) => {
-        const t = performance.now();
-        const r = await window.springsim.draw_test("curtain", "symplectic-euler", 41, 90, w, h);
-        const differ = (a, b) => {
-          let n = 0;
-          for (let i = 0; i < a.length; i += 4) {
-            if (Math.abs(a[i] - b[i]) > 12 || Math.abs(a[i + 1] - b[i + 1]) > 12 || Math.abs(a[i + 2] - b[i + 2]) > 12) n++;
-          }
-          return n / (a.length / 4);
-        };
-        const canvas = document.createElement("canvas");
-        canvas.width = r.width;
-        canvas.height = r.height;
-        canvas.getContext("2d").putImageData(new ImageData(new Uint8ClampedArray(r.frame.buffer), r.width, r.height), 0, 0);
-        return { cloth: differ(r.scene, r.ground), panel: differ(r.frame, r.scene), png: canvas.toDataURL("image/png"),
-                 message: r.message, adapter: r.adapter, s: (performance.now() - t) / 1e3 };
-      }, 960, 720);
-      const png = path.join(outDir, "web-demo.png");
-      fs.writeFileSync(png, Buffer.from(d.png.split(",")[1], "base64"));
-      const detail = `the cloth covers ${(100 * d.cloth).toFixed(1)}% of the picture, the panel ${(100 * d.panel).toFixed(1)}% ` +
-                     `(${png}; ${d.s.toFixed(1)} s on ${d.adapter})${d.message ? `; the demo says: ${d.message}` : ""}`;
-      if (d.cloth >= 0.10 && d.panel >= 0.01 && !d.message) ok("the demo draws 90 frames", detail);
-      else bad("the demo draws 90 frames", detail);
-    } catch (e) {
-      bad("the demo draws 90 frames", String(e && e.message ? e.message : e));
+    // the demo as the page runs it, then switched as the panel switches it: each picture's share of
+    // pixels that differ (any channel by more than 12 of 255), and the frame as a PNG
+    const DRAWS = [
+      ["the demo draws 90 frames", "curtain", "symplectic-euler", 90, "", "web-demo.png"],
+      ["the demo switches to the flag and local/global", "curtain", "symplectic-euler", 30, "flag:local-global", "web-demo-switched.png"],
+    ];
+    for (const [name, scene, method, frames, switchTo, file] of DRAWS) {
+      try {
+        const d = await page.evaluate(async (scene, method, frames, switchTo, w, h) => {
+          const t = performance.now();
+          const r = await window.springsim.draw_test(scene, method, 41, frames, w, h, switchTo);
+          const differ = (a, b) => {
+            let n = 0;
+            for (let i = 0; i < a.length; i += 4) {
+              if (Math.abs(a[i] - b[i]) > 12 || Math.abs(a[i + 1] - b[i + 1]) > 12 || Math.abs(a[i + 2] - b[i + 2]) > 12) n++;
+            }
+            return n / (a.length / 4);
+          };
+          const canvas = document.createElement("canvas");
+          canvas.width = r.width;
+          canvas.height = r.height;
+          canvas.getContext("2d").putImageData(new ImageData(new Uint8ClampedArray(r.frame.buffer), r.width, r.height), 0, 0);
+          return { cloth: differ(r.scene, r.ground), panel: differ(r.frame, r.scene), png: canvas.toDataURL("image/png"),
+                   message: r.message, adapter: r.adapter, s: (performance.now() - t) / 1e3 };
+        }, scene, method, frames, switchTo, 960, 720);
+        const png = path.join(outDir, file);
+        fs.writeFileSync(png, Buffer.from(d.png.split(",")[1], "base64"));
+        const detail = `the cloth covers ${(100 * d.cloth).toFixed(1)}% of the picture, the panel ${(100 * d.panel).toFixed(1)}% ` +
+                       `(${png}; ${d.s.toFixed(1)} s on ${d.adapter})${d.message ? `; the demo says: ${d.message}` : ""}`;
+        if (d.cloth >= 0.10 && d.panel >= 0.01 && !d.message) ok(name, detail);
+        else bad(name, detail);
+      } catch (e) {
+        bad(name, String(e && e.message ? e.message : e));
+      }
     }
   }
   if (errors.length === 0) ok("no page errors", "none");
