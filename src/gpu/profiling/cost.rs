@@ -220,12 +220,24 @@ pub struct CountedPass<'a, 'e> {
     pending: Vec<(u32, Bindings, Vec<u32>)>,
     /// Whether the kernel or a per-kernel bind group changed since the last dispatch.
     rebind: bool,
+    /// The dynamic offsets a kernel's own group keeps, gathered at each rebind (reused: no allocation
+    /// per dispatch).
+    kept_offsets: Vec<u32>,
 }
 
 impl<'a, 'e> CountedPass<'a, 'e> {
     /// Wraps `pass`, counting into `counters` (phase [`Phase::Forces`] until told otherwise).
     pub fn new(pass: &'a mut wgpu::ComputePass<'e>, counters: &'a GpuCounters) -> Self {
-        CountedPass { pass, counters, phase: Phase::Forces, timer: None, kernel: "?", pending: Vec::new(), rebind: false }
+        CountedPass {
+            pass,
+            counters,
+            phase: Phase::Forces,
+            timer: None,
+            kernel: "?",
+            pending: Vec::new(),
+            rebind: false,
+            kept_offsets: Vec::new(),
+        }
     }
 
     /// Also writes a timestamp through `timer` before the first dispatch of every phase change (before
@@ -271,8 +283,9 @@ impl<'a, 'e> CountedPass<'a, 'e> {
         }
         for (index, bindings, offsets) in &self.pending {
             if let Some((group, kept)) = bindings.for_kernel(self.kernel) {
-                let offsets: Vec<u32> = kept.iter().filter_map(|&i| offsets.get(i).copied()).collect();
-                self.pass.set_bind_group(*index, group, &offsets[..]);
+                self.kept_offsets.clear();
+                self.kept_offsets.extend(kept.iter().filter_map(|&i| offsets.get(i).copied()));
+                self.pass.set_bind_group(*index, group, &self.kept_offsets[..]);
             }
         }
         self.rebind = false;
