@@ -154,7 +154,7 @@ fn vs_line(@builtin(vertex_index) vid: u32) -> LineOut {
     var o: LineOut;
     o.clip = vec4<f32>(c.xy + off, c.z, c.w);
     o.side = side;
-    if (cam.viewport.w > 0.0) {
+    if (cam.viewport.w > 0.0 && s.rest > 0.0) {
         let strain = (distance(pa, pb) - s.rest) / max(s.rest, 1e-12);
         o.color = strain_color(strain);
     } else {

@@ -78,7 +78,8 @@ fn limit_particle(i: u32, accel: bool) -> bool {
         let d = xi - xj.xyz;
         let l = length(d);
         let target_len = (1.0 + S.limit) * s.rest;
-        if (l > target_len && l > EPS_LEN) {
+        // a zero-rest-length spring (a bending term) has no length to limit
+        if (s.rest > 0.0 && l > target_len && l > EPS_LEN) {
             over = over || l > (1.0 + S.stop) * s.rest;
             let share = wi / (wi + xj.w);
             dx -= d * (share * (l - target_len) / l);

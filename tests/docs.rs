@@ -252,7 +252,7 @@ fn full_scene() -> SceneFile {
     SceneFile {
         about: "every field".into(),
         model: ModelSpec { builder: "mesh".into(), size: Some(9), stiffness: Some(100.0), obj: Some("banner.obj".into()) },
-        material: Material { mass: Some(1.0), damping: None, damping_time: Some(2e-4) },
+        material: Material { mass: Some(1.0), damping: None, damping_time: Some(2e-4), bending: Some(0.01) },
         pins: vec![0],
         colliders,
         motions,
@@ -300,7 +300,8 @@ fn full_scene() -> SceneFile {
 #[test]
 fn every_scene_file_field_is_in_the_guide_and_every_row_is_a_field() {
     // the spring damping as k_d or as a time, not both: two valid files between them give every field
-    let with_kd = SceneFile { material: Material { mass: Some(1.0), damping: Some(0.1), damping_time: None }, ..full_scene() };
+    let with_kd =
+        SceneFile { material: Material { mass: Some(1.0), damping: Some(0.1), damping_time: None, bending: None }, ..full_scene() };
     let mut found = BTreeSet::new();
     for scene in [full_scene(), with_kd] {
         // the scene is a valid file: its RON parses back to it

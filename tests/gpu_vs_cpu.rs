@@ -24,7 +24,9 @@ const CURSOR_TOL: f64 = 1e-5;
 /// (position, velocity) tolerances relative to the motion, per model and method.
 /// Measured (x, v): curtain: explicit Euler 5.6e-5, 3.3e-3; symplectic Euler 6.8e-5, 4.1e-3; midpoint
 /// 2.0e-5, 6.2e-4; RK4 8.8e-6, 4.2e-4; LEU 5.5e-5, 3.3e-3. Rope: explicit Euler 1.3e-6, 6.3e-5;
-/// symplectic 1.2e-6, 6.1e-5; midpoint 8.9e-7, 1.0e-5; RK4 7.6e-7, 5.0e-6; LEU 1.3e-6, 6.3e-5.
+/// symplectic 1.2e-6, 6.1e-5; midpoint 8.9e-7, 1.0e-5; RK4 7.6e-7, 5.0e-6; LEU 1.3e-6, 6.3e-5. The bent
+/// flag (21×21): explicit Euler and LEU 3.0e-6, 2.5e-4; symplectic 3.0e-6, 2.5e-4; midpoint 1.2e-6,
+/// 3.9e-5; RK4 1.1e-6, 5.5e-5.
 fn tolerance(model: &str, method: Method) -> (f64, f64) {
     match (model, method) {
         ("curtain", Method::ExplicitEuler | Method::Leu) => (2e-4, 1e-2),
@@ -34,6 +36,8 @@ fn tolerance(model: &str, method: Method) -> (f64, f64) {
         ("rope", Method::ExplicitEuler | Method::SymplecticEuler | Method::Leu) => (5e-6, 2.5e-4),
         ("rope", Method::Midpoint) => (3.5e-6, 4e-5),
         ("rope", Method::Rk4) => (3e-6, 2e-5),
+        ("bent flag", Method::ExplicitEuler | Method::SymplecticEuler | Method::Leu) => (1.2e-5, 1e-3),
+        ("bent flag", Method::Midpoint | Method::Rk4) => (5e-6, 2.5e-4),
         _ => panic!("no tolerance for {model} {method}"),
     }
 }
@@ -78,6 +82,33 @@ fn curtain_all_methods_match_cpu_twin() {
 #[test]
 fn rope_all_methods_match_cpu_twin() {
     compare("rope", &springsim::model::rope(32, None).unwrap());
+}
+
+/// Bending ([`springsim::model::add_bending`]: zero-rest-length springs, some of them negative) on the
+/// GPU: the flag under its scene file's bending, 21×21, every explicit method step for step, then
+/// implicit Euler and local/global frame for frame under the scene file's settings.
+#[test]
+fn bent_flag_matches_cpu_twin() {
+    use springsim::scene::{self, SceneOptions};
+    let sc = scene::load("flag").unwrap();
+    let model = sc.build(&SceneOptions { size: Some(21), ..Default::default() }).unwrap();
+    assert!(model.springs.iter().any(|s| s.k < 0.0 && s.rest == 0.0), "the flag's scene file bends");
+    compare("bent flag", &model);
+    let Some(ctx) = gpu() else { return };
+    for method in [Method::ImplicitEuler, Method::LocalGlobal] {
+        let mut cpu = CpuSimulator::new(&model, method, sc.settings()).unwrap();
+        let mut gpu = GpuSimulator::new(&ctx.device, &ctx.queue, &model, method, sc.settings()).unwrap();
+        for _ in 0..10 {
+            cpu.step_frame().unwrap();
+            gpu.step_frame().unwrap();
+        }
+        let (xg, _) = gpu.read_state().unwrap();
+        let (xc, _) = cpu.read_state().unwrap();
+        let em = rel_err_motion(&xg, &xc, &model.positions);
+        eprintln!("bent flag {method:17} 10 frames: rel.err(x vs motion)={em:.2e}");
+        // measured 7.4e-7 (implicit Euler) and 9.6e-7 (local/global)
+        assert!(em < 5e-6, "bent flag {method}: position error {em:.3e} of the motion");
+    }
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The mass-spring model: particles, springs, pins and the external force fields,
 //! plus validation and the CSR incidence lists that every gather kernel uses.
 
+mod bending;
 mod builders;
 mod collider;
 mod csr;
@@ -11,6 +12,7 @@ pub mod scene_builders;
 mod self_collision;
 mod strain_limit;
 
+pub use bending::add_bending;
 pub use builders::*;
 pub use collider::Collider;
 pub use csr::Incidence;
@@ -37,7 +39,7 @@ pub struct Spring {
     pub b: u32,
     /// Rest length L (m).
     pub rest: f64,
-    /// Stiffness k (N/m).
+    /// Stiffness k (N/m); negative only for a zero-rest-length spring (a term of [`add_bending`]'s energy).
     pub k: f64,
     /// Damping along the spring kd (N·s/m).
     pub kd: f64,
@@ -228,8 +230,14 @@ impl Model {
             if sp.rest < 0.0 {
                 return Err(bad(format!("springs[{s}].rest"), sp.rest, Bound::at_least(0.0).worded("rest length must be >= {}")));
             }
-            if sp.k < 0.0 {
-                return Err(bad(format!("springs[{s}].k"), sp.k, Bound::at_least(0.0).worded("stiffness must be >= {}")));
+            // a zero-rest-length spring may pull apart: a term of a quadratic energy such as
+            // [`add_bending`]'s, whose springs sum to a positive semi-definite stiffness
+            if sp.k < 0.0 && sp.rest > 0.0 {
+                return Err(bad(
+                    format!("springs[{s}].k"),
+                    sp.k,
+                    Bound::at_least(0.0).worded("stiffness must be >= {} (only a zero-rest-length spring may be negative)"),
+                ));
             }
             if sp.kd < 0.0 {
                 return Err(bad(format!("springs[{s}].kd"), sp.kd, Bound::at_least(0.0).worded("damping must be >= {}")));

@@ -142,7 +142,8 @@ fn project(i: usize, m: &CpuModel, h: f64, sl: &StrainLimit, rule: VelocityRule,
         let d = xi - x[j];
         let l = d.norm();
         let target = (1.0 + sl.limit) * m.rest[s];
-        if l > target && l > EPS_LEN {
+        // a zero-rest-length spring (a bending term) has no length to limit
+        if m.rest[s] > 0.0 && l > target && l > EPS_LEN {
             over |= l > (1.0 + sl.stop_stretch()) * m.rest[s];
             let wj = m.inv_mass[j];
             let share = wi / (wi + wj);

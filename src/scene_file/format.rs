@@ -85,6 +85,11 @@ pub struct Material {
     /// stable step with it ([`crate::stepping::plan::h_max`]); local/global does not use it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub damping_time: Option<f64>,
+    /// The bending stiffness B (N·m) of Bergou et al.'s quadratic bending energy over the model's
+    /// triangles ([`crate::model::add_bending`]): a cylindrical bend of curvature κ stores ½Bκ² per unit
+    /// area. The model's rest shape must be flat. Springs' damping does not apply to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bending: Option<f64>,
 }
 
 impl Material {

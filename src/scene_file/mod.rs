@@ -176,6 +176,9 @@ impl Scene {
                 return Err(self.error("material.damping_time", "give damping (k_d, N·s/m) or damping_time (k_d = β·k, s), not both"));
             }
         }
+        if let Some(b) = f.material.bending {
+            nonneg("material.bending", b)?;
+        }
         if let Some(g) = &f.forces.gravity {
             finite("forces.gravity", g)?;
         }
@@ -303,6 +306,13 @@ impl Scene {
         if let Some(beta) = f.material.damping_time {
             for s in &mut m.springs {
                 s.kd = beta * s.k;
+            }
+        }
+        // after the damping: the bending springs are undamped (a damping along a zero-rest spring's
+        // direction is not the energy's own)
+        if let Some(b) = f.material.bending {
+            if b > 0.0 {
+                crate::model::add_bending(&mut m, b).map_err(|e| self.wrap("material.bending", e))?;
             }
         }
         let forces = &f.forces;

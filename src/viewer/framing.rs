@@ -70,6 +70,9 @@ pub fn path_distances(m: &Model, sources: &[usize]) -> Vec<(f64, usize)> {
         }
         for &e in &inc.entries[inc.offsets[i] as usize..inc.offsets[i + 1] as usize] {
             let s = &m.springs[(e >> 1) as usize];
+            if s.rest <= 0.0 {
+                continue; // a zero-rest-length spring (a bending term) is a force, not a reach
+            }
             let j = if s.a as usize == i { s.b as usize } else { s.a as usize };
             let dj = d + s.rest;
             if dj < best[j].0 {

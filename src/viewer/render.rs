@@ -312,14 +312,16 @@ impl SceneRenderer {
             });
             Some(MeshGpu { tris, n_indices: flat.len() as u32, normals, normals_bg, n_vertices: n as u32 })
         };
-        let all: Vec<Seg> = model.springs.iter().map(|s| Seg { a: s.a, b: s.b, rest: s.rest as f32, _pad: 0.0 }).collect();
+        // every spring with a length (a zero-rest-length spring is a term of a bending energy, not a strand)
+        let all: Vec<Seg> =
+            model.springs.iter().filter(|s| s.rest > 0.0).map(|s| Seg { a: s.a, b: s.b, rest: s.rest as f32, _pad: 0.0 }).collect();
         // The structure: the shortest springs (rope and hair edges, the slinky's coils, the jelly's lattice
         // edges), not the bend and diagonal ones.
         let min_rest = model.springs.iter().map(|s| s.rest).filter(|&r| r > 0.0).fold(f64::INFINITY, f64::min);
         let structure: Vec<Seg> = model
             .springs
             .iter()
-            .filter(|s| s.rest <= min_rest * 1.05)
+            .filter(|s| s.rest > 0.0 && s.rest <= min_rest * 1.05)
             .map(|s| Seg { a: s.a, b: s.b, rest: s.rest as f32, _pad: 0.0 })
             .collect();
         let segs = |label: &str, v: &[Seg]| {
