@@ -109,13 +109,20 @@ fn damped(mut m: Model, beta: f64) -> Model {
 }
 
 /// The files restate the builders' forces and add nothing but the curtain's damping (`material:
-/// (damping_time: β)`): the registry builds what the builders do.
+/// (damping_time: β)`) and the cloths' bending (`material: (bending: B)`): the registry builds what the
+/// builders do.
 #[test]
 fn the_files_build_the_builders_models() {
     let beta = |name: &str| {
         let b = scene::load(name).expect(name).file.material.damping_time;
         assert!(b.is_some_and(|b| b > 0.0), "{name} is damped");
         b.unwrap_or(0.0)
+    };
+    let bent = |name: &str, mut m: Model| {
+        let b = scene::load(name).expect(name).file.material.bending;
+        assert!(b.is_some_and(|b| b > 0.0), "{name} bends");
+        model::add_bending(&mut m, b.unwrap_or(0.0)).expect("bending");
+        m
     };
     let expected: Vec<(&str, Model)> = vec![
         ("curtain", damped(model::curtain(81, None).expect("curtain"), beta("curtain"))),
@@ -124,11 +131,11 @@ fn the_files_build_the_builders_models() {
         ("hair", model::hair(24, None).expect("hair")),
         ("slinky", model::slinky(64, 20.0, 0.2, 0.5).expect("slinky")),
         ("jelly", model::jelly(8, None).expect("jelly")),
-        ("flag", scene::flag(41, None).expect("flag")),
-        ("drape", scene::drape(41, None).expect("drape")),
-        ("drape-sphere", model::drape_sphere(41, None).expect("drape-sphere")),
+        ("flag", bent("flag", scene::flag(41, None).expect("flag"))),
+        ("drape", bent("drape", scene::drape(41, None).expect("drape"))),
+        ("drape-sphere", bent("drape-sphere", model::drape_sphere(41, None).expect("drape-sphere"))),
         ("folds", model::folds(24, None).expect("folds")),
-        ("flag-gusts", scene::flag_gusts(41, None).expect("flag-gusts")),
+        ("flag-gusts", bent("flag-gusts", scene::flag_gusts(41, None).expect("flag-gusts"))),
         ("vortex", scene::vortex(24, None).expect("vortex")),
     ];
     for (name, m) in expected {
@@ -141,7 +148,7 @@ fn the_files_build_the_builders_models() {
     let path = scenes_dir().join("flag.ron");
     assert_eq!(
         scene::build(&path.display().to_string(), &SceneOptions::default()).expect("flag.ron"),
-        scene::flag(41, None).expect("flag")
+        bent("flag", scene::flag(41, None).expect("flag"))
     );
 }
 
@@ -252,6 +259,14 @@ fn bad_files_name_the_file_the_line_and_the_field() {
         5,
         "material.damping_time",
         "not both",
+    );
+    assert_bad(&with("    method", "    material: (\n        bending: -0.01,\n    ),\n    method"), 4, "material.bending", ">= 0");
+    // a rope has no triangles to bend across
+    assert_bad(
+        &with("    method", "    material: (\n        bending: 0.01,\n    ),\n    method"),
+        4,
+        "material.bending",
+        "no interior triangle edges",
     );
     assert_bad(&with("    method", "    pins: [\n        1,\n        8,\n    ],\n    method"), 5, "pins[1]", "out of range");
     assert_bad(&with("    method", "    forces: (drag: -1.0),\n    method"), 3, "forces.drag", ">= 0");
