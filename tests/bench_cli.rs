@@ -189,6 +189,37 @@ fn sustained_frames_after_the_timed_ones() {
     assert!(f(r, "sustained_ms_per_frame") > 0.0, "{r}");
 }
 
+/// `--paced HZ`: 3 s of frames at an HZ clock's ticks, each tick either a frame recorded or a missed
+/// refresh; on the CPU (blocking frames) and on the GPU (pipelined, two frames in flight); nulls without
+/// it; a rate that is not positive is refused with one line naming it.
+#[test]
+fn paced_frames_at_a_refresh_rate() {
+    let ticks = |r: &Value| r["paced_frames"].as_u64().unwrap_or(0) + r["paced_missed"].as_u64().unwrap_or(0);
+    let r = &records(&["bench", "--scene", "rope", "--backend", "cpu", "--frames", "1", "--paced", "30"])[0];
+    assert_eq!(r["paced_hz"].as_f64(), Some(30.0), "{r}");
+    assert!((89..=91).contains(&ticks(r)) && r["paced_frames"].as_u64() > Some(0), "{r}");
+    assert!(f(r, "paced_ms_per_frame") > 0.0 && f(r, "paced_latency_ms") > 0.0, "{r}");
+    assert_eq!(r["paced_finite"].as_bool(), Some(true), "{r}");
+    let r = &records(&["bench", "--scene", "rope", "--backend", "cpu", "--frames", "1"])[0];
+    assert_eq!(r["paced_frames"].as_u64(), Some(0), "{r}");
+    for k in ["paced_hz", "paced_missed", "paced_ms_per_frame", "paced_latency_ms", "paced_finite"] {
+        assert!(r[k].is_null(), "{k} without --paced: {r}");
+    }
+    let out = springsim(&["bench", "--scene", "rope", "--frames", "1", "--paced", "0"]);
+    assert!(!out.status.success() && text(&out.stderr).contains("paced = 0"), "{}", text(&out.stderr));
+    let args =
+        ["bench", "--scene", "cloth", "--size", "8", "--method", "symplectic-euler", "--backend", "gpu", "--frames", "1", "--paced", "60"];
+    let out = springsim(&args);
+    if !out.status.success() && !gpu_required() {
+        eprintln!("test gpu: skipped (no GPU: {})", text(&out.stderr).trim());
+        return;
+    }
+    let r = &records(&args)[0];
+    assert!((179..=181).contains(&ticks(r)) && r["paced_frames"].as_u64() > Some(0), "{r}");
+    assert!(f(r, "paced_ms_per_frame") > 0.0 && f(r, "paced_latency_ms") > 0.0, "{r}");
+    assert_eq!((r["paced_finite"].as_bool(), r["host_waits_per_frame"].as_f64()), (Some(true), Some(0.0)), "{r}");
+}
+
 /// `host_bytes_per_particle`: the run's peak resident memory above the process's before it, over
 /// particles (Linux). The CPU engine of a 128² cloth holds at least its f64 state twice (x, v and their
 /// next copies: 96 B a particle) and the model's six springs a particle, so a figure under 150 B would be

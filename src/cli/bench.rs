@@ -88,6 +88,9 @@ pub struct BenchConfig {
     /// Frames run back to back after the timed ones, with no read-back between them (`--sustained`; 0:
     /// none): [`crate::sustained::Sustained`].
     pub sustained_frames: usize,
+    /// Frames paced at this refresh rate (Hz) after the sustained ones (`--paced`; none without it):
+    /// [`crate::paced::Paced`].
+    pub paced_hz: Option<f64>,
     /// Write the model and its step plan here as JSON (`--export-model`, for a peer implementation).
     pub export_model: Option<std::path::PathBuf>,
 }
@@ -267,6 +270,9 @@ pub struct BenchResult {
     /// `--sustained N`: the frames run back to back after the timed ones (null without it).
     #[serde(flatten)]
     pub sustained: crate::sustained::Sustained,
+    /// `--paced HZ`: frames paced like a presenting window's after the sustained ones (null without it).
+    #[serde(flatten)]
+    pub paced: crate::paced::Paced,
     /// The GPU cost per timed frame: passes, dispatches, submits, read-backs, the kernels' bytes beside
     /// the floor, the phases, the timestamps (null on the CPU; [`CostRecord`]).
     #[serde(flatten)]
@@ -524,6 +530,14 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         }
         _ => crate::sustained::Sustained::run(sim.as_dyn(), cfg.sustained_frames)?,
     };
+    let paced = match (&mut sim, gpu, cfg.paced_hz) {
+        (_, _, None) => Default::default(),
+        _ if failed_frame.is_some() => Default::default(),
+        (Sim::Gpu(g), Some(ctx), Some(hz)) if !(g.needs_blocking_frame() || cfg.timestamps) => {
+            crate::paced::Paced::run_pipelined(g, &ctx.device, &ctx.queue, hz)?
+        }
+        (_, _, Some(hz)) => crate::paced::Paced::run(sim.as_dyn(), hz)?,
+    };
     let gpu_info = gpu.filter(|_| cfg.backend == Backend::Gpu).map(|g| g.adapter.get_info());
     let host_bytes = rss_before
         .zip(springsim::memory::peak_resident())
@@ -612,6 +626,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         recoveries,
         guard_ms_per_frame,
         sustained,
+        paced,
         cost,
     })
 }

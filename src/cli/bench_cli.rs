@@ -147,6 +147,12 @@ pub struct BenchCli {
     /// sees, where the timed frames leave the GPU idle while the host checks the state (0: none).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     sustained: i64,
+    /// After the sustained frames, 3 s of frames paced at this refresh rate (Hz), as a window that
+    /// presents with vsync drives them: one frame recorded at each refresh unless two are still on the
+    /// GPU (a missed refresh); reports the frames, the missed refreshes and the time between frames
+    /// (`paced_*`).
+    #[arg(long)]
+    paced: Option<f64>,
     /// Newton: the iteration limit per step.
     #[arg(long, allow_negative_numbers = true)]
     newton_iterations: Option<i64>,
@@ -336,6 +342,16 @@ fn plan_runs(b: &BenchCli, given: &dyn Fn(&str) -> bool) -> Result<Vec<BenchConf
     let warmup = count("warmup", b.warmup)?;
     let lg_split = count("lg_split", b.lg_split)?;
     let sustained = count("sustained", b.sustained)?;
+    if let Some(hz) = b.paced {
+        if !(hz.is_finite() && hz > 0.0 && hz <= 1000.0) {
+            return Err(springsim::Error::invalid(
+                "paced",
+                hz,
+                springsim::error::Bound::above(0.0).worded("must be a refresh rate above {} Hz, at most 1000"),
+            )
+            .into());
+        }
+    }
     let size_list = match &b.size {
         Some(s) => Some(sizes(s)?),
         None => None,
@@ -422,6 +438,7 @@ fn plan_runs(b: &BenchCli, given: &dyn Fn(&str) -> bool) -> Result<Vec<BenchConf
                         timestamps: b.timestamps || b.kernel_times,
                         kernel_times: b.kernel_times,
                         sustained_frames: sustained,
+                        paced_hz: b.paced,
                         export_model: b.export_model.clone(),
                     });
                 }

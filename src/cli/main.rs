@@ -31,6 +31,7 @@ mod converge;
 mod export;
 mod logging;
 mod machine;
+mod paced;
 mod presets;
 mod report;
 mod run;

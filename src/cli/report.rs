@@ -16,7 +16,7 @@ pub fn software_note(rows: &[BenchResult]) -> Option<String> {
 
 /// How much faster a discrete GPU ran the same frames than lavapipe did (docs/PERFORMANCE.md, "lavapipe
 /// is not a GPU": an NVIDIA H200 against lavapipe on a 2-core VM, the curtain to the 1024² cloth).
-const SOFTWARE_SPEEDUP: &str = "24-430x";
+const SOFTWARE_SPEEDUP: &str = "24-840x";
 
 /// A number for CSV and markdown: empty when not finite (JSON writes null).
 fn num(v: f64) -> String {
@@ -107,6 +107,12 @@ fn columns() -> Vec<Column> {
         ("sustained_ms_iqr", |r| onum(r.sustained.sustained_ms_iqr)),
         ("sustained_finite", |r| opt(&r.sustained.sustained_finite)),
         ("sustained_divergences", |r| opt(&r.sustained.sustained_divergences)),
+        ("paced_hz", |r| onum(r.paced.paced_hz)),
+        ("paced_frames", |r| r.paced.paced_frames.to_string()),
+        ("paced_missed", |r| opt(&r.paced.paced_missed)),
+        ("paced_ms_per_frame", |r| onum(r.paced.paced_ms_per_frame)),
+        ("paced_latency_ms", |r| onum(r.paced.paced_latency_ms)),
+        ("paced_finite", |r| opt(&r.paced.paced_finite)),
         ("passes_per_frame", |r| onum(r.cost.passes_per_frame)),
         ("dispatches_per_frame", |r| onum(r.cost.dispatches_per_frame)),
         ("workgroups_per_frame", |r| onum(r.cost.workgroups_per_frame)),
