@@ -75,13 +75,14 @@ def load():
 
 
 def main():
-    ap = argparse.ArgumentParser(description="springsim vs Taichi (Vulkan) side by side")
+    ap = argparse.ArgumentParser(description="springsim vs Taichi side by side")
     ap.add_argument("--springsim", default=os.environ.get("SPRINGSIM_BIN"), help="the springsim binary (default: target/release, else target/debug)")
     ap.add_argument("--baseline", help="another springsim binary to run interleaved (e.g. before a change)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per row")
     ap.add_argument("--rows", default=",".join(r[0] for r in ROWS), help="comma-separated: " + ", ".join(r[0] for r in ROWS))
     ap.add_argument("--out", default=os.path.join(ROOT, "target", "peers"), help="where the exported models and the records go")
     ap.add_argument("--python", default=sys.executable, help="the Python with Taichi")
+    ap.add_argument("--arch", default="vulkan", help="Taichi's backend: vulkan (the same API as springsim's) or cuda")
     args = ap.parse_args()
 
     exe = args.springsim
@@ -124,7 +125,7 @@ def main():
                 bms = br["ms_per_frame"] / br["steps_per_frame"]
                 results[key]["baseline"].append(bms)
                 base = f"baseline {bms:.3f} ms, "
-            pcmd = [args.python, peer, model, "--workload", workload, "--reps", str(reps), "--rounds", str(prounds), "--warmup", str(pwarm)]
+            pcmd = [args.python, peer, model, "--workload", workload, "--reps", str(reps), "--rounds", str(prounds), "--warmup", str(pwarm), "--arch", args.arch]
             t = run(pcmd, f"taichi ({key})")
             if not t["finite"]:
                 raise SystemExit(f"run.py: the Taichi peer's {key} run did not stay finite")
@@ -139,7 +140,7 @@ def main():
     first = next(iter(results.values()))["spring_rec"]
     print()
     print(f"adapter: {first['adapter']}; driver: {first['driver']}; cpu: {first['cpu']}, {first['threads']} threads")
-    print(f"taichi {next(iter(results.values()))['peer_rec']['taichi']} (arch=vulkan); rounds: {args.rounds}; load at end: {load()}")
+    print(f"taichi {next(iter(results.values()))['peer_rec']['taichi']} (asked arch={args.arch}, ran on {next(iter(results.values()))['peer_rec']['arch']}); rounds: {args.rounds}; load at end: {load()}")
     print()
     if args.baseline:
         print("| row | baseline ms (median; range) | baseline/Taichi | springsim ms (median; range) | Taichi ms (median; range) | ratio springsim/Taichi |")

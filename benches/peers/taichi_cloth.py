@@ -316,7 +316,7 @@ def main():
     record = {
         "peer": "taichi",
         "taichi": ".".join(map(str, ti.__version__)),
-        "arch": args.arch,
+        "arch": str(ti.lang.impl.current_cfg().arch),
         "workload": args.workload,
         "form": "scatter" if args.scatter else "gather",
         "scene": m["scene"],
