@@ -58,17 +58,19 @@ struct Hinge {
 
 /// The interior edges of `triangles` (an edge shared by exactly two triangles), in a fixed order.
 fn hinges(x: &[V], triangles: &[[u32; 3]]) -> Vec<Hinge> {
-    let mut by_edge: HashMap<(u32, u32), Vec<(u32, f64)>> = HashMap::new();
-    for t in triangles {
-        let area = 0.5 * norm(&cross(&sub(&x[t[1] as usize], &x[t[0] as usize]), &sub(&x[t[2] as usize], &x[t[0] as usize])));
-        for e in 0..3 {
-            let (a, b, o) = (t[e], t[(e + 1) % 3], t[(e + 2) % 3]);
-            by_edge.entry((a.min(b), a.max(b))).or_default().push((o, area));
-        }
-    }
-    let mut edges: Vec<_> = by_edge.into_iter().filter(|(_, o)| o.len() == 2).collect();
-    edges.sort_unstable_by_key(|(e, _)| *e);
-    edges.into_iter().map(|((a, b), o)| Hinge { v: [a, b, o[0].0, o[1].0], area: o[0].1 + o[1].1 }).collect()
+    let area = |t: usize| {
+        let [a, b, c] = triangles[t].map(|i| x[i as usize]);
+        0.5 * norm(&cross(&sub(&b, &a), &sub(&c, &a)))
+    };
+    let mut hs: Vec<Hinge> = super::edges::mesh_edges(triangles)
+        .into_iter()
+        .filter_map(|e| match e.sides[..] {
+            [(t0, o0), (t1, o1)] => Some(Hinge { v: [e.key.0, e.key.1, o0, o1], area: area(t0) + area(t1) }),
+            _ => None,
+        })
+        .collect();
+    hs.sort_unstable_by_key(|h| (h.v[0], h.v[1]));
+    hs
 }
 
 /// A hinge's weights K (Bergou et al. 2006, §4) from the rest positions.
@@ -91,6 +93,9 @@ pub fn add_bending(m: &mut Model, b: f64) -> Result<usize> {
     let x = &m.positions;
     if let Some(t) = m.triangles.iter().find(|t| t.iter().any(|&i| i as usize >= x.len())) {
         return Err(Error::invalid("bending", format!("{t:?}"), Bound::Other("a triangle's vertex is out of range".into())));
+    }
+    if let Some(t) = m.triangles.iter().find(|t| t[0] == t[1] || t[1] == t[2] || t[0] == t[2]) {
+        return Err(Error::invalid("bending", format!("{t:?}"), Bound::Other("a degenerate triangle (a repeated vertex)".into())));
     }
     let hs = hinges(x, &m.triangles);
     if hs.is_empty() {

@@ -3,7 +3,6 @@
 
 use super::{Collider, Forces, Model, SelfCollision};
 use crate::error::{Bound, Error, Result};
-use std::collections::HashMap;
 use std::path::Path;
 
 /// Stiffness of Liu et al.'s 81×81 curtain (N/m).
@@ -277,40 +276,26 @@ pub fn triangle_mesh(positions: Vec<[f64; 3]>, triangles: Vec<[u32; 3]>, mass: f
     for p in positions {
         m.add_particle(p, mass / n as f64);
     }
-    // edge (lo, hi) -> the opposite vertices of the triangles that share it
-    let mut edges: HashMap<(u32, u32), Vec<u32>> = HashMap::new();
-    let mut order: Vec<(u32, u32)> = Vec::new();
     for (t, tri) in triangles.iter().enumerate() {
         for &v in tri {
             if v as usize >= n {
                 return Err(Error::model(format!("triangles[{t}]"), v, Bound::Index { len: n as u64, rule: "vertex out of range" }));
             }
         }
-        if tri[0] == tri[1] || tri[1] == tri[2] || tri[0] == tri[2] {
-            continue; // degenerate triangle: no edge of its own
-        }
-        for e in 0..3 {
-            let (a, b, opp) = (tri[e], tri[(e + 1) % 3], tri[(e + 2) % 3]);
-            let key = (a.min(b), a.max(b));
-            let list = edges.entry(key).or_insert_with(|| {
-                order.push(key);
-                Vec::new()
-            });
-            list.push(opp);
-        }
     }
-    for &(a, b) in &order {
-        m.add_spring(a, b, k, 0.0);
+    let edges = super::edges::mesh_edges(&triangles);
+    for e in &edges {
+        m.add_spring(e.key.0, e.key.1, k, 0.0);
     }
-    // A bending spring across each interior edge; on closed meshes the opposite vertices can already
-    // share an edge (a tetrahedron) or another bending spring: no duplicate springs.
+    // A bending spring across each interior edge, between the vertices opposite it; on closed meshes
+    // those can already share an edge (a tetrahedron) or another bending spring: no duplicate springs.
+    let keys: std::collections::HashSet<(u32, u32)> = edges.iter().map(|e| e.key).collect();
     let mut bends = std::collections::HashSet::new();
-    for key in &order {
-        let opp = &edges[key];
-        if opp.len() == 2 && opp[0] != opp[1] {
-            let pair = (opp[0].min(opp[1]), opp[0].max(opp[1]));
-            if !edges.contains_key(&pair) && bends.insert(pair) {
-                m.add_spring(opp[0], opp[1], k_bend, 0.0);
+    for e in &edges {
+        if let [(_, o0), (_, o1)] = e.sides[..] {
+            let pair = (o0.min(o1), o0.max(o1));
+            if o0 != o1 && !keys.contains(&pair) && bends.insert(pair) {
+                m.add_spring(o0, o1, k_bend, 0.0);
             }
         }
     }

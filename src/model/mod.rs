@@ -6,6 +6,7 @@ mod builders;
 mod collider;
 mod csr;
 mod cursor;
+mod edges;
 mod fields;
 mod motion;
 pub mod scene_builders;
