@@ -79,14 +79,14 @@ fn gpu_kernels(c: &mut Criterion, ctx: &GpuContext, name: &str, m: &Model, side:
     ];
     for (label, method, settings, steps) in families {
         let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, m, method, settings).expect("gpu sim");
-        g.bench_function(label, |b| b.iter(|| sim.engine_mut().run_steps(steps).expect("gpu steps")));
+        g.bench_function(label, |b| b.iter(|| sim.run_steps_blocking(steps).expect("gpu steps")));
     }
     // collide alone, on the drape's state (its parameters written by the simulator that owns it)
     let d = drape(side);
-    let sim = GpuSimulator::new(&ctx.device, &ctx.queue, &d, Method::SymplecticEuler, base.clone()).expect("gpu sim");
+    let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &d, Method::SymplecticEuler, base.clone()).expect("gpu sim");
     let opts = springsim::gpu::GpuOptions::default();
     let mut cm = springsim::reference::model::CpuModel::new(&d).expect("model");
-    let mut col = Colliders::new(&ctx.device, &opts, sim.engine().state(), &cm, 1).expect("colliders").expect("the drape has a ground");
+    let mut col = Colliders::new(&ctx.device, &opts, sim.probe().state(), &cm, 1).expect("colliders").expect("the drape has a ground");
     col.write_slots(&ctx.device, &ctx.queue, &springsim::gpu::GpuCounters::default(), &mut cm, &[0.0]).expect("placements");
     let n = d.n_particles();
     g.bench_function("collide_x10", |b| {

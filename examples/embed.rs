@@ -342,7 +342,7 @@ impl HostRenderer {
         pass.set_vertex_buffer(0, self.scenery.slice(..));
         pass.draw(0..self.scenery_vertices, 0..1);
         pass.set_pipeline(&self.cloth_pipeline);
-        pass.set_vertex_buffer(0, sim.positions_buffer().slice(sim.engine().state().positions_range()));
+        pass.set_vertex_buffer(0, sim.positions_buffer().slice(sim.positions_range()));
         pass.set_index_buffer(self.cloth_indices.slice(..), wgpu::IndexFormat::Uint32);
         pass.draw_indexed(0..self.cloth_index_count, 0, 0..1);
     }

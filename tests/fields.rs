@@ -368,7 +368,7 @@ fn the_wind_pass_is_in_the_cost_model() {
             let got = sim.cost().since(&before);
             ctx.queue.submit([enc.finish()]);
             ctx.device.poll(springsim::wgpu::PollType::wait_indefinitely()).unwrap();
-            let model = sim.engine().cost_model();
+            let model = sim.probe().cost_model();
             assert_eq!((got.dispatches, got.workgroups), (model.dispatches(), model.workgroups()), "{method} wind {k}");
             for p in springsim::gpu::Phase::ALL {
                 assert_eq!(got.dispatches_in(p), model.dispatches_in(p), "{method} wind {k}: {}", p.name());

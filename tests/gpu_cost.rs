@@ -153,7 +153,7 @@ fn counted_dispatches_equal_the_plan_and_the_model() {
         ctx.queue.submit([enc.finish()]);
         ctx.device.poll(springsim::wgpu::PollType::wait_indefinitely()).unwrap();
 
-        let shape = sim.engine().frame_shape();
+        let shape = sim.probe().frame_shape();
         let c = u64::from(!model.colliders.is_empty());
         let mg = shape.multigrid.map(|(d, w, _, _)| (d, w));
         let update = shape.multigrid_update.map(|(d, w, _, _)| (d, w));
@@ -177,7 +177,7 @@ fn counted_dispatches_equal_the_plan_and_the_model() {
         assert_eq!(got.steps, plan.substeps as u64, "{label}: steps");
         assert_eq!((got.dispatches, got.workgroups), (d, w), "{label}: counted (dispatches, workgroups) against the plan");
         assert_eq!((got.passes, got.submits, got.readbacks, got.uploads), (1, 0, 0, 0), "{label}: encode_frame records only");
-        let m = sim.engine().cost_model();
+        let m = sim.probe().cost_model();
         assert_eq!((m.dispatches(), m.workgroups(), m.passes), (d, w, 1), "{label}: the cost model against the plan");
         for p in Phase::ALL {
             assert_eq!(got.dispatches_in(p), m.dispatches_in(p), "{label}: {} dispatches", p.name());
@@ -205,7 +205,7 @@ fn the_pipelined_frame_is_the_engines_frame_and_its_report() {
         let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::SymplecticEuler, settings).unwrap();
         let before = sim.cost();
         let mut enc = ctx.device.create_command_encoder(&Default::default());
-        sim.engine_mut().encode_frame(&mut enc).unwrap();
+        sim.probe().encode_bare_frame(&mut enc).unwrap();
         let engine = sim.cost().since(&before);
         let before = sim.cost();
         sim.encode_frame(&mut enc).unwrap();
@@ -239,7 +239,7 @@ fn blocking_steps_count_their_submits_and_read_backs() {
         let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, method, settings.clone()).unwrap();
         let (steps, n) = (sim.plan().substeps, model.n_particles() as u64);
         let before = sim.cost();
-        sim.engine_mut().take_steps_blocking(steps).unwrap();
+        sim.probe().take_steps_blocking(steps).unwrap();
         let got = sim.cost().since(&before);
         let label = format!("{method} {}", global.name());
         println!("{label}: {got:?}");
@@ -260,8 +260,8 @@ fn blocking_steps_count_their_submits_and_read_backs() {
         };
         assert_eq!((got.submits, got.readbacks, got.readback_bytes), (submits, readbacks, bytes), "{label}: submits, read-backs, bytes");
         if global == GlobalSolve::Cholesky {
-            assert_eq!(got.submits, sim.engine().cost_model().submits + 1, "{label}: the model's submits (plus the report)");
-            assert_eq!(got.passes, sim.engine().cost_model().passes, "{label}: the model's passes");
+            assert_eq!(got.submits, sim.probe().cost_model().submits + 1, "{label}: the model's submits (plus the report)");
+            assert_eq!(got.passes, sim.probe().cost_model().passes, "{label}: the model's passes");
         }
     }
 }
@@ -275,23 +275,23 @@ fn timestamps_take_the_path_the_adapter_offers() {
     println!("adapter {}: device features {features:?}", ctx.adapter_name());
     let (model, settings) = setup(GlobalSolve::Cg, Preconditioner::Jacobi);
     let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::ImplicitEuler, settings).unwrap();
-    assert!(sim.engine().gpu_times().is_none(), "nothing timed before asked");
-    let support = sim.engine_mut().enable_timestamps();
+    assert!(sim.probe().gpu_times().is_none(), "nothing timed before asked");
+    let support = sim.probe().enable_timestamps();
     println!("timestamps: {}", support.describe());
     assert_eq!(support, TimestampSupport::of(features));
     let before = sim.cost();
     let steps = sim.plan().substeps;
-    sim.engine_mut().take_steps_blocking(steps).unwrap();
+    sim.probe().take_steps_blocking(steps).unwrap();
     let got = sim.cost().since(&before);
     // the timestamps' own read-back is not the method's cost
     assert_eq!((got.submits, got.readbacks), (1, 1));
     match support {
         TimestampSupport::Unsupported(why) => {
             assert!(why.contains("TIMESTAMP_QUERY"), "{why}");
-            assert!(sim.engine().gpu_times().is_none());
+            assert!(sim.probe().gpu_times().is_none());
         }
         TimestampSupport::PerPhase | TimestampSupport::PassOnly => {
-            let t = sim.engine().gpu_times().unwrap();
+            let t = sim.probe().gpu_times().unwrap();
             println!("{t:?}");
             assert_eq!(t.frames, 1);
             assert!(t.total_ms.is_finite() && t.total_ms >= 0.0);
@@ -316,12 +316,12 @@ fn kernel_timestamps_name_and_time_every_dispatch() {
     let ctx = GpuContext::headless_with_timestamps().unwrap();
     let (model, settings) = setup(GlobalSolve::Chebyshev, Preconditioner::Jacobi);
     let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, settings).unwrap();
-    let support = sim.engine_mut().enable_kernel_timestamps();
+    let support = sim.probe().enable_kernel_timestamps();
     let before = sim.cost();
     let steps = sim.plan().substeps;
-    sim.engine_mut().take_steps_blocking(steps).unwrap();
+    sim.probe().take_steps_blocking(steps).unwrap();
     let got = sim.cost().since(&before);
-    let kernels = sim.engine().kernel_times();
+    let kernels = sim.probe().kernel_times();
     if support != TimestampSupport::PerPhase {
         assert!(kernels.is_empty(), "{kernels:?}");
         return;
@@ -335,7 +335,7 @@ fn kernel_timestamps_name_and_time_every_dispatch() {
     assert_eq!(dispatches("lg_chebyshev"), steps as u64 * 3 * 3);
     assert_eq!(dispatches("lg_chebyshev_advance"), steps as u64 * 3);
     assert_eq!(dispatches("lg_advance"), 0);
-    let t = sim.engine().gpu_times().unwrap();
+    let t = sim.probe().gpu_times().unwrap();
     let total: f64 = kernels.iter().map(|k| k.ms).sum();
     assert!((total - t.total_ms).abs() <= 1e-9 * t.total_ms.max(1.0), "kernels {total} ms, frame {} ms", t.total_ms);
     for p in Phase::ALL {

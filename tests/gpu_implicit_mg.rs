@@ -64,7 +64,7 @@ fn vcycle_matches_the_f64_twin() {
 
     let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::ImplicitEuler, s).unwrap();
     g.write_state(&x, &v).unwrap();
-    let z_gpu = g.engine_mut().implicit_mg_apply(H, &r).unwrap();
+    let z_gpu = g.probe().implicit_mg_apply(H, &r).unwrap();
     let e = rel_err(&z_gpu, &z_ref);
     eprintln!("levels {sizes:?}: |z| {:.4e}, GPU V-cycle relative error {e:.3e}", norm(&z_ref));
     assert!(norm(&z_ref) > 0.0);
@@ -89,8 +89,8 @@ fn step_matches_the_cpu_engine() {
     g.write_state(&x, &v).unwrap();
     let h = g.plan().h;
     assert!((h - H).abs() < 1e-12, "the plan's h {h}");
-    g.engine_mut().run_steps(1).unwrap();
-    let st = g.engine().cg_state_gpu().unwrap();
+    g.run_steps_blocking(1).unwrap();
+    let st = g.probe().cg_state_gpu().unwrap();
     let (xg, _) = g.read_state().unwrap();
     let e = rel_err_motion(&xg, &xc, &x);
     eprintln!(
@@ -112,8 +112,8 @@ fn multigrid_needs_far_fewer_iterations_than_jacobi() {
     for precond in [Preconditioner::Jacobi, Preconditioner::Multigrid] {
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::ImplicitEuler, settings(precond, 3000, 1e-5)).unwrap();
         g.write_state(&x, &v).unwrap();
-        g.engine_mut().run_steps(1).unwrap();
-        let st = g.engine().cg_state_gpu().unwrap();
+        g.run_steps_blocking(1).unwrap();
+        let st = g.probe().cg_state_gpu().unwrap();
         assert_eq!(st.status, 1, "{}: converged", precond.name());
         counts.push(st.iterations);
     }

@@ -110,13 +110,13 @@ fn measure(ctx: &springsim::gpu::GpuContext, side: usize, method: Method, settin
     let per = |b: usize| b as f64 / n as f64;
     let base = reset_peak();
     let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, method, settings).unwrap();
-    sim.engine_mut().prepare_lg().unwrap();
+    sim.probe().prepare_lg().unwrap();
     let build = per(PEAK.load(Relaxed) - base);
     sim.step_frame().unwrap();
     let (x, v) = sim.read_state().unwrap();
     assert!(x.iter().chain(&v).all(|p| p.iter().all(|c| c.is_finite())), "the frame is not finite");
     let (peak, kept) = (per(PEAK.load(Relaxed) - base), per(HELD.load(Relaxed) - base));
-    let multigrid = sim.engine().frame_shape().multigrid.is_some();
+    let multigrid = sim.probe().frame_shape().multigrid.is_some();
     let heap = Heap { model: per(base - before), build, peak, kept, multigrid };
     drop((x, v, sim, model));
     heap

@@ -101,7 +101,7 @@ fn kernels_match_cpu_twins() {
     // the GPU's kernel fuses the two: its twin, per particle
     let fused: Vec<V3> = (0..cm.n).map(|i| kernel::lg_local_residual(i, &cm, &p, &y, &x)).collect();
 
-    let ev = g.engine_mut().lg_eval(&from_v3(&x)).unwrap();
+    let ev = g.probe().lg_eval(&from_v3(&x)).unwrap();
     let ey = rel_err(&ev.y, &from_v3(&y));
     let er = rel_err(&ev.r, &from_v3(&fused));
     let er2 = rel_err(&ev.r, &from_v3(&r));
@@ -197,7 +197,7 @@ fn cg_and_chebyshev_agree_with_cholesky() {
         s.cg_tolerance = 1e-7;
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, s).unwrap();
         let rep = g.step_frame().unwrap();
-        (g.read_state().unwrap().0, rep, g.engine().lg_rho())
+        (g.read_state().unwrap().0, rep, g.probe().lg_rho())
     };
     let (xh, _, _) = run(GlobalSolve::Cholesky, 1);
     let (xc, rc, _) = run(GlobalSolve::Cg, 400);
@@ -504,7 +504,7 @@ fn frame_against_cpu(
     let s = settings(global, 3, 20);
     let mut cpu = CpuSimulator::new(model, Method::LocalGlobal, s.clone()).unwrap();
     let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, model, Method::LocalGlobal, s).unwrap();
-    let rows = g.engine().frame_shape().lg_rows.unwrap();
+    let rows = g.probe().frame_shape().lg_rows.unwrap();
     cpu.step_frame().unwrap();
     g.step_frame().unwrap();
     let (xg, _) = g.read_state().unwrap();

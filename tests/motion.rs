@@ -157,7 +157,7 @@ fn encode_frame_needs_prepare_frame_when_something_moves() {
     }
     let ((xa, va), (xb, vb)) = (a.read_state().unwrap(), b.read_state().unwrap());
     assert_eq!((xa, va), (xb, vb), "encode_frame and step_frame must step the same");
-    assert!((a.engine().time() - 0.6).abs() < 1e-9, "time {}", a.engine().time());
+    assert!((a.time() - 0.6).abs() < 1e-9, "time {}", a.time());
 }
 
 /// Bad paths and targets: one-line errors naming the field and the value, from the library and from a

@@ -68,7 +68,7 @@ fn power_iteration_k0_matches_dense_eigensolve() {
         let mut deformed = model.clone();
         deformed.positions = x.iter().map(|p| [p.x, p.y, p.z]).collect();
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &deformed, Method::ExplicitEuler, StepSettings::default()).unwrap();
-        let kg = g.engine_mut().power_k0(500).unwrap();
+        let kg = g.probe().power_k0(500).unwrap();
         let relg = (kg - dense).abs() / dense;
         eprintln!("k0 gpu {kg:.6e} rel {relg:.2e}");
         assert!(relg < 0.01, "GPU power iteration k0 {kg} vs dense {dense}");
@@ -156,7 +156,7 @@ fn orbit_radii(method: Method, backend_gpu: bool) -> Option<Vec<f64>> {
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, method, settings).unwrap();
         g.set_h(h).unwrap();
         for _ in 0..100 {
-            g.engine_mut().run_steps(1).unwrap();
+            g.run_steps_blocking(1).unwrap();
             let p = g.read_state().unwrap().0[0];
             radii.push((p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt());
         }
@@ -304,9 +304,9 @@ fn leu_retries_on_divergence_and_recovers() {
         let mut ge = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::ExplicitEuler, settings).unwrap();
         g.set_h(h).unwrap();
         ge.set_h(h).unwrap();
-        g.engine_mut().run_steps(20).unwrap();
-        ge.engine_mut().run_steps(20).unwrap();
-        let r = g.engine().leu_retries_gpu().unwrap();
+        g.run_steps_blocking(20).unwrap();
+        ge.run_steps_blocking(20).unwrap();
+        let r = g.probe().leu_retries_gpu().unwrap();
         assert!(r >= 19, "gpu retries {r}");
         let (a, b) = (g.read_state().unwrap().0, ge.read_state().unwrap().0);
         let e = common::rel_err(&a, &b);

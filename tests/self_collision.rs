@@ -50,12 +50,12 @@ fn gpu_hash_equals_the_reference() {
         let settings = if steps == 0 { one_step() } else { StepSettings::default() };
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, Method::SymplecticEuler, settings).unwrap();
         if steps > 0 {
-            g.engine_mut().run_steps(steps).unwrap();
+            g.run_steps_blocking(steps).unwrap();
         }
         let (x, _) = g.read_state().unwrap();
         let sc = m.self_collision.unwrap();
         let r = SpatialHash::build(&v3(&x), sc.cell_size());
-        let h = g.engine().self_collision_hash().unwrap().expect("self-collision is on");
+        let h = g.probe().self_collision_hash().unwrap().expect("self-collision is on");
         let multi = r.counts.iter().filter(|&&c| c > 1).count();
         eprintln!(
             "{name}: {} particles, {} buckets, {multi} holding more than one, largest {}",
@@ -79,7 +79,7 @@ fn gpu_repulsion_matches_the_reference() {
     let m = cloud(3000);
     let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, Method::SymplecticEuler, one_step()).unwrap();
     let (x0, v0) = g.read_state().unwrap();
-    g.engine_mut().run_steps(1).unwrap();
+    g.run_steps_blocking(1).unwrap();
     let (xg, vg) = g.read_state().unwrap();
     let cm = CpuModel::new(&m).unwrap();
     let (mut x, mut v) = (v3(&x0), v3(&v0));
@@ -108,7 +108,7 @@ fn gpu_self_collision_is_deterministic() {
     let settings = StepSettings { fixed_h: Some(1e-3), frame_dt: 1e-3, ..Default::default() };
     let run = || {
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, Method::SymplecticEuler, settings.clone()).unwrap();
-        g.engine_mut().run_steps(20).unwrap();
+        g.run_steps_blocking(20).unwrap();
         g.read_state().unwrap()
     };
     let (a, b) = (run(), run());
@@ -163,7 +163,7 @@ fn folds_settle_apart_on_the_gpu() {
     let before = g.cost();
     g.step_frame().unwrap();
     let got = g.cost().since(&before);
-    let model = g.engine().cost_model();
+    let model = g.probe().cost_model();
     assert_eq!(got.dispatches, model.dispatches(), "counted vs planned dispatches");
     assert_eq!(
         got.dispatches_in(springsim::gpu::profiling::cost::Phase::Collide),

@@ -341,7 +341,7 @@ impl Sim {
     fn model(&self) -> &CpuModel {
         match self {
             Sim::Cpu(s) => s.engine().model(),
-            Sim::Gpu(s) => s.engine().model(),
+            Sim::Gpu(s) => s.model(),
         }
     }
 
@@ -417,7 +417,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     let k0_ms = ms(t);
     let t = Instant::now();
     match &mut sim {
-        Sim::Gpu(g) => g.engine_mut().prepare_lg()?,
+        Sim::Gpu(g) => g.probe().prepare_lg()?,
         Sim::Cpu(c) => {
             let h = c.plan().h;
             match method {
@@ -430,8 +430,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     let factor_ms = ms(t);
     let timestamps = match &mut sim {
         Sim::Gpu(g) if cfg.timestamps => {
-            let support =
-                if cfg.kernel_times { g.engine_mut().enable_kernel_timestamps() } else { g.engine_mut().enable_timestamps() }.describe();
+            let support = if cfg.kernel_times { g.probe().enable_kernel_timestamps() } else { g.probe().enable_timestamps() }.describe();
             let host = method == Method::LocalGlobal && cfg.settings.global.resolve(method)? == springsim::method::GlobalSolve::Cholesky;
             // the host's Cholesky step submits phase by phase between read-backs: not timed on the GPU
             Some(if host { format!("not timed: the cholesky global step runs on the host between submits ({support})") } else { support })
@@ -464,7 +463,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
             for f in 0..cfg.warmup + cfg.frames {
                 if f == cfg.warmup {
                     if let Sim::Gpu(g) = &mut sim {
-                        g.engine_mut().reset_gpu_times();
+                        g.probe().reset_gpu_times();
                     }
                 }
                 let before = sim.cost();
@@ -513,13 +512,14 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     if let Sim::Gpu(g) = &mut sim {
         gpu_bytes = Some(g.gpu_bytes());
         let trial = method == Method::ImplicitEuler && cfg.settings.adaptive;
-        cost = bench_cost::record(g.engine(), &counted, times.len(), trial, timestamps, g.engine().gpu_times());
+        let gpu_times = g.probe().gpu_times();
+        cost = bench_cost::record(&g.probe(), &counted, times.len(), trial, timestamps, gpu_times);
         if method == Method::LocalGlobal {
             if cfg.settings.global.resolve(Method::LocalGlobal)? == springsim::method::GlobalSolve::Cholesky {
-                lg_transfers = Some(g.engine().lg_last_split().per_frame());
+                lg_transfers = Some(g.probe().lg_last_split().per_frame());
             }
             if cfg.lg_split_frames > 0 {
-                lg_split = Some(g.engine_mut().lg_profile_frames(cfg.lg_split_frames)?.per_frame());
+                lg_split = Some(g.probe().lg_profile_frames(cfg.lg_split_frames)?.per_frame());
             }
         }
     }

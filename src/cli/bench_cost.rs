@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 use springsim::gpu::profiling::cost_model::CostModel;
-use springsim::gpu::{GpuCost, GpuEngine, GpuTimes, Phase};
+use springsim::gpu::{GpuCost, GpuProbe, GpuTimes, Phase};
 use std::collections::BTreeMap;
 
 /// The cost fields of one record (flattened into it: `passes_per_frame` and so on at the top level).
@@ -89,7 +89,7 @@ pub struct PhaseRecord {
 /// those frames, `timestamps` what the adapter offered (`None`: not asked for); `trial`: implicit
 /// Euler's steps were adaptive trial steps (each with its strain check).
 pub fn record(
-    engine: &GpuEngine,
+    engine: &GpuProbe,
     cost: &GpuCost,
     frames: usize,
     trial: bool,
@@ -136,7 +136,7 @@ pub fn record(
 
 /// The engine's per-kernel times over `frames` timed frames (`None` when none were taken), each with the
 /// bytes the cost `model` gives its dispatches (found by entry point and phase).
-fn kernel_records(engine: &GpuEngine, model: &CostModel, frames: u64) -> Option<Vec<KernelRecord>> {
+fn kernel_records(engine: &GpuProbe, model: &CostModel, frames: u64) -> Option<Vec<KernelRecord>> {
     let k = engine.kernel_times();
     let f = frames.max(1) as f64;
     let per = |n: u64| n.max(1) as f64;

@@ -6,7 +6,6 @@
 //! the quality figures (finiteness, the largest strain and stretch) come from the reports' signals,
 //! reduced on the GPU: nothing else is read back until the timed frames are done.
 
-use springsim::engine::Engine;
 use springsim::error::Result;
 use springsim::gpu::GpuCost;
 use springsim::method::DivergencePolicy;
@@ -46,7 +45,7 @@ pub fn run(
     tick: &dyn Fn(),
 ) -> Result<TimedFrames> {
     sim.set_frame_signals(true);
-    let recover = sim.engine().settings().guard.policy == DivergencePolicy::Recover;
+    let recover = sim.settings().guard.policy == DivergencePolicy::Recover;
     let total = warmup + frames;
     let mut out = TimedFrames { peak_strain: 0.0, peak_stretch: f64::NEG_INFINITY, ..Default::default() };
     let (mut recorded, mut reported) = (0usize, 0usize);
@@ -55,18 +54,18 @@ pub fn run(
     while recorded < total || sim.reports_in_flight() > 0 {
         if recorded < total && sim.reports_in_flight() < FRAMES_IN_FLIGHT && out.failed_frame.is_none() {
             if recorded == warmup {
-                sim.engine_mut().reset_gpu_times();
-                before = Some(sim.engine().cost());
+                sim.probe().reset_gpu_times();
+                before = Some(sim.cost());
                 if warmup == 0 {
                     last_arrival = Some(Instant::now());
                 }
             }
-            if sim.engine().needs_prepare() {
-                sim.engine_mut().prepare_frame()?;
+            if sim.needs_prepare() {
+                sim.prepare_frame()?;
             }
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.bench") });
             sim.encode_frame(&mut encoder)?;
-            sim.engine().state().counters.submit(queue, encoder.finish());
+            sim.probe().submit_counted(queue, encoder.finish());
             recorded += 1;
         }
         let events = sim.poll_reports()?;
@@ -99,7 +98,7 @@ pub fn run(
             std::thread::yield_now();
         }
     }
-    let after = sim.engine().cost();
+    let after = sim.cost();
     out.counted = before.map(|b| after.since(&b)).unwrap_or_default();
     Ok(out)
 }

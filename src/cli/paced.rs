@@ -95,12 +95,12 @@ impl Paced {
             sleep_until(tick);
             collect(sim, &mut submitted)?;
             if sim.reports_in_flight() < FRAMES_IN_FLIGHT {
-                if sim.engine().needs_prepare() {
-                    sim.engine_mut().prepare_frame()?;
+                if sim.needs_prepare() {
+                    sim.prepare_frame()?;
                 }
                 let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.paced") });
                 sim.encode_frame(&mut encoder)?;
-                sim.engine().state().counters.submit(queue, encoder.finish());
+                sim.probe().submit_counted(queue, encoder.finish());
                 submitted.push_back(Instant::now());
                 frames += 1;
             } else {

@@ -411,7 +411,7 @@ impl CpuEngine {
     // --- viewer additions (interaction): keep this block together ---
 
     /// Overwrites one particle's position and velocity and pins or frees it (1/m or 0): the CPU twin of
-    /// [`crate::gpu::GpuEngine::set_particle`].
+    /// [`crate::GpuSimulator::set_particle`].
     pub fn set_particle(&mut self, i: usize, x: [f64; 3], v: [f64; 3], pinned: bool) -> Result<()> {
         let n = self.model.n;
         if i >= n {
@@ -437,7 +437,7 @@ impl CpuEngine {
     }
 
     /// Sets or clears the cursor spring (the explicit methods' mouse drag, [`crate::model::Cursor`]):
-    /// the CPU twin of [`crate::gpu::GpuEngine::set_cursor`]. The implicit methods keep it but do not
+    /// the CPU twin of [`crate::GpuSimulator::set_cursor`]. The implicit methods keep it but do not
     /// apply it (they drag by a position constraint, `set_particle`). Takes effect at the next step.
     pub fn set_cursor(&mut self, cursor: Option<crate::model::Cursor>) -> Result<()> {
         if let Some(c) = &cursor {

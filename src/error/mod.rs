@@ -258,9 +258,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[non_exhaustive]
 pub enum HostCall {
     /// Local/global with the Cholesky global step solves on the host between submits: the frame needs
-    /// `GpuSimulator::run_host_global_frame` (or `Simulator::step_frame`), or `--global cg`/`chebyshev`.
+    /// the blocking `Simulator::step_frame` (or `GpuSimulator::run_steps_blocking`), or `--global cg`/`chebyshev`.
     HostGlobalStep,
-    /// The model depends on time (colliders or pins on paths, gusting wind): `GpuEngine::prepare_frame`
+    /// The model depends on time (colliders or pins on paths, gusting wind): `GpuSimulator::prepare_frame`
     /// must write the frame's time and placements before each `encode_frame`.
     PrepareFrame,
 }
@@ -270,7 +270,7 @@ impl std::fmt::Display for HostCall {
         f.write_str(match self {
             HostCall::HostGlobalStep => {
                 "global = cholesky: the Cholesky global step runs on the host between submits, so a frame cannot be recorded into \
-                 one encoder: call GpuSimulator::run_host_global_frame (or Simulator::step_frame), or use --global cg or chebyshev"
+                 one encoder: call the blocking Simulator::step_frame (or GpuSimulator::run_steps_blocking), or use --global cg or chebyshev"
             }
             HostCall::PrepareFrame => {
                 "encode_frame = without prepare_frame: this model depends on time (colliders or pins on paths, or gusting wind): \

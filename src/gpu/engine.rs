@@ -1,16 +1,18 @@
 //! `GpuEngine`: a model on a caller's device, as middleware. It holds the particle state
 //! ([`GpuState`]), the current method's [`Integrator`] (built when the method is chosen, dropped when
 //! another is), the colliders, and the step plan that the stepping policy gave it
-//! ([`crate::stepping::Stepper`]; `springsim::GpuEngine` is the two together).
-//! [`GpuEngine::encode_frame`] only records a frame into the caller's encoder (no submit, no poll, no
-//! read-back); the blocking calls (the [`Engine`] steps, the host's Cholesky global step, the
-//! read-backs) are in `simulator/blocking.rs`.
+//! ([`crate::stepping::Stepper`]; [`crate::GpuSimulator`] is the two together, and the face a host
+//! uses). The engine's own public face is small: its constructors, [`GpuEngine::set_adapter_name`],
+//! [`GpuEngine::probe`] (what benchmarks and tests inspect, `engine/probe.rs`) and the [`Engine`]
+//! trait that the stepping policy drives. It records frames into the caller's encoder (no submit, no
+//! poll, no read-back); the blocking calls (the [`Engine`] steps, the host's Cholesky global step, the
+//! read-backs) are in `engine/blocking.rs`.
 
 mod blocking;
-mod costing;
 mod frames;
 mod guard;
 mod interaction;
+mod probe;
 
 use crate::engine::{check_state_len, Checkpoint, Engine, PassTally, Signals, StepsReport};
 use crate::error::{Bound, Error, HostCall, Result};
@@ -21,9 +23,9 @@ use crate::gpu::methods::integrator::Integrator;
 use crate::gpu::methods::local_global::integrator::host_global_error;
 use crate::gpu::methods::power::PowerKernels;
 use crate::gpu::profiling::cost::{CountedPass, GpuCost};
-use crate::gpu::profiling::timestamps::{GpuTimes, KernelTime, PhaseTimer, TimestampSupport};
+use crate::gpu::profiling::timestamps::PhaseTimer;
 use crate::gpu::step_end::collide::Colliders;
-use crate::gpu::step_end::self_collision::{GpuHash, SelfCollider};
+use crate::gpu::step_end::self_collision::SelfCollider;
 use crate::gpu::step_end::strain_limit::StrainLimiter;
 use crate::gpu::step_end::wind::Wind;
 use crate::gpu::step_end::StepEnd;
@@ -34,6 +36,7 @@ use crate::reference::model::CpuModel;
 pub use crate::gpu::methods::local_global::integrator::LgEval;
 pub use crate::gpu::methods::pcg::GpuCgState;
 pub(crate) use frames::{FrameParts, FRAME_CHECKPOINTS};
+pub use probe::GpuProbe;
 
 /// A simulation on the GPU.
 pub struct GpuEngine {
@@ -61,7 +64,7 @@ pub struct GpuEngine {
     /// The divergence guard's checkpoint: a copy of `state[0]` on the device, made on the first
     /// [`Engine::checkpoint`].
     checkpoint: Option<wgpu::Buffer>,
-    /// GPU timestamps per phase, when asked for and the device has them ([`GpuEngine::enable_timestamps`]).
+    /// GPU timestamps per phase, when asked for and the device has them ([`GpuProbe::enable_timestamps`]).
     timer: Option<PhaseTimer>,
     /// Simulated time (s): the end of the last recorded or accepted step; `Params.time` holds the start
     /// of the current batch for the gusts ([`GpuEngine::write_time`]).
@@ -70,7 +73,7 @@ pub struct GpuEngine {
     trial_h: f64,
     /// The time at the divergence guard's checkpoint.
     checkpoint_time: f64,
-    /// The steps whose placements [`GpuEngine::prepare_frame`] wrote: (start time, steps).
+    /// The steps whose placements [`crate::GpuSimulator::prepare_frame`] wrote: (start time, steps).
     prepared: Option<(f64, usize)>,
     /// The aerodynamic wind's pass, `None` without the wind.
     wind: Option<Wind>,
@@ -105,12 +108,29 @@ impl GpuEngine {
     /// Builds the engine on the caller's device and queue with the default [`GpuOptions`] (kernels with
     /// wgpu's runtime checks): uploads the model and builds the method's integrator. It steps once the
     /// stepping policy has given it a plan ([`Engine::set_plan`]); `springsim::GpuSimulator::new` does both.
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// use springsim::{gpu::GpuEngine, stepping::Stepper, Method, StepSettings};
+    /// let model = springsim::model::curtain(41, None)?;
+    /// let engine = GpuEngine::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// let sim = Stepper::drive(engine)?; // the plan: what springsim::GpuSimulator::new does in one call
+    /// # let _ = sim; Ok(()) }
+    /// ```
     pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, model: &Model, method: Method, settings: StepSettings) -> Result<Self> {
         Self::new_with_options(device, queue, model, method, settings, GpuOptions::default())
     }
 
     /// [`GpuEngine::new`] with explicit [`GpuOptions`]. Every buffer is checked against the device's
     /// limits before it is allocated: one that would not fit is an [`Error::BufferTooLarge`].
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// use springsim::{gpu::{GpuEngine, GpuOptions}, Method, StepSettings};
+    /// let model = springsim::model::curtain(41, None)?;
+    /// // the default keeps wgpu's bounds checks in the kernels (`with_unchecked_shaders` opts out)
+    /// let options = GpuOptions::default();
+    /// let engine = GpuEngine::new_with_options(device, queue, &model, Method::ImplicitEuler, StepSettings::default(), options)?;
+    /// # let _ = engine; Ok(()) }
+    /// ```
     pub fn new_with_options(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
@@ -170,42 +190,38 @@ impl GpuEngine {
         Ok(sim)
     }
 
-    /// Names the adapter in reports.
+    /// Names the adapter in reports ([`Engine::backend_name`]: `gpu: <name>`).
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue, adapter: &springsim::wgpu::Adapter) -> springsim::Result<()> {
+    /// # use springsim::{gpu::GpuEngine, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// let mut engine = GpuEngine::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// engine.set_adapter_name(adapter.get_info().name);
+    /// # Ok(()) }
+    /// ```
     pub fn set_adapter_name(&mut self, name: String) {
         self.adapter = name;
     }
 
-    /// The options the kernels were built with.
-    pub fn options(&self) -> GpuOptions {
-        self.options
-    }
-
     /// The shared buffers (positions for drawing: `state().state[0]`, range `state().positions_range()`).
-    pub fn state(&self) -> &GpuState {
+    pub(crate) fn state(&self) -> &GpuState {
         &self.state
     }
 
     /// The buffer whose first n `vec4<f32>` are the current positions (`STORAGE | VERTEX | COPY_SRC`).
-    pub fn positions_buffer(&self) -> &wgpu::Buffer {
+    pub(crate) fn positions_buffer(&self) -> &wgpu::Buffer {
         &self.state.state[0]
     }
 
     /// The laid-out model.
-    pub fn model(&self) -> &CpuModel {
+    pub(crate) fn model(&self) -> &CpuModel {
         &self.model
-    }
-
-    /// Self-collision: builds the spatial hash of the current state on the GPU (no repulsion) and reads
-    /// it back, for checks against [`crate::reference::self_collision::SpatialHash`]; `None` without
-    /// self-collision.
-    pub fn self_collision_hash(&self) -> Result<Option<GpuHash>> {
-        self.self_collider.as_ref().map(|sc| sc.read_hash(&self.device, &self.queue, &self.state)).transpose()
     }
 
     /// Bytes of every GPU buffer the simulation holds now: the state, the current integrator's buffers
     /// and the colliders' (the power iteration's exist only while it runs; the read-backs' staging
     /// buffers beyond the state's small one only during the read).
-    pub fn gpu_bytes(&self) -> u64 {
+    pub(crate) fn gpu_bytes(&self) -> u64 {
         self.state.bytes()
             + self.integrator.bytes()
             + self.colliders.as_ref().map_or(0, |c| c.bytes)
@@ -218,9 +234,9 @@ impl GpuEngine {
 
     /// Writes the simulation time reached so far into `Params.time` (the gusts of
     /// [`crate::model::AeroWind`] are evaluated at it over the next batch of steps). The blocking calls
-    /// do it before each batch; a host that records [`GpuEngine::encode_frame`] itself calls it before
+    /// do it before each batch; a host that records [`crate::GpuSimulator::encode_frame`] itself calls it before
     /// each frame's submit (else the gust stays at the last time written). Nothing without the wind.
-    pub fn write_time(&self) {
+    pub(crate) fn write_time(&self) {
         if self.wind.is_some() {
             let t = self.time as f32;
             let at = std::mem::offset_of!(GpuParams, time) as u64;
@@ -272,7 +288,7 @@ impl GpuEngine {
     /// Cholesky factor, ρ, the multigrid hierarchy, the per-dispatch parameter blocks; see
     /// [`crate::gpu::methods::local_global::integrator::LocalGlobalIntegrator::prepare`]). Nothing to do for the other
     /// methods or when nothing changed.
-    pub fn prepare_lg(&mut self) -> Result<()> {
+    pub(super) fn prepare_lg(&mut self) -> Result<()> {
         self.prepare_lg_uploading(true)
     }
 
@@ -286,11 +302,11 @@ impl GpuEngine {
 
     /// Records one frame (`plan().substeps` steps) into `encoder`, without submitting, polling, reading
     /// back or writing the queue: the host submits. The state ends in `state[0]`. On the LEU path the
-    /// divergence retries are counted on the GPU; [`GpuEngine::leu_retries_gpu`] reads them.
+    /// divergence retries are counted on the GPU; [`GpuProbe::leu_retries_gpu`] reads them.
     ///
     /// Local/global with `--global cholesky` cannot be recorded into one encoder (its global step reads r
     /// back and uploads δ once per iteration): that returns an error naming
-    /// [`GpuEngine::run_host_global_frame`], the blocking call to use instead.
+    /// the blocking calls to use instead (`Simulator::step_frame`, [`GpuEngine::run_steps`]).
     ///
     /// Implicit Euler's adaptive step (on by default) decides after each trial step from a flag read back
     /// from the GPU, so it is not recorded here either: `encode_frame` records the planned steps as they
@@ -298,34 +314,34 @@ impl GpuEngine {
     /// `step_frame` of [`crate::GpuSimulator`], or sets a step the model tolerates (`StepSettings::fixed_h`).
     ///
     /// A model with scripted motion ([`crate::model::Motion`]: moving colliders or pins) needs the
-    /// frame's placements written first: call [`GpuEngine::prepare_frame`] (it writes the queue) before
+    /// frame's placements written first: call [`crate::GpuSimulator::prepare_frame`] (it writes the queue) before
     /// each `encode_frame`, as with glyphon's `prepare` and `render`; without it this is an error.
-    pub fn encode_frame(&mut self, encoder: &mut wgpu::CommandEncoder) -> Result<()> {
+    pub(crate) fn encode_frame(&mut self, encoder: &mut wgpu::CommandEncoder) -> Result<()> {
         self.encode_steps(encoder, self.plan.substeps)
     }
 
     /// Simulated time (s): the end of the last recorded (or accepted) step.
-    pub fn time(&self) -> f64 {
+    pub(crate) fn time(&self) -> f64 {
         self.time
     }
 
     /// Whether the model depends on time: it moves colliders or pins along paths, or has gusting wind
-    /// (then [`GpuEngine::prepare_frame`] comes before every [`GpuEngine::encode_frame`]).
-    pub fn needs_prepare(&self) -> bool {
+    /// (then [`crate::GpuSimulator::prepare_frame`] comes before every [`crate::GpuSimulator::encode_frame`]).
+    pub(crate) fn needs_prepare(&self) -> bool {
         self.model.has_motion() || self.wind.is_some()
     }
 
-    /// Writes what the next frame needs to know of time, before [`GpuEngine::encode_frame`]: the time
-    /// for the gusts ([`GpuEngine::write_time`]) and the placements of whatever moves along a path (the
+    /// Writes what the next frame needs to know of time, before [`crate::GpuSimulator::encode_frame`]: the time
+    /// for the gusts (`Params.time`) and the placements of whatever moves along a path (the
     /// colliders where they are at the end of each of the frame's steps, the moving pins' offsets and
     /// velocities: one `write_buffer` of one 256-byte-aligned block per step, evaluated in f64 on the
     /// host). Nothing to do for a model that does not depend on time.
-    pub fn prepare_frame(&mut self) -> Result<()> {
+    pub(crate) fn prepare_frame(&mut self) -> Result<()> {
         self.prepare_steps(self.plan.substeps, self.plan.h)
     }
 
-    /// [`GpuEngine::prepare_frame`] for `steps` steps of size `h`.
-    pub fn prepare_steps(&mut self, steps: usize, h: f64) -> Result<()> {
+    /// [`crate::GpuSimulator::prepare_frame`] for `steps` steps of size `h`.
+    pub(crate) fn prepare_steps(&mut self, steps: usize, h: f64) -> Result<()> {
         if !self.needs_prepare() {
             return Ok(());
         }
@@ -347,8 +363,8 @@ impl GpuEngine {
         }
     }
 
-    /// Records `steps` steps (a frame is `plan().substeps` of them); see [`GpuEngine::encode_frame`].
-    pub fn encode_steps(&mut self, encoder: &mut wgpu::CommandEncoder, steps: usize) -> Result<()> {
+    /// Records `steps` steps (a frame is `plan().substeps` of them); see [`crate::GpuSimulator::encode_frame`].
+    pub(crate) fn encode_steps(&mut self, encoder: &mut wgpu::CommandEncoder, steps: usize) -> Result<()> {
         self.prepare_lg_uploading(false)?;
         if self.lg_global() == Some(GlobalSolve::Cholesky) {
             return Err(host_global_error());
@@ -390,9 +406,9 @@ impl GpuEngine {
         Ok(())
     }
 
-    /// Runs `steps` steps and waits for them: one submit of [`GpuEngine::encode_steps`], or, for
+    /// Runs `steps` steps and waits for them: one submit of the recorded steps, or, for
     /// local/global with the host's Cholesky global step, the multi-submit driver.
-    pub fn run_steps(&mut self, steps: usize) -> Result<()> {
+    pub(crate) fn run_steps(&mut self, steps: usize) -> Result<()> {
         self.submit_steps(steps, false).map(|_| ())
     }
 
@@ -429,60 +445,14 @@ impl GpuEngine {
 
     /// What the engine recorded and transferred since it was built ([`GpuCost`]: passes, dispatches,
     /// workgroups, submits, read-backs, uploads, steps); the difference of two snapshots is what happened
-    /// between them. [`GpuEngine::cost_model`] gives what a planned frame should record.
-    pub fn cost(&self) -> GpuCost {
+    /// between them. [`GpuProbe::cost_model`] gives what a planned frame should record.
+    pub(crate) fn cost(&self) -> GpuCost {
         self.state.counters.snapshot()
     }
 
-    /// Asks for GPU timestamps per phase: they are written when the device has `TIMESTAMP_QUERY` with
-    /// `TIMESTAMP_QUERY_INSIDE_ENCODERS` and `TIMESTAMP_QUERY_INSIDE_PASSES` (per phase), or
-    /// `TIMESTAMP_QUERY` alone (the frame's pass as a whole). The host must have requested these features
-    /// when it created the device; without them this says why and nothing is timed (never an error).
-    /// Timed are the frames recorded by [`GpuEngine::encode_steps`] and implicit Euler's trial steps;
-    /// local/global with the host's Cholesky step is not. The blocking calls read the times after each
-    /// submit; a host that submits [`GpuEngine::encode_frame`] itself calls [`GpuEngine::read_timestamps`].
-    pub fn enable_timestamps(&mut self) -> TimestampSupport {
-        if self.timer.is_none() {
-            self.timer = PhaseTimer::new(&self.device, &self.queue);
-        }
-        match &self.timer {
-            Some(t) => t.support().clone(),
-            None => TimestampSupport::of(self.device.features()),
-        }
-    }
-
-    /// [`GpuEngine::enable_timestamps`] with a timestamp before every dispatch, where the device times
-    /// per phase: [`GpuEngine::kernel_times`] then gives each kernel's GPU time. Returns what the device
-    /// offers, as `enable_timestamps` does (only [`TimestampSupport::PerPhase`] times kernels).
-    pub fn enable_kernel_timestamps(&mut self) -> TimestampSupport {
-        let support = self.enable_timestamps();
-        if let Some(t) = self.timer.as_mut() {
-            t.time_each_dispatch();
-        }
-        support
-    }
-
-    /// The GPU time of each kernel and phase read so far, the longest first (empty unless
-    /// [`GpuEngine::enable_kernel_timestamps`] found timestamps per phase).
-    pub fn kernel_times(&self) -> Vec<KernelTime> {
-        self.timer.as_ref().map(PhaseTimer::kernel_times).unwrap_or_default()
-    }
-
-    /// The GPU times read so far (`None` without timestamps).
-    pub fn gpu_times(&self) -> Option<GpuTimes> {
-        self.timer.as_ref().map(|t| t.times())
-    }
-
-    /// Forgets the GPU times read so far (e.g. after warm-up frames).
-    pub fn reset_gpu_times(&mut self) {
-        if let Some(t) = self.timer.as_mut() {
-            t.reset();
-        }
-    }
-
     /// Reads the timestamps of the work submitted since the last read (waits for the device; its
-    /// read-back is not counted in [`GpuEngine::cost`]). Nothing without timestamps.
-    pub fn read_timestamps(&mut self) -> Result<()> {
+    /// read-back is not counted in [`crate::GpuSimulator::cost`]). Nothing without timestamps.
+    pub(super) fn read_timestamps(&mut self) -> Result<()> {
         match self.timer.as_mut() {
             Some(t) => t.read(&self.device),
             None => Ok(()),

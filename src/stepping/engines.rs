@@ -5,7 +5,7 @@
 use super::Stepper;
 use crate::cpu::CpuEngine;
 use crate::error::Result;
-use crate::gpu::{GpuEngine, GpuOptions};
+use crate::gpu::{GpuEngine, GpuOptions, GpuProbe};
 use crate::method::{Method, StepSettings};
 use crate::model::{Cursor, Model};
 
@@ -18,11 +18,20 @@ pub type CpuSimulator = Stepper<CpuEngine>;
 /// ([`crate::stepping::pipelined`]). The host draws from [`GpuSimulator::positions_buffer`] and
 /// edits through [`GpuSimulator::set_particle`] and [`GpuSimulator::set_cursor`]. The blocking
 /// [`crate::Simulator`] calls (`step_frame`, `read_state`) are for tests and scripts; what the bench
-/// and the tests probe of the engine is reached through [`Stepper::engine`] and
-/// [`Stepper::engine_mut`].
+/// and the tests probe of the engine is reached through one handle, [`GpuSimulator::probe`].
 pub type GpuSimulator = Stepper<GpuEngine>;
 
 impl Stepper<CpuEngine> {
+    /// The CPU engine (its state and counters, read directly: nothing waits on the CPU).
+    pub fn engine(&self) -> &CpuEngine {
+        &self.engine
+    }
+
+    /// The CPU engine, mutably (its kernels, for tests against the reference).
+    pub fn engine_mut(&mut self) -> &mut CpuEngine {
+        &mut self.engine
+    }
+
     /// Builds the CPU engine for `model` and plans its step (k₀ by power iteration where the method
     /// needs it).
     pub fn new(model: &Model, method: Method, settings: StepSettings) -> Result<Self> {
@@ -101,19 +110,55 @@ impl Stepper<GpuEngine> {
         Stepper::drive(GpuEngine::new_with_options(device, queue, model, method, settings, options)?)
     }
 
+    /// The probe handle ([`GpuProbe`]): the cost model of a frame, GPU timestamps and the read-backs that
+    /// benchmarks and tests compare with the CPU twins. Not a frame-path call: many probes wait.
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// let planned = sim.probe().cost_model();
+    /// println!("a frame: {} dispatches, {} bytes moved by its kernels", planned.dispatches(), planned.kernel_bytes());
+    /// # Ok(()) }
+    /// ```
+    pub fn probe(&mut self) -> GpuProbe<'_> {
+        self.engine.probe()
+    }
+
+    /// Simulated time (s) at the end of the last recorded frame or step.
+    pub fn time(&self) -> f64 {
+        self.engine.time()
+    }
+
+    /// `steps` steps of the planned h, submitted and waited for, outside the frame's guard and reports:
+    /// the blocking call for a single step of a method whose frame is blocking anyway (local/global with
+    /// the host's Cholesky step, implicit Euler's adaptive step; see
+    /// [`GpuSimulator::needs_blocking_frame`]). Every other method steps by [`GpuSimulator::encode_steps`].
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// let mut sim = GpuSimulator::new(device, queue, &model, Method::LocalGlobal, StepSettings::default())?;
+    /// sim.run_steps_blocking(1)?; // one local/global step with the host's Cholesky solve
+    /// # Ok(()) }
+    /// ```
+    pub fn run_steps_blocking(&mut self, steps: usize) -> Result<()> {
+        self.engine.run_steps(steps)
+    }
+
     /// Names the adapter in reports.
     pub fn with_adapter_name(mut self, name: impl Into<String>) -> Self {
         self.engine.set_adapter_name(name.into());
         self
     }
 
-    /// [`GpuEngine::set_particle`], told to the divergence guard (the user's work is not judged).
+    /// Moves, pins or frees particle `i` (x, v), told to the divergence guard (the user's work is not judged).
     pub fn set_particle(&mut self, i: usize, x: [f64; 3], v: [f64; 3], pinned: bool) -> Result<()> {
         self.mark_edited();
         self.engine.set_particle(i, x, v, pinned)
     }
 
-    /// [`GpuEngine::set_cursor`], told to the divergence guard (while the cursor spring acts, only
+    /// Sets or clears the cursor spring that drags one particle, told to the divergence guard (while the cursor spring acts, only
     /// finiteness is judged).
     pub fn set_cursor(&mut self, cursor: Option<Cursor>) -> Result<()> {
         self.engine.set_cursor(cursor)?;
@@ -184,9 +229,10 @@ impl Stepper<GpuEngine> {
         self.engine.needs_prepare()
     }
 
-    /// Writes what the next frame needs to know of time (queue writes only; see
-    /// [`GpuEngine::prepare_frame`]), before [`GpuSimulator::encode_frame`]. Nothing to do for a model
-    /// that does not depend on time.
+    /// Writes what the next frame needs to know of time, before [`GpuSimulator::encode_frame`]: queue
+    /// writes only, the time for the gusts and the placements of whatever moves along a path (the
+    /// colliders at the end of each of the frame's steps, the moving pins' offsets and velocities).
+    /// Nothing to do for a model that does not depend on time.
     /// ```no_run
     /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
     /// # use springsim::{GpuSimulator, Method, StepSettings};
@@ -199,5 +245,12 @@ impl Stepper<GpuEngine> {
     /// ```
     pub fn prepare_frame(&mut self) -> Result<()> {
         self.engine.prepare_frame()
+    }
+
+    /// [`GpuSimulator::prepare_frame`] for `steps` steps of the planned h, before
+    /// [`GpuSimulator::encode_steps`] records them.
+    pub fn prepare_steps(&mut self, steps: usize) -> Result<()> {
+        let h = self.plan.h;
+        self.engine.prepare_steps(steps, h)
     }
 }

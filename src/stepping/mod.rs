@@ -13,7 +13,7 @@ pub mod plan;
 
 use crate::engine::{Engine, PassTally, StateVectors, StepsReport};
 use crate::error::{Error, Result};
-use crate::method::{Method, StepPlan};
+use crate::method::{Method, StepPlan, StepSettings};
 use adaptive::{AdaptiveStep, Verdict};
 use guard::{Divergence, DivergencePolicy};
 use guarded::Watch;
@@ -76,8 +76,9 @@ pub fn needs_k0(method: Method) -> bool {
     !method.is_implicit()
 }
 
-/// The stepping policy around one engine. It dereferences to the engine, so an engine's own calls
-/// (the GPU's `encode_frame`, the interaction calls) are reached through it.
+/// The stepping policy around one engine: the plan, implicit Euler's adaptive step, the divergence
+/// guard and the GPU's pipelined reports. The engine is reached only through the calls it forwards
+/// (on the GPU, [`GpuSimulator::probe`] for what benchmarks and tests inspect).
 pub struct Stepper<E> {
     engine: E,
     plan: StepPlan,
@@ -109,14 +110,9 @@ impl<E: Engine> Stepper<E> {
         Ok(s)
     }
 
-    /// The engine.
-    pub fn engine(&self) -> &E {
-        &self.engine
-    }
-
-    /// The engine, mutably.
-    pub fn engine_mut(&mut self) -> &mut E {
-        &mut self.engine
+    /// The settings the engine steps with.
+    pub fn settings(&self) -> &StepSettings {
+        self.engine.settings()
     }
 
     /// Plans with `k0` for the engine's method and settings (h scaled down by the guard's halvings), and
@@ -215,22 +211,6 @@ impl<E: Engine> Stepper<E> {
         }
         let report = FrameReport { substeps, leu_retries: r.leu_retries, iterations: r.iterations, residual: r.residual, divergence: None };
         Ok((report, r.speed_exceeded))
-    }
-}
-
-impl<E> Stepper<E> {}
-#[cfg(any())]
-impl<E> std::ops::Deref for Stepper<E> {
-    type Target = E;
-    fn deref(&self) -> &E {
-        &self.engine
-    }
-}
-
-#[cfg(any())]
-impl<E> std::ops::DerefMut for Stepper<E> {
-    fn deref_mut(&mut self) -> &mut E {
-        &mut self.engine
     }
 }
 

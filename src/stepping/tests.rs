@@ -139,46 +139,46 @@ fn unstable_above(gain_above: f64, policy: DivergencePolicy) -> Stepper<Scripted
 #[test]
 fn explicit_methods_plan_from_k0_and_take_the_planned_substeps() {
     let mut s = Stepper::drive(Scripted::default()).unwrap();
-    assert_eq!(s.engine().k0_calls, 1);
+    assert_eq!(s.engine.k0_calls, 1);
     let p = s.plan();
     // symplectic Euler without drag: h_max = 2/√k₀ = 2 ms; h = h_max/√1.5 rounded down to fill 1/30 s
     assert!((p.h_max - 2.0e-3).abs() < 1e-15, "{p:?}");
     assert_eq!(p.substeps, 21);
-    assert_eq!(s.engine().plans.last(), Some(&p), "the engine runs the policy's plan");
+    assert_eq!(s.engine.plans.last(), Some(&p), "the engine runs the policy's plan");
     let r = s.step_frame().unwrap();
-    assert_eq!((r.substeps, s.engine().steps, s.engine().k0_calls), (21, 21, 1));
+    assert_eq!((r.substeps, s.engine.steps, s.engine.k0_calls), (21, 21, 1));
 }
 
 #[test]
 fn a_speed_over_the_limit_replans_and_a_leu_retry_does_too() {
     let mut s = Stepper::drive(Scripted { speed_exceeded: true, ..Default::default() }).unwrap();
     s.step_frame().unwrap();
-    assert_eq!(s.engine().k0_calls, 2, "Shinya §5.3: k₀ again after a divergence");
-    s.engine_mut().speed_exceeded = false;
+    assert_eq!(s.engine.k0_calls, 2, "Shinya §5.3: k₀ again after a divergence");
+    s.engine.speed_exceeded = false;
     s.step_frame().unwrap();
-    assert_eq!(s.engine().k0_calls, 2, "no divergence, no new k₀");
+    assert_eq!(s.engine.k0_calls, 2, "no divergence, no new k₀");
 
     let mut s = Stepper::drive(Scripted { method: Some(Method::Leu), ..Default::default() }).unwrap();
-    s.engine_mut().speed_exceeded = true;
+    s.engine.speed_exceeded = true;
     s.step_frame().unwrap();
-    assert_eq!(s.engine().k0_calls, 1, "LEU answers speed with its own rollback, not a re-plan");
-    s.engine_mut().leu_retries = 3;
+    assert_eq!(s.engine.k0_calls, 1, "LEU answers speed with its own rollback, not a re-plan");
+    s.engine.leu_retries = 3;
     let r = s.step_frame().unwrap();
-    assert_eq!((s.engine().k0_calls, r.leu_retries), (2, 3));
+    assert_eq!((s.engine.k0_calls, r.leu_retries), (2, 3));
     s.step_frame().unwrap();
-    assert_eq!(s.engine().k0_calls, 2, "the same retry count does not re-plan twice");
+    assert_eq!(s.engine.k0_calls, 2, "the same retry count does not re-plan twice");
 }
 
 #[test]
 fn implicit_methods_start_without_k0_and_get_it_when_switched_to_an_explicit_one() {
     let mut s = Stepper::drive(Scripted { method: Some(Method::ImplicitEuler), ..Default::default() }).unwrap();
-    assert_eq!(s.engine().k0_calls, 0);
+    assert_eq!(s.engine.k0_calls, 0);
     assert_eq!(s.plan().substeps, 1);
     s.set_method(Method::Rk4).unwrap();
-    assert_eq!(s.engine().k0_calls, 1);
+    assert_eq!(s.engine.k0_calls, 1);
     assert!(s.plan().substeps > 1);
     s.set_method(Method::Midpoint).unwrap();
-    assert_eq!(s.engine().k0_calls, 1, "k₀ is kept across switches");
+    assert_eq!(s.engine.k0_calls, 1, "k₀ is kept across switches");
 }
 
 #[test]
@@ -189,8 +189,8 @@ fn the_adaptive_frame_halves_until_unstrained_and_fills_the_frame() {
     let mut s = Stepper::drive(engine).unwrap();
     let r = s.step_frame().unwrap();
     // 0.04 and 0.02 strain; then 0.01 twice, doubling to 0.02 (strains), 0.01 twice more
-    assert_eq!(s.engine().trials, vec![0.04, 0.02, 0.01, 0.01, 0.02, 0.01, 0.01]);
-    assert_eq!((r.substeps, s.engine().accepted, r.iterations), (4, 4, 7));
+    assert_eq!(s.engine.trials, vec![0.04, 0.02, 0.01, 0.01, 0.02, 0.01, 0.01]);
+    assert_eq!((r.substeps, s.engine.accepted, r.iterations), (4, 4, 7));
     assert_eq!(s.step_log().iter().filter(|(_, ok)| !ok).count(), 3);
 }
 
@@ -210,7 +210,7 @@ fn the_adaptive_frame_retakes_a_solve_that_stopped_short() {
     };
     let mut s = Stepper::drive(engine).unwrap();
     let r = s.step_frame().unwrap();
-    assert_eq!(s.engine().trials, vec![0.04, 0.02, 0.01, 0.01, 0.02, 0.01, 0.01]);
+    assert_eq!(s.engine.trials, vec![0.04, 0.02, 0.01, 0.01, 0.02, 0.01, 0.01]);
     assert_eq!((r.substeps, r.residual), (4, 0.0), "every accepted step converged");
     // a residual at the limit is accepted
     let settings = StepSettings { frame_dt: 0.04, retry_residual: 0.5, ..Default::default() };
@@ -218,7 +218,7 @@ fn the_adaptive_frame_retakes_a_solve_that_stopped_short() {
         Scripted { method: Some(Method::ImplicitEuler), settings, strain_above: f64::INFINITY, residual: 0.5, ..Default::default() };
     let mut s = Stepper::drive(engine).unwrap();
     s.step_frame().unwrap();
-    assert_eq!(s.engine().trials, vec![0.04]);
+    assert_eq!(s.engine.trials, vec![0.04]);
 }
 
 #[test]
@@ -234,21 +234,21 @@ fn the_adaptive_frame_retakes_a_step_that_gained_energy() {
     };
     let mut s = Stepper::drive(engine).unwrap();
     let r = s.step_frame().unwrap();
-    assert_eq!(s.engine().trials, vec![0.04, 0.02, 0.01, 0.01, 0.02, 0.01, 0.01]);
+    assert_eq!(s.engine.trials, vec![0.04, 0.02, 0.01, 0.01, 0.02, 0.01, 0.01]);
     assert_eq!(r.substeps, 4);
     // an engine that does not measure the energy (the GPU) is not judged on it
     let settings = StepSettings { frame_dt: 0.04, ..Default::default() };
     let engine = Scripted { method: Some(Method::ImplicitEuler), settings, strain_above: f64::INFINITY, ..Default::default() };
     let mut s = Stepper::drive(engine).unwrap();
     s.step_frame().unwrap();
-    assert_eq!(s.engine().trials, vec![0.04]);
+    assert_eq!(s.engine.trials, vec![0.04]);
 }
 
 #[test]
 fn set_h_keeps_k0_and_steps_once_per_frame() {
     let mut s = Stepper::drive(Scripted::default()).unwrap();
     s.set_h(1e-4).unwrap();
-    assert_eq!((s.plan().h, s.plan().substeps, s.engine().k0_calls), (1e-4, 1, 1));
+    assert_eq!((s.plan().h, s.plan().substeps, s.engine.k0_calls), (1e-4, 1, 1));
     assert!(s.set_h(-1.0).is_err());
 }
 
@@ -259,20 +259,20 @@ fn report_records_the_first_divergence_with_frame_and_cause_and_leaves_the_state
     for f in 0..3 {
         assert_eq!(s.step_frame().unwrap().divergence, None, "frame {f}");
     }
-    s.engine_mut().gain_above = 0.0;
+    s.engine.gain_above = 0.0;
     let r = s.step_frame().unwrap();
     let d = r.divergence.expect("a divergence at frame 3");
     assert_eq!(d.frame, 3);
     assert!(matches!(d.cause, Cause::Energy { gained, .. } if gained == 15.0), "{d:?}");
     assert_eq!(d.action, Action::Reported);
-    assert_eq!((s.engine().rollbacks, s.engine().checkpoints, s.h_scale()), (0, 0, 1.0), "report does not intervene");
-    let calls = s.engine().signal_calls;
+    assert_eq!((s.engine.rollbacks, s.engine.checkpoints, s.h_scale()), (0, 0, 1.0), "report does not intervene");
+    let calls = s.engine.signal_calls;
     for _ in 0..3 {
         assert_eq!(s.step_frame().unwrap().divergence, None);
     }
-    assert_eq!(s.engine().signal_calls, calls, "after the report no more checks");
+    assert_eq!(s.engine.signal_calls, calls, "after the report no more checks");
     assert_eq!(s.divergences(), &[d]);
-    assert_eq!(s.engine().energy, 60.0, "the state went on diverging");
+    assert_eq!(s.engine.energy, 60.0, "the state went on diverging");
 }
 
 #[test]
@@ -287,13 +287,13 @@ fn recover_rolls_back_and_halves_h_until_the_step_is_stable() {
     assert_eq!(to_frame, 0);
     // the target step halves; the frame is then filled by whole steps no longer than it
     assert!(h <= 0.5 * target && h > 0.45 * h0, "h {h} after halving {h0} (target {target})");
-    assert_eq!((s.engine().energy, s.frames()), (0.0, 0), "rolled back to the checkpoint");
+    assert_eq!((s.engine.energy, s.frames()), (0.0, 0), "rolled back to the checkpoint");
     let d2 = s.step_frame().unwrap().divergence.expect("0.81 ms still gains");
     assert!(matches!(d2.action, Action::RolledBack { h, .. } if h < 0.5e-3));
     for f in 0..5 {
         assert_eq!(s.step_frame().unwrap().divergence, None, "frame {f} at the halved step");
     }
-    assert_eq!((s.engine().rollbacks, s.h_scale(), s.frames(), s.engine().energy), (2, 0.25, 5, 0.0));
+    assert_eq!((s.engine.rollbacks, s.h_scale(), s.frames(), s.engine.energy), (2, 0.25, 5, 0.0));
     assert!(s.plan().h < 0.5e-3 && s.plan().substeps >= 4 * 21 - 2, "{:?}", s.plan());
     assert_eq!(s.divergences().len(), 2);
 }
@@ -321,7 +321,7 @@ fn recover_halves_leus_relinearization_interval_before_h() {
     for f in 0..3 {
         assert_eq!(s.step_frame().unwrap().divergence, None, "frame {f}");
     }
-    assert_eq!((s.h_scale(), s.frames(), s.engine().energy, s.engine().rollbacks), (1.0, 3, 0.0, 2));
+    assert_eq!((s.h_scale(), s.frames(), s.engine.energy, s.engine.rollbacks), (1.0, 3, 0.0, 2));
 
     // re-linearized every step already: h halves
     let settings = StepSettings { guard: GuardSettings { policy: DivergencePolicy::Recover, ..Default::default() }, ..Default::default() };
@@ -337,9 +337,9 @@ fn recover_halves_leus_relinearization_interval_before_h() {
 #[test]
 fn recover_gives_up_with_an_error_after_max_halvings() {
     let mut s = unstable_above(0.0, DivergencePolicy::Recover);
-    let mut settings = s.engine().settings().clone();
+    let mut settings = s.engine.settings().clone();
     settings.guard.max_halvings = 3;
-    s.engine_mut().settings = settings;
+    s.engine.settings = settings;
     for _ in 0..3 {
         assert!(s.step_frame().unwrap().divergence.is_some());
     }
@@ -351,21 +351,21 @@ fn recover_gives_up_with_an_error_after_max_halvings() {
 #[test]
 fn ignore_checks_nothing_and_costs_nothing() {
     let mut s = unstable_above(0.0, DivergencePolicy::Ignore);
-    s.engine_mut().nan = true;
+    s.engine.nan = true;
     for _ in 0..4 {
         assert_eq!(s.step_frame().unwrap().divergence, None);
     }
-    assert_eq!((s.engine().signal_calls, s.engine().checkpoints, s.engine().rollbacks), (0, 0, 0));
+    assert_eq!((s.engine.signal_calls, s.engine.checkpoints, s.engine.rollbacks), (0, 0, 0));
     assert!(s.divergences().is_empty());
 }
 
 #[test]
 fn non_finite_strain_and_a_stalled_solver_are_reported_by_cause() {
     let mut s = unstable_above(1.0, DivergencePolicy::Report);
-    s.engine_mut().nan = true;
+    s.engine.nan = true;
     assert_eq!(s.step_frame().unwrap().divergence.map(|d| d.cause), Some(Cause::NonFinite));
     let mut s = unstable_above(1.0, DivergencePolicy::Report);
-    s.engine_mut().strain = 3.0;
+    s.engine.strain = 3.0;
     assert_eq!(s.step_frame().unwrap().divergence.map(|d| d.cause), Some(Cause::Strain { strain: 3.0, limit: 2.0 }));
     // implicit Euler's CG at residual 0.9 (tolerance 1e-6, the guard's limit 0.5), planned steps as they
     // come (the adaptive step would retake them)
@@ -378,7 +378,7 @@ fn non_finite_strain_and_a_stalled_solver_are_reported_by_cause() {
     assert_eq!(s.step_frame().unwrap().divergence.map(|d| d.cause), Some(Cause::Solver { residual: 0.9, limit: 0.5 }));
     // the explicit methods have no solver: a residual they report is not judged
     let mut s = unstable_above(1.0, DivergencePolicy::Report);
-    s.engine_mut().residual = 0.9;
+    s.engine.residual = 0.9;
     assert_eq!(s.step_frame().unwrap().divergence, None);
 }
 
@@ -391,10 +391,10 @@ fn a_device_engine_is_checked_every_few_frames_and_at_once_on_a_speed_flag() {
         s.step_frame().unwrap();
     }
     // the baseline before the first frame, then one check and one checkpoint per window
-    assert_eq!((s.engine().signal_calls, s.engine().checkpoints), (3, 2));
-    s.engine_mut().speed_exceeded = true;
+    assert_eq!((s.engine.signal_calls, s.engine.checkpoints), (3, 2));
+    s.engine.speed_exceeded = true;
     s.step_frame().unwrap();
-    assert_eq!(s.engine().signal_calls, 4, "a kernel's flag brings the check forward");
+    assert_eq!(s.engine.signal_calls, 4, "a kernel's flag brings the check forward");
 }
 
 #[test]

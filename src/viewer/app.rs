@@ -318,7 +318,7 @@ impl App {
         if let Some(path) = &self.args.screenshot {
             let (w, h) = (g.config.width, g.config.height);
             d.renderer.set_camera(&d.queue, &d.camera, w, h, &d.draw);
-            d.renderer.set_collider_time(&d.queue, d.sim.engine().time());
+            d.renderer.set_collider_time(&d.queue, d.sim.time());
             let img = d.renderer.capture(&d.device, &d.queue, &d.sim, w, h, &d.draw, true)?;
             write_png(path, w, h, &img)?;
             println!("springsim demo: wrote {} ({w}x{h}, window mode: the window's pipelines into an offscreen target)", path.display());

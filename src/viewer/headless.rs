@@ -28,7 +28,7 @@ pub fn run_headless(args: &DemoArgs) -> Result<()> {
         // draw every frame as the window does (timed), into the offscreen target
         let t = Instant::now();
         demo.renderer.set_camera(&demo.queue, &demo.camera, w, h, &demo.draw);
-        demo.renderer.set_collider_time(&demo.queue, demo.sim.engine().time());
+        demo.renderer.set_collider_time(&demo.queue, demo.sim.time());
         let take = plan.is_some_and(|p| p.takes(f));
         let img = demo.renderer.capture(&demo.device, &demo.queue, &demo.sim, w, h, &demo.draw, take || f + 1 == frames)?;
         demo.record(sim_ms, t.elapsed().as_secs_f64() * 1e3);

@@ -412,13 +412,12 @@ impl Demo {
                     self.guard_banner = Some(d.to_string());
                 }
             } else {
-                self.sim.engine_mut().run_steps(steps)?;
+                self.sim.run_steps_blocking(steps)?;
                 self.stats.report = FrameReport { substeps: steps, ..Default::default() };
             }
         } else if steps > 0 {
             // single steps and the steps slider
-            let h = self.sim.plan().h;
-            self.sim.engine_mut().prepare_steps(steps, h)?;
+            self.sim.prepare_steps(steps)?;
             self.sim.encode_steps(encoder, steps)?;
         } else {
             self.sim.prepare_frame()?;

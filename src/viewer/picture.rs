@@ -61,7 +61,7 @@ impl Demo {
             }
         }
         self.renderer.set_camera(&self.queue, &self.camera, w, h, &self.draw);
-        self.renderer.set_collider_time(&self.queue, self.sim.engine().time());
+        self.renderer.set_collider_time(&self.queue, self.sim.time());
         self.renderer.encode(&self.device, encoder, &self.sim, view, w, h, &self.draw);
         let uploads = panel.renderer.update_buffers(&self.device, &self.queue, encoder, &jobs, &screen);
         {

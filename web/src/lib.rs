@@ -535,7 +535,7 @@ pub async fn draw_test(
         let opts = render::DrawOptions { model, ..d.draw };
         let mut enc = device.create_command_encoder(&Default::default());
         d.renderer.set_camera(&queue, &d.camera, width, height, &opts);
-        d.renderer.set_collider_time(&queue, d.sim.engine().time());
+        d.renderer.set_collider_time(&queue, d.sim.time());
         d.renderer.encode(&device, &mut enc, &d.sim, &view, width, height, &opts);
         queue.submit([enc.finish()]);
         pictures.push(readback::texture_rgba(&device, &queue, &texture).await?);

@@ -110,7 +110,7 @@ impl GpuContext {
     }
 
     /// [`GpuContext::headless`] with the timestamp features the adapter has (`TIMESTAMP_QUERY`, and
-    /// inside encoders and passes), for [`crate::gpu::GpuEngine::enable_timestamps`]; none requested that the
+    /// inside encoders and passes), for [`crate::gpu::GpuProbe::enable_timestamps`]; none requested that the
     /// adapter lacks, so this never fails for want of them.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn headless_with_timestamps() -> Result<Self> {

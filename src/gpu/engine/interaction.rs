@@ -11,7 +11,7 @@ impl GpuEngine {
     /// touching the rest of the state: the window's mouse drag (a kinematic position constraint) and
     /// pin toggle. The CPU twin is [`crate::cpu::CpuEngine::set_particle`]. Queued before the next
     /// submit, so it takes effect at the start of the next frame.
-    pub fn set_particle(&mut self, i: usize, x: [f64; 3], v: [f64; 3], pinned: bool) -> Result<()> {
+    pub(crate) fn set_particle(&mut self, i: usize, x: [f64; 3], v: [f64; 3], pinned: bool) -> Result<()> {
         let n = self.model.n;
         if i >= n {
             return Err(Error::invalid("particle", i, Bound::index(n)));
@@ -37,7 +37,7 @@ impl GpuEngine {
     }
 
     /// Whether particle `i` is pinned now (w = 0).
-    pub fn is_pinned(&self, i: usize) -> bool {
+    pub(crate) fn is_pinned(&self, i: usize) -> bool {
         self.model.inv_mass.get(i).is_some_and(|&w| w == 0.0)
     }
 
@@ -46,7 +46,7 @@ impl GpuEngine {
     /// stays stable with). The implicit methods keep it but do not apply it (they drag by a position
     /// constraint, [`GpuEngine::set_particle`]). Queued before the next submit. CPU twin:
     /// [`crate::cpu::CpuEngine::set_cursor`].
-    pub fn set_cursor(&mut self, cursor: Option<crate::model::Cursor>) -> Result<()> {
+    pub(crate) fn set_cursor(&mut self, cursor: Option<crate::model::Cursor>) -> Result<()> {
         if let Some(c) = &cursor {
             c.validate(self.model.n)?;
         }
@@ -57,7 +57,7 @@ impl GpuEngine {
     }
 
     /// The cursor spring set by [`GpuEngine::set_cursor`].
-    pub fn cursor(&self) -> Option<crate::model::Cursor> {
+    pub(crate) fn cursor(&self) -> Option<crate::model::Cursor> {
         self.cursor
     }
 }

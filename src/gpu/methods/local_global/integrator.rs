@@ -132,7 +132,7 @@ fn lg_ops(global: GlobalSolve, iters: usize, budget: usize) -> Vec<LgOp> {
     ops
 }
 
-/// What the GPU kernels of a local/global evaluation produced ([`crate::gpu::GpuEngine::lg_eval`]).
+/// What the GPU kernels of a local/global evaluation produced ([`crate::gpu::GpuProbe::lg_eval`]).
 #[derive(Clone, Debug, Default)]
 pub struct LgEval {
     /// y = q + hαv (`lg_inertia`).
@@ -370,7 +370,7 @@ impl LocalGlobalIntegrator {
     }
 
     /// Records one whole step from state\[p\] into state[1−p] (`cg` and `chebyshev`: every phase on the GPU).
-    /// With `cholesky` the step needs the host: an error naming [`crate::gpu::GpuEngine::run_host_global_frame`].
+    /// With `cholesky` the step needs the host: an error naming the blocking calls ([`crate::engine::Engine`]'s steps).
     ///
     /// With colliders (`contact`: them and the step's slot) the iterate is projected out of them after
     /// every iteration (Liu et al. 2013 §4.1: x moved directly to its collision-free state).

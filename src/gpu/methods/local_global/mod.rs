@@ -292,7 +292,7 @@ impl LocalGlobalKernels {
 }
 
 /// Where the time of local/global frames went (ms, summed over `frames`): the phases timed as separate
-/// submits by [`crate::gpu::GpuEngine::lg_profile_frames`], and the host side of the `cholesky` path.
+/// submits by [`crate::gpu::GpuProbe::lg_profile_frames`], and the host side of the `cholesky` path.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct LgSplit {
     /// Frames summed.
