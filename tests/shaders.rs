@@ -5,8 +5,8 @@ use naga::proc::Layouter;
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use naga::{Module, ShaderStage, TypeInner};
 use springsim::gpu::base::layout::{
-    compose, kernel_wgsl, CgPass, CollideInfo, GpuCollider, GpuNbr, GpuParams, ImgPass, ImplicitParams, LeuPass, LgConsts, LgPass, MgPass,
-    SelfInfo, KERNEL_WGSL, SHARED_WGSL, WORKGROUP_SIZE,
+    compose, kernel_wgsl, CgPass, CollideInfo, GpuCollider, GpuNbr, GpuParams, ImplicitMgPass, ImplicitParams, LeuPass, LgConsts, LgPass,
+    MgPass, SelfInfo, KERNEL_WGSL, SHARED_WGSL, WORKGROUP_SIZE,
 };
 use std::mem::{offset_of, size_of};
 
@@ -354,53 +354,53 @@ fn wind_kernel_validates_without_the_force_gather() {
 }
 
 /// Implicit Euler's multigrid (`implicit_mg.wgsl`: implicit.wgsl + pcg.wgsl + implicit_mg.wgsl) validates,
-/// has its entry points, and its `ImgPass` is the Rust twin's, field by field.
+/// has its entry points, and its `ImplicitMgPass` is the Rust twin's, field by field.
 #[test]
 fn implicit_mg_wgsl_validates_and_matches_rust() {
     let (file, src) = ("implicit_mg.wgsl", kernel_wgsl("implicit_mg.wgsl").expect("implicit_mg.wgsl is a kernel file"));
     assert!(src.contains("fn operator_apply") && src.contains("fn pcg_matvec"), "composed after implicit.wgsl and pcg.wgsl");
     let module = parse_and_validate(file, &compose(src));
-    let (size, m) = struct_layout(&module, "ImgPass").expect("no struct ImgPass");
-    assert_eq!(size as usize, size_of::<ImgPass>(), "ImgPass size");
-    assert_eq!(size_of::<ImgPass>(), 128);
+    let (size, m) = struct_layout(&module, "ImplicitMgPass").expect("no struct ImplicitMgPass");
+    assert_eq!(size as usize, size_of::<ImplicitMgPass>(), "ImplicitMgPass size");
+    assert_eq!(size_of::<ImplicitMgPass>(), 128);
     for (name, off) in [
-        ("rows", offset_of!(ImgPass, rows)),
-        ("level", offset_of!(ImgPass, level)),
-        ("nodes", offset_of!(ImgPass, nodes)),
-        ("slot", offset_of!(ImgPass, slot)),
-        ("groups", offset_of!(ImgPass, groups)),
-        ("b", offset_of!(ImgPass, b)),
-        ("x", offset_of!(ImgPass, x)),
-        ("t", offset_of!(ImgPass, t)),
-        ("cb", offset_of!(ImgPass, cb)),
-        ("cx", offset_of!(ImgPass, cx)),
-        ("f_inc_ptr", offset_of!(ImgPass, f_inc_ptr)),
-        ("f_inc", offset_of!(ImgPass, f_inc)),
-        ("f_ground", offset_of!(ImgPass, f_ground)),
-        ("f_edge", offset_of!(ImgPass, f_edge)),
-        ("f_dinv", offset_of!(ImgPass, f_dinv)),
-        ("agg", offset_of!(ImgPass, agg)),
-        ("mem_ptr", offset_of!(ImgPass, mem_ptr)),
-        ("mem", offset_of!(ImgPass, mem)),
-        ("gr_ptr", offset_of!(ImgPass, gr_ptr)),
-        ("gr", offset_of!(ImgPass, gr)),
-        ("ed_ptr", offset_of!(ImgPass, ed_ptr)),
-        ("ed", offset_of!(ImgPass, ed)),
-        ("ent", offset_of!(ImgPass, ent)),
-        ("c_inc_ptr", offset_of!(ImgPass, c_inc_ptr)),
-        ("c_inc", offset_of!(ImgPass, c_inc)),
-        ("c_ground", offset_of!(ImgPass, c_ground)),
-        ("c_edge", offset_of!(ImgPass, c_edge)),
-        ("c_dinv", offset_of!(ImgPass, c_dinv)),
-        ("omega", offset_of!(ImgPass, omega)),
-        ("alpha", offset_of!(ImgPass, alpha)),
-        ("_pad0", offset_of!(ImgPass, _pad)),
-        ("_pad1", offset_of!(ImgPass, _pad) + 4),
+        ("rows", offset_of!(ImplicitMgPass, rows)),
+        ("level", offset_of!(ImplicitMgPass, level)),
+        ("nodes", offset_of!(ImplicitMgPass, nodes)),
+        ("slot", offset_of!(ImplicitMgPass, slot)),
+        ("groups", offset_of!(ImplicitMgPass, groups)),
+        ("b", offset_of!(ImplicitMgPass, b)),
+        ("x", offset_of!(ImplicitMgPass, x)),
+        ("t", offset_of!(ImplicitMgPass, t)),
+        ("cb", offset_of!(ImplicitMgPass, cb)),
+        ("cx", offset_of!(ImplicitMgPass, cx)),
+        ("f_inc_ptr", offset_of!(ImplicitMgPass, f_inc_ptr)),
+        ("f_inc", offset_of!(ImplicitMgPass, f_inc)),
+        ("f_ground", offset_of!(ImplicitMgPass, f_ground)),
+        ("f_edge", offset_of!(ImplicitMgPass, f_edge)),
+        ("f_dinv", offset_of!(ImplicitMgPass, f_dinv)),
+        ("agg", offset_of!(ImplicitMgPass, agg)),
+        ("mem_ptr", offset_of!(ImplicitMgPass, mem_ptr)),
+        ("mem", offset_of!(ImplicitMgPass, mem)),
+        ("gr_ptr", offset_of!(ImplicitMgPass, gr_ptr)),
+        ("gr", offset_of!(ImplicitMgPass, gr)),
+        ("ed_ptr", offset_of!(ImplicitMgPass, ed_ptr)),
+        ("ed", offset_of!(ImplicitMgPass, ed)),
+        ("ent", offset_of!(ImplicitMgPass, ent)),
+        ("c_inc_ptr", offset_of!(ImplicitMgPass, c_inc_ptr)),
+        ("c_inc", offset_of!(ImplicitMgPass, c_inc)),
+        ("c_ground", offset_of!(ImplicitMgPass, c_ground)),
+        ("c_edge", offset_of!(ImplicitMgPass, c_edge)),
+        ("c_dinv", offset_of!(ImplicitMgPass, c_dinv)),
+        ("omega", offset_of!(ImplicitMgPass, omega)),
+        ("alpha", offset_of!(ImplicitMgPass, alpha)),
+        ("_pad0", offset_of!(ImplicitMgPass, _pad)),
+        ("_pad1", offset_of!(ImplicitMgPass, _pad) + 4),
     ] {
-        assert_eq!(offset_of_member(&m, "ImgPass", name) as usize, off, "ImgPass.{name} offset");
+        assert_eq!(offset_of_member(&m, "ImplicitMgPass", name) as usize, off, "ImplicitMgPass.{name} offset");
     }
-    assert_eq!(m.len(), 32, "ImgPass has exactly the Rust fields");
-    for ep in springsim::gpu::methods::implicit::multigrid::ImgKernels::ENTRY_POINTS {
+    assert_eq!(m.len(), 32, "ImplicitMgPass has exactly the Rust fields");
+    for ep in springsim::gpu::methods::implicit::multigrid::ImplicitMgKernels::ENTRY_POINTS {
         assert!(module.entry_points.iter().any(|e| e.name == ep), "{file}: entry point {ep}");
     }
 }

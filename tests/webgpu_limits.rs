@@ -53,7 +53,7 @@ fn every_method_runs_a_frame_within_webgpus_default_limits() {
     for (name, method, settings) in variants() {
         match (one_frame(&webgpu, &model, method, settings.clone()), one_frame(&native, &model, method, settings)) {
             (Ok(x), Ok(reference)) => {
-                // the same kernels in layouts of their own, the parameters read as uniforms, img_post in
+                // the same kernels in layouts of their own, the parameters read as uniforms, implicit_mg_post in
                 // two dispatches: the same numbers, bit for bit
                 if x != reference {
                     let err = common::rel_err_motion(&x, &reference, &x0);

@@ -294,22 +294,22 @@ pub struct MgPass {
     pub _pad: [u32; 3],
 }
 
-/// `ImgPass` in `shaders/implicit_mg.wgsl`: one dispatch of implicit Euler's aggregation multigrid (a
+/// `ImplicitMgPass` in `shaders/implicit_mg.wgsl`: one dispatch of implicit Euler's aggregation multigrid (a
 /// level's block sums or a V-cycle kernel), one per dynamic offset. List fields are word offsets into
-/// the hierarchy's `img_lists`; block fields are `vec4` indices into `img_vals` (two per block); vector
-/// fields are `vec4` indices into `img_vecs`. `f_*`
+/// the hierarchy's `implicit_mg_lists`; block fields are `vec4` indices into `implicit_mg_vals` (two per block); vector
+/// fields are `vec4` indices into `implicit_mg_vecs`. `f_*`
 /// is the dispatch's (fine) level, `c_*` the next coarser one.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct ImgPass {
+pub struct ImplicitMgPass {
     /// Rows of the dispatch.
     pub rows: u32,
     /// The fine level's index (0: the particles, whose operator is implicit Euler's own).
     pub level: u32,
-    /// `img_sum`: the coarse level's nodes (rows beyond are its edges); `img_factor`, `img_coarse`: the
+    /// `implicit_mg_sum`: the coarse level's nodes (rows beyond are its edges); `implicit_mg_factor`, `implicit_mg_coarse`: the
     /// last level's nodes.
     pub nodes: u32,
-    /// `img_post` on level 0: the partials slot of r·z (0 or 1); 2: none.
+    /// `implicit_mg_post` on level 0: the partials slot of r·z (0 or 1); 2: none.
     pub slot: u32,
     /// The PCG's workgroups (partials per slot).
     pub groups: u32,

@@ -206,7 +206,11 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
             let matvec = n * (V + V + CSR) + e * (2 * V + NB + V);
             if let Some((d, w, lists, blocks)) = s.multigrid_update {
                 // every list read once, the fine blocks once, the coarse blocks written and read once more
-                m.add_total("img_update", Phase::Global, [steps * d, steps * w, steps * (lists + e * 2 * V + blocks), steps * blocks]);
+                m.add_total(
+                    "implicit_mg_update",
+                    Phase::Global,
+                    [steps * d, steps * w, steps * (lists + e * 2 * V + blocks), steps * blocks],
+                );
             }
             pcg(&mut m, steps, it, pcg_g, n, matvec, s.multigrid, s.pcg_reduce);
             m.add("implicit_integrate", Phase::Integrate, steps, g, n * (ST + V), n * ST);

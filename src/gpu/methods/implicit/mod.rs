@@ -14,7 +14,7 @@ use crate::gpu::base::options::GpuOptions;
 use crate::gpu::base::pipelines::{bind, build_specialized, fits, params, storage, Bindings, GroupLayout, Kernel};
 use crate::gpu::base::specialize::{split_constant, ForceFeatures, Splits};
 use crate::gpu::base::state::{read_vec4s, read_words, xyz, GpuState};
-use crate::gpu::methods::implicit::multigrid::{ImgKernels, ImplicitMg};
+use crate::gpu::methods::implicit::multigrid::{ImplicitMg, ImplicitMgKernels};
 use crate::gpu::methods::pcg::{GpuCgState, PcgBuffers, PcgKernels, SOLUTION_VECTOR};
 use crate::gpu::profiling::cost::{CountedPass, GpuCounters, Phase};
 use crate::method::StepSettings;
@@ -37,7 +37,7 @@ pub struct ImplicitKernels {
     /// The PCG with `operator_apply` = the implicit system's A·p.
     pub pcg: PcgKernels,
     /// The multigrid kernels (group 2), when compiled with them.
-    pub mg: Option<Box<ImgKernels>>,
+    pub mg: Option<Box<ImplicitMgKernels>>,
 }
 
 impl ImplicitKernels {
@@ -66,7 +66,7 @@ impl ImplicitKernels {
             storage(10, false),
         ];
         let pcg = PcgKernels::layout_entries();
-        let (img, img_pass) = (ImgKernels::layout_entries(), ImgKernels::pass_layout_entries());
+        let (img, implicit_mg_pass) = (ImplicitMgKernels::layout_entries(), ImplicitMgKernels::pass_layout_entries());
         let mut names = vec!["implicit_prepare", "implicit_integrate", "implicit_strain"];
         names.extend_from_slice(&PcgKernels::ENTRY_POINTS);
         // the PCG may keep Ap between iterations (pcg.wgsl's PCG_AP_RECURRENCE): the implicit V-cycle
@@ -74,11 +74,11 @@ impl ImplicitKernels {
         let mut constants = [features.constants().as_slice(), splits.constants().as_slice()].concat();
         constants.push(split_constant("BLOCKS_SPLIT", block_parts));
         constants.push(("PCG_AP_RECURRENCE", 1.0));
-        let mg_groups: [&[wgpu::BindGroupLayoutEntry]; 4] = [&operator, &pcg, &img, &img_pass];
-        // img_post binds one storage buffer more than WebGPU's default 8: in two dispatches there
+        let mg_groups: [&[wgpu::BindGroupLayoutEntry]; 4] = [&operator, &pcg, &img, &implicit_mg_pass];
+        // implicit_mg_post binds one storage buffer more than WebGPU's default 8: in two dispatches there
         let post_apart = !fits(device, &mg_groups);
         let k = if multigrid {
-            names.extend_from_slice(ImgKernels::entry_points(post_apart));
+            names.extend_from_slice(ImplicitMgKernels::entry_points(post_apart));
             build_specialized(device, options, "implicit_mg.wgsl", &mg_groups, &names, &constants)?
         } else {
             build_specialized(device, options, "implicit.wgsl", &[&operator, &pcg], &names, &constants)?
@@ -89,7 +89,7 @@ impl ImplicitKernels {
             integrate: k.pipeline("implicit_integrate")?,
             strain: k.pipeline("implicit_strain")?,
             pcg: PcgKernels::from_kernels(&k, options, if multigrid { 1 } else { PCG_PER_LANE })?,
-            mg: if multigrid { Some(Box::new(ImgKernels::from_kernels(&k, post_apart)?)) } else { None },
+            mg: if multigrid { Some(Box::new(ImplicitMgKernels::from_kernels(&k, post_apart)?)) } else { None },
         })
     }
 }
@@ -321,14 +321,14 @@ impl ImplicitIntegrator {
             }
             st.counters.submit(queue, enc.finish());
         };
-        record("springsim.img_update", &|pass| {
+        record("springsim.implicit_mg_update", &|pass| {
             pass.set_pipeline(&k.prepare);
             pass.dispatch_workgroups(groups(n), 1, 1);
             g.encode_update(pass, gk);
         });
         let words: Vec<[f32; 4]> = r.iter().map(|v| [v[0] as f32, v[1] as f32, v[2] as f32, 0.0]).collect();
         st.counters.write_buffer(queue, &self.buffers.pcg.vectors, 0, bytemuck::cast_slice(&words));
-        record("springsim.img_vcycle", &|pass| g.encode_vcycle(pass, gk, 0));
+        record("springsim.implicit_mg_vcycle", &|pass| g.encode_vcycle(pass, gk, 0));
         Ok(xyz(&read_vec4s(device, queue, &st.counters, &self.buffers.pcg.vectors, n, n)?))
     }
 }

@@ -7,12 +7,12 @@
 //! `implicit_prepare`, [`ImplicitMg::encode_update`] re-sums the coarse levels' blocks level by level and
 //! factors the last level (a dense Cholesky in one workgroup); the V-cycle
 //! ([`ImplicitMg::encode_vcycle`]) is recorded by the PCG after `pcg_begin` and after every `pcg_update`.
-//! Every dispatch reads its `ImgPass` at a dynamic offset of one parameter table (as `MgPass` does for
+//! Every dispatch reads its `ImplicitMgPass` at a dynamic offset of one parameter table (as `MgPass` does for
 //! local/global's multigrid). Nothing is read back.
 
 use crate::error::Result;
 use crate::gpu::base::alloc::{Allocator, UploadWriter};
-use crate::gpu::base::layout::{groups, ImgPass};
+use crate::gpu::base::layout::{groups, ImplicitMgPass};
 use crate::gpu::base::pipelines::{
     bind_entries, dynamic_params, params_stride, storage, Bindings, GroupLayout, Kernel as Compiled, Kernels,
 };
@@ -33,40 +33,49 @@ enum Kernel {
     Coarse = 6,
     Up = 7,
     Post = 8,
-    /// The second half of `Post` on level 0 when it runs in two dispatches ([`ImgKernels::post_apart`]).
+    /// The second half of `Post` on level 0 when it runs in two dispatches ([`ImplicitMgKernels::post_apart`]).
     PostTail = 9,
 }
 
 /// The kernels' pipelines (compiled with the implicit kernels, in the module `implicit_mg.wgsl`) and
 /// the layout of their group 2.
-pub struct ImgKernels {
+pub struct ImplicitMgKernels {
     /// Group 2: (lists, block values, vectors, dense factor).
     pub layout: GroupLayout,
-    /// Group 3: `ImgPass` at a dynamic offset.
+    /// Group 3: `ImplicitMgPass` at a dynamic offset.
     pub pass_layout: GroupLayout,
-    /// By [`Kernel`]: `img_post` at `Post`, or `img_post_smooth` there and `img_post_tail` after it.
+    /// By [`Kernel`]: `implicit_mg_post` at `Post`, or `implicit_mg_post_smooth` there and `implicit_mg_post_tail` after it.
     kernels: Vec<Compiled>,
 }
 
-impl ImgKernels {
+impl ImplicitMgKernels {
     /// The entry points, compiled after the implicit and PCG ones.
-    pub const ENTRY_POINTS: [&'static str; 9] =
-        ["img_sum0", "img_sum", "img_dinv", "img_factor", "img_down", "img_restrict", "img_coarse", "img_up", "img_post"];
+    pub const ENTRY_POINTS: [&'static str; 9] = [
+        "implicit_mg_sum0",
+        "implicit_mg_sum",
+        "implicit_mg_dinv",
+        "implicit_mg_factor",
+        "implicit_mg_down",
+        "implicit_mg_restrict",
+        "implicit_mg_coarse",
+        "implicit_mg_up",
+        "implicit_mg_post",
+    ];
 
-    /// [`ImgKernels::ENTRY_POINTS`] with `img_post` in two dispatches (`img_post_smooth`, then
-    /// `img_post_tail` on level 0), each within 8 storage buffers, where `img_post`'s 9 are more than the
+    /// [`ImplicitMgKernels::ENTRY_POINTS`] with `implicit_mg_post` in two dispatches (`implicit_mg_post_smooth`, then
+    /// `implicit_mg_post_tail` on level 0), each within 8 storage buffers, where `implicit_mg_post`'s 9 are more than the
     /// device allows (WebGPU's default limits). The same numbers.
     pub const ENTRY_POINTS_APART: [&'static str; 10] = [
-        "img_sum0",
-        "img_sum",
-        "img_dinv",
-        "img_factor",
-        "img_down",
-        "img_restrict",
-        "img_coarse",
-        "img_up",
-        "img_post_smooth",
-        "img_post_tail",
+        "implicit_mg_sum0",
+        "implicit_mg_sum",
+        "implicit_mg_dinv",
+        "implicit_mg_factor",
+        "implicit_mg_down",
+        "implicit_mg_restrict",
+        "implicit_mg_coarse",
+        "implicit_mg_up",
+        "implicit_mg_post_smooth",
+        "implicit_mg_post_tail",
     ];
 
     /// The entry points to compile: `apart` when the module's layout is over the device's storage
@@ -79,7 +88,7 @@ impl ImgKernels {
         }
     }
 
-    /// Whether `img_post` runs in two dispatches.
+    /// Whether `implicit_mg_post` runs in two dispatches.
     pub fn post_apart(&self) -> bool {
         self.kernels.len() > Self::ENTRY_POINTS.len()
     }
@@ -91,13 +100,13 @@ impl ImgKernels {
 
     /// The layout of group 3.
     pub fn pass_layout_entries() -> [wgpu::BindGroupLayoutEntry; 1] {
-        [dynamic_params(0, std::mem::size_of::<ImgPass>())]
+        [dynamic_params(0, std::mem::size_of::<ImplicitMgPass>())]
     }
 
-    /// Takes group 2's layout and the pipelines of [`ImgKernels::entry_points`]`(apart)` from `kernels`.
+    /// Takes group 2's layout and the pipelines of [`ImplicitMgKernels::entry_points`]`(apart)` from `kernels`.
     pub fn from_kernels(kernels: &Kernels, apart: bool) -> Result<Self> {
         let kernels_of = Self::entry_points(apart).iter().map(|ep| kernels.pipeline(ep)).collect::<Result<Vec<_>>>()?;
-        Ok(ImgKernels { layout: kernels.layout(2)?, pass_layout: kernels.layout(3)?, kernels: kernels_of })
+        Ok(ImplicitMgKernels { layout: kernels.layout(2)?, pass_layout: kernels.layout(3)?, kernels: kernels_of })
     }
 }
 
@@ -113,7 +122,7 @@ pub struct ImplicitMg {
     pub vecs: wgpu::Buffer,
     /// The last level's dense matrix and factor (f32, 3n square).
     pub dense: wgpu::Buffer,
-    /// The `ImgPass` entries.
+    /// The `ImplicitMgPass` entries.
     pub passes: wgpu::Buffer,
     group: Bindings,
     pass_group: Bindings,
@@ -164,7 +173,7 @@ impl ImplicitMg {
 
     /// Uploads `mg` (built by [`ImplicitMg::hierarchy`] for `m`) for the PCG of n = `m.n` particles,
     /// through `alloc` (every buffer checked against the device's limits before any is allocated).
-    pub fn new(device: &wgpu::Device, alloc: &mut Allocator, kernels: &ImgKernels, m: &CpuModel, mg: &SpringLevels) -> Result<Self> {
+    pub fn new(device: &wgpu::Device, alloc: &mut Allocator, kernels: &ImplicitMgKernels, m: &CpuModel, mg: &SpringLevels) -> Result<Self> {
         let n = m.n;
         let nl = mg.levels();
         let sizes = mg.sizes();
@@ -181,7 +190,7 @@ impl ImplicitMg {
             let ed = [place(&mut words, ep.len()), place(&mut words, es.len())];
             links.push(LinkAt { agg, mem, gr, ed });
         }
-        // level 0: D⁻¹ at vals 0, (b, x, t) at the start of img_vecs
+        // level 0: D⁻¹ at vals 0, (b, x, t) at the start of implicit_mg_vecs
         let n32 = n as u32;
         let mut levels = vec![LevelAt { dinv: 0, bxt: [0, n32, 2 * n32], ..Default::default() }];
         let (mut vals_len, mut vecs_len) = (2 * n32, 3 * n32);
@@ -198,14 +207,20 @@ impl ImplicitMg {
             levels.push(LevelAt { inc, ground, edge, dinv, bxt: [b, b + nodes, b + 2 * nodes] });
         }
         let last = sizes[nl - 1] as u64;
-        let stride = params_stride(device, std::mem::size_of::<ImgPass>());
+        let stride = params_stride(device, std::mem::size_of::<ImplicitMgPass>());
 
         // the dispatches
-        let base =
-            ImgPass { slot: 2, groups: groups(n), ent: ent_at, omega: (2.0f64 / 3.0) as f32, alpha: ALPHA as f32, ..Default::default() };
-        let fine = |l: usize, e: ImgPass| -> ImgPass {
+        let base = ImplicitMgPass {
+            slot: 2,
+            groups: groups(n),
+            ent: ent_at,
+            omega: (2.0f64 / 3.0) as f32,
+            alpha: ALPHA as f32,
+            ..Default::default()
+        };
+        let fine = |l: usize, e: ImplicitMgPass| -> ImplicitMgPass {
             let (lv, [b, x, t]) = (&levels[l], levels[l].bxt);
-            ImgPass {
+            ImplicitMgPass {
                 level: l as u32,
                 b,
                 x,
@@ -218,9 +233,9 @@ impl ImplicitMg {
                 ..e
             }
         };
-        let coarse = |l: usize, e: ImgPass| -> ImgPass {
+        let coarse = |l: usize, e: ImplicitMgPass| -> ImplicitMgPass {
             let lv = &levels[l];
-            ImgPass {
+            ImplicitMgPass {
                 nodes: sizes[l] as u32,
                 cb: lv.bxt[0],
                 cx: lv.bxt[1],
@@ -232,12 +247,12 @@ impl ImplicitMg {
                 ..e
             }
         };
-        let link = |l: usize, e: ImgPass| -> ImgPass {
+        let link = |l: usize, e: ImplicitMgPass| -> ImplicitMgPass {
             let k = &links[l];
-            ImgPass { agg: k.agg, mem_ptr: k.mem[0], mem: k.mem[1], gr_ptr: k.gr[0], gr: k.gr[1], ed_ptr: k.ed[0], ed: k.ed[1], ..e }
+            ImplicitMgPass { agg: k.agg, mem_ptr: k.mem[0], mem: k.mem[1], gr_ptr: k.gr[0], gr: k.gr[1], ed_ptr: k.ed[0], ed: k.ed[1], ..e }
         };
-        let mut entries: Vec<ImgPass> = Vec::new();
-        let mut add = |e: ImgPass, k: Kernel, count: u32, plans: &mut [&mut Vec<(Kernel, u32, u32)>]| {
+        let mut entries: Vec<ImplicitMgPass> = Vec::new();
+        let mut add = |e: ImplicitMgPass, k: Kernel, count: u32, plans: &mut [&mut Vec<(Kernel, u32, u32)>]| {
             let off = entries.len() as u32 * stride;
             entries.push(e);
             for p in plans.iter_mut() {
@@ -245,32 +260,32 @@ impl ImplicitMg {
             }
         };
         let (mut update, mut v0, mut v1) = (Vec::new(), Vec::new(), Vec::new());
-        add(fine(0, ImgPass { rows: n as u32, ..base }), Kernel::Sum0, groups(n), &mut [&mut update]);
+        add(fine(0, ImplicitMgPass { rows: n as u32, ..base }), Kernel::Sum0, groups(n), &mut [&mut update]);
         for l in 0..nl - 1 {
             let rows = (sizes[l + 1] + mg.level_edges(l + 1)) as u32;
-            let e = coarse(l + 1, link(l, fine(l, ImgPass { rows, ..base })));
+            let e = coarse(l + 1, link(l, fine(l, ImplicitMgPass { rows, ..base })));
             add(e, Kernel::Sum, groups(rows as usize), &mut [&mut update]);
-            let e = coarse(l + 1, ImgPass { rows: sizes[l + 1] as u32, ..base });
+            let e = coarse(l + 1, ImplicitMgPass { rows: sizes[l + 1] as u32, ..base });
             add(e, Kernel::Dinv, groups(sizes[l + 1]), &mut [&mut update]);
         }
         add(coarse(nl - 1, base), Kernel::Factor, 1, &mut [&mut update]);
-        add(fine(0, ImgPass { rows: n as u32, ..base }), Kernel::Down, groups(n), &mut [&mut v0, &mut v1]);
+        add(fine(0, ImplicitMgPass { rows: n as u32, ..base }), Kernel::Down, groups(n), &mut [&mut v0, &mut v1]);
         for l in 0..nl - 1 {
-            let e = coarse(l + 1, link(l, fine(l, ImgPass { rows: sizes[l + 1] as u32, ..base })));
+            let e = coarse(l + 1, link(l, fine(l, ImplicitMgPass { rows: sizes[l + 1] as u32, ..base })));
             add(e, Kernel::Restrict, groups(sizes[l + 1]), &mut [&mut v0, &mut v1]);
         }
         add(fine(nl - 1, coarse(nl - 1, base)), Kernel::Coarse, 1, &mut [&mut v0, &mut v1]);
         for l in (0..nl - 1).rev() {
             let rows = sizes[l] as u32;
-            let e = coarse(l + 1, link(l, fine(l, ImgPass { rows, ..base })));
+            let e = coarse(l + 1, link(l, fine(l, ImplicitMgPass { rows, ..base })));
             add(e, Kernel::Up, groups(sizes[l]), &mut [&mut v0, &mut v1]);
-            let e = fine(l, ImgPass { rows, ..base });
+            let e = fine(l, ImplicitMgPass { rows, ..base });
             if l == 0 {
-                add(ImgPass { slot: 0, ..e }, Kernel::Post, groups(n), &mut [&mut v0]);
+                add(ImplicitMgPass { slot: 0, ..e }, Kernel::Post, groups(n), &mut [&mut v0]);
                 if kernels.post_apart() {
                     v0.push((Kernel::PostTail, v0[v0.len() - 1].1, groups(n)));
                 }
-                add(ImgPass { slot: 1, ..e }, Kernel::Post, groups(n), &mut [&mut v1]);
+                add(ImplicitMgPass { slot: 1, ..e }, Kernel::Post, groups(n), &mut [&mut v1]);
                 if kernels.post_apart() {
                     v1.push((Kernel::PostTail, v1[v1.len() - 1].1, groups(n)));
                 }
@@ -281,7 +296,7 @@ impl ImplicitMg {
         let mut bytes = vec![0u8; entries.len() * stride as usize];
         for (k, e) in entries.iter().enumerate() {
             let o = k * stride as usize;
-            bytes[o..o + std::mem::size_of::<ImgPass>()].copy_from_slice(bytemuck::bytes_of(e));
+            bytes[o..o + std::mem::size_of::<ImplicitMgPass>()].copy_from_slice(bytemuck::bytes_of(e));
         }
 
         // sizes checked before anything is allocated
@@ -302,7 +317,7 @@ impl ImplicitMg {
         let vecs = alloc.storage(sized[2].0, sized[2].1, wgpu::BufferUsages::empty())?;
         let dense = alloc.storage(sized[3].0, sized[3].1, wgpu::BufferUsages::empty())?;
         let passes = alloc.params_init("springsim.implicit_mg_pass", &bytes)?;
-        let pass_size = wgpu::BufferSize::new(std::mem::size_of::<ImgPass>() as u64);
+        let pass_size = wgpu::BufferSize::new(std::mem::size_of::<ImplicitMgPass>() as u64);
         fn whole(binding: u32, b: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
             wgpu::BindGroupEntry { binding, resource: b.as_entire_binding() }
         }
@@ -331,7 +346,7 @@ impl ImplicitMg {
         pass.set_bind_group(3, &self.pass_group, &[0]);
     }
 
-    fn encode(&self, pass: &mut CountedPass, kernels: &ImgKernels, plan: &[(Kernel, u32, u32)]) {
+    fn encode(&self, pass: &mut CountedPass, kernels: &ImplicitMgKernels, plan: &[(Kernel, u32, u32)]) {
         for &(k, offset, count) in plan {
             pass.set_bind_group(3, &self.pass_group, &[offset]);
             pass.set_pipeline(&kernels.kernels[k as usize]);
@@ -341,13 +356,13 @@ impl ImplicitMg {
 
     /// Records the step's block sums and the last level's factor (after `implicit_prepare`, before
     /// `pcg_begin`, with the implicit groups 0 and 1 bound).
-    pub fn encode_update(&self, pass: &mut CountedPass, kernels: &ImgKernels) {
+    pub fn encode_update(&self, pass: &mut CountedPass, kernels: &ImplicitMgKernels) {
         self.encode(pass, kernels, &self.update);
     }
 
     /// Records one V-cycle z = B r, its r·z partials into the PCG's `slot` (0 after `pcg_begin`, 1 − q
     /// after `pcg_update` of parity q).
-    pub fn encode_vcycle(&self, pass: &mut CountedPass, kernels: &ImgKernels, slot: usize) {
+    pub fn encode_vcycle(&self, pass: &mut CountedPass, kernels: &ImplicitMgKernels, slot: usize) {
         self.encode(pass, kernels, &self.vcycle[slot]);
     }
 
