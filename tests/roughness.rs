@@ -1,5 +1,5 @@
 //! Cloth that looks like cloth: the built-in curtain, with the damping its scene file gives, is smooth at
-//! its grid's scale after three seconds under its default method, symplectic Euler. Roughness is the
+//! its grid's scale after three seconds under its default method, symplectic Euler, and local/global. Roughness is the
 //! angle between the normals of adjacent triangles (`springsim::reference::roughness`); an undamped
 //! curtain keeps every grid-scale mode ringing and crumples like foil (a median of about 9°). The flag
 //! and the drape fold under compression rather than ring: their scene files' bending
@@ -11,22 +11,21 @@ use springsim::scene::{self, SceneOptions};
 use springsim::stepping::CpuSimulator;
 use springsim::{Method, Model, Simulator};
 
-/// The curtain scene (81×81, `scenes/curtain.ron`) under its own method and step, on the CPU, 90 frames
-/// (3 s): the median angle between adjacent triangles is at most 3° and the 90th percentile at most 10°.
+/// The curtain scene (81×81, `scenes/curtain.ron`) under its own method (symplectic Euler, with the
+/// springs' damping) and under local/global (which has no spring damping: the air's drag is its damping,
+/// Liu et al. §4.1), each at its default step, on the CPU, 90 frames (3 s): the median angle between
+/// adjacent triangles is at most 3° and the 90th percentile at most 10° (measured 2026-11-30: 1.83° /
+/// 6.8° and 1.23° / 6.0°; local/global without the drag 2.59° / 10.5°).
 #[test]
 fn the_curtain_is_smooth_after_90_frames() {
     let sc = scene::load("curtain").expect("curtain");
     let model = sc.build(&SceneOptions::default()).expect("model");
-    let method = sc.file.method.name;
-    let mut sim = CpuSimulator::new(&model, method, sc.settings()).expect("simulator");
-    for _ in 0..90 {
-        sim.step_frame().expect("frame");
+    for method in [sc.file.method.name, Method::LocalGlobal] {
+        let (median, p90) = roughness_after(&sc, &model, method, 90);
+        eprintln!("curtain, {method}, frame 90: median {median:.2}°, p90 {p90:.1}°");
+        assert!(median <= 3.0, "{method}: median angle between adjacent triangles {median:.2}° > 3°");
+        assert!(p90 <= 10.0, "{method}: 90th percentile {p90:.2}° > 10°");
     }
-    let (x, _) = sim.read_state().expect("state");
-    let r = roughness(&model.triangles, &x).expect("the curtain has triangles");
-    eprintln!("curtain, {method}, frame 90: roughness {r:?}");
-    assert!(r.median_deg <= 3.0, "median angle between adjacent triangles {:.2}° > 3°", r.median_deg);
-    assert!(r.p90_deg <= 10.0, "90th percentile {:.2}° > 10°", r.p90_deg);
 }
 
 /// The median and 90th percentile angle between adjacent triangles after `frames` frames of `method` on
@@ -49,7 +48,7 @@ fn roughness_after(sc: &springsim::scene_file::Scene, model: &Model, method: Met
 /// grid's scale (symplectic Euler 6.8° / 28.5°): checked here too, so the test fails if the scene file
 /// stops bending.
 #[test]
-fn the_flag_and_the_drape_are_smooth_under_every_method() {
+fn the_flag_under_every_method_and_the_drape_under_three_are_smooth() {
     let every: Vec<Method> = Method::ALL.into_iter().filter(|&m| m != Method::Newton).collect();
     let drape = vec![Method::SymplecticEuler, Method::ImplicitEuler, Method::LocalGlobal];
     for (name, methods) in [("flag", every), ("drape", drape)] {

@@ -109,8 +109,8 @@ fn damped(mut m: Model, beta: f64) -> Model {
 }
 
 /// The files restate the builders' forces and add nothing but the curtain's damping (`material:
-/// (damping_time: β)`) and the cloths' bending (`material: (bending: B)`): the registry builds what the
-/// builders do.
+/// (damping_time: β)` and the air's drag, `forces: (drag: d₀)`) and the cloths' bending (`material:
+/// (bending: B)`): the registry builds what the builders do.
 #[test]
 fn the_files_build_the_builders_models() {
     let beta = |name: &str| {
@@ -125,7 +125,12 @@ fn the_files_build_the_builders_models() {
         m
     };
     let expected: Vec<(&str, Model)> = vec![
-        ("curtain", damped(model::curtain(81, None).expect("curtain"), beta("curtain"))),
+        ("curtain", {
+            let mut m = damped(model::curtain(81, None).expect("curtain"), beta("curtain"));
+            m.forces.drag = scene::load("curtain").expect("curtain").file.forces.drag.unwrap_or(0.0);
+            assert!(m.forces.drag > 0.0, "the curtain has the air's drag");
+            m
+        }),
         ("cloth", model::cloth(81, None).expect("cloth")),
         ("rope", model::rope(32, None).expect("rope")),
         ("hair", model::hair(24, None).expect("hair")),
