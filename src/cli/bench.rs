@@ -111,6 +111,10 @@ pub struct BenchResult {
     pub springs: usize,
     /// Method.
     pub method: String,
+    /// Implicit Euler and local/global: the linear solve the run used (`cg`, `tridiagonal`, `cholesky`,
+    /// `chebyshev`), with `+multigrid` where a multigrid V-cycle preconditions it; null for the other
+    /// methods.
+    pub global_solve: Option<String>,
     /// Backend.
     pub backend: String,
     /// Adapter (or the CPU).
@@ -327,6 +331,18 @@ pub fn make_simulator(
             Box::new(GpuSimulator::new(&ctx.device, &ctx.queue, model, method, settings)?.with_adapter_name(ctx.adapter_name()))
         }
     })
+}
+
+/// The linear solve of implicit Euler's or local/global's run as the record names it (`cg+multigrid`,
+/// `cholesky`, …); `None` for the methods without one.
+fn global_solve_name(method: Method, s: &springsim::StepSettings) -> Result<Option<String>> {
+    if !matches!(method, Method::ImplicitEuler | Method::LocalGlobal) {
+        return Ok(None);
+    }
+    let global = s.global.resolve(method)?;
+    let iterative = matches!(global, springsim::GlobalSolve::Cg | springsim::GlobalSolve::Chebyshev);
+    let multigrid = iterative && s.preconditioner.resolve(method) == springsim::Preconditioner::Multigrid;
+    Ok(Some(if multigrid { format!("{}+multigrid", global.name()) } else { global.name().to_string() }))
 }
 
 /// The simulator under test: the concrete one, for the GPU's memory and local/global's phase split
@@ -551,6 +567,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         particles: model.n_particles(),
         springs: model.springs.len(),
         method: method.name().to_string(),
+        global_solve: global_solve_name(method, &cfg.settings)?,
         backend: cfg.backend.name().to_string(),
         adapter: match cfg.backend {
             Backend::Cpu => "cpu (f64)".to_string(),

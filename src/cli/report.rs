@@ -43,6 +43,7 @@ fn columns() -> Vec<Column> {
         ("particles", |r| r.particles.to_string()),
         ("springs", |r| r.springs.to_string()),
         ("method", |r| r.method.clone()),
+        ("global_solve", |r| opt(&r.global_solve)),
         ("backend", |r| r.backend.clone()),
         ("adapter", |r| r.adapter.clone()),
         ("driver", |r| opt(&r.driver)),
@@ -203,7 +204,7 @@ pub fn markdown(rows: &[BenchResult]) -> String {
             r.size.map(|n| n.to_string()).unwrap_or_else(|| "–".into()),
             r.particles,
             r.springs,
-            r.method,
+            method_label(r),
             r.backend,
             r.substeps,
             r.frames,
@@ -256,6 +257,14 @@ fn sustained_md(s: &crate::sustained::Sustained) -> String {
             if finite == Some(false) { "non-finite".to_string() } else { format!("{} divergences", d.unwrap_or(0)) }
         ),
         _ => "–".to_string(),
+    }
+}
+
+/// The method with its linear solve where it has one: `local-global (chebyshev+multigrid)`.
+fn method_label(r: &BenchResult) -> String {
+    match &r.global_solve {
+        Some(g) => format!("{} ({g})", r.method),
+        None => r.method.clone(),
     }
 }
 
