@@ -11,7 +11,10 @@ mod common;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use springsim::cpu::implicit::{pcg_solve_with, CgWork};
-use springsim::cpu::local_global::{lg_apply, lg_inertia, lg_local, lg_local_residual, lg_residual, GlobalCholesky, LgParams};
+use springsim::cpu::local_global::{
+    local_global_apply, local_global_inertia, local_global_local, local_global_local_residual, local_global_residual, GlobalCholesky,
+    LocalGlobalParams,
+};
 use springsim::cpu::multigrid::Multigrid;
 use springsim::cpu::sweep::SpringSweep;
 use springsim::cpu::{CpuModel, V3};
@@ -20,11 +23,11 @@ use std::time::Duration;
 fn phases(c: &mut Criterion, side: usize) {
     let model = springsim::model::curtain(side, None).expect("curtain");
     let cm = CpuModel::new(&model).expect("model");
-    let p = LgParams::new(&cm, 1.0 / 30.0);
+    let p = LocalGlobalParams::new(&cm, 1.0 / 30.0);
     let q: Vec<V3> = model.positions.iter().map(|a| V3::new(a[0], a[1], a[2])).collect();
     let v = vec![V3::zeros(); cm.n];
     let mut y = vec![V3::zeros(); cm.n];
-    lg_inertia(&cm, &p, &q, &v, &mut y);
+    local_global_inertia(&cm, &p, &q, &v, &mut y);
     let mut d = vec![V3::zeros(); cm.end_a.len()];
     let mut r = vec![V3::zeros(); cm.n];
     let mut delta = vec![V3::zeros(); cm.n];
@@ -33,12 +36,12 @@ fn phases(c: &mut Criterion, side: usize) {
     if common::ci() {
         common::configure(&mut g, 2.0);
     }
-    g.bench_function("local", |b| b.iter(|| lg_local(&cm, &y, &mut d)));
-    g.bench_function("residual", |b| b.iter(|| lg_residual(&cm, &p, &y, &d, &y, &mut r)));
+    g.bench_function("local", |b| b.iter(|| local_global_local(&cm, &y, &mut d)));
+    g.bench_function("residual", |b| b.iter(|| local_global_residual(&cm, &p, &y, &d, &y, &mut r)));
     let sweep = SpringSweep::for_model(&cm);
-    g.bench_function("local_residual", |b| b.iter(|| lg_local_residual(&cm, &p, &sweep, &y, &y, &mut r)));
+    g.bench_function("local_residual", |b| b.iter(|| local_global_local_residual(&cm, &p, &sweep, &y, &y, &mut r)));
     // the solves' right-hand side, set here so that it does not depend on which benchmarks a filter ran
-    lg_local_residual(&cm, &p, &sweep, &y, &y, &mut r);
+    local_global_local_residual(&cm, &p, &sweep, &y, &y, &mut r);
     let mut chol = GlobalCholesky::new(&cm, &p).expect("factor");
     g.bench_function("solve", |b| b.iter(|| chol.solve(&r, &mut delta).expect("solve")));
     // the multigrid preconditioner of the cg global step: one V-cycle, and 5 preconditioned CG iterations
@@ -49,7 +52,7 @@ fn phases(c: &mut Criterion, side: usize) {
     g.bench_function("mg_pcg5", |b| {
         b.iter(|| {
             delta.iter_mut().for_each(|a| *a = V3::zeros());
-            pcg_solve_with(|u, o| lg_apply(&cm, &p, u, o), |a, z| mg.apply(a, z), &r, &mut delta, 0.0, 5, &mut w).expect("pcg")
+            pcg_solve_with(|u, o| local_global_apply(&cm, &p, u, o), |a, z| mg.apply(a, z), &r, &mut delta, 0.0, 5, &mut w).expect("pcg")
         })
     });
     g.sample_size(10);

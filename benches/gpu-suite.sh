@@ -37,16 +37,16 @@ SUSTAINED=${SUITE_SUSTAINED:-100}
 TIMEOUT=${SUITE_TIMEOUT:-1800}
 OUT=${SUITE_OUT:-benches/gpu-suite.md}
 # label and the bench options of each method
-ALL_METHODS="explicit-euler symplectic-euler midpoint rk4 leu implicit-euler lg-cholesky lg-cg lg-chebyshev lg-cg-multigrid lg-chebyshev-multigrid"
+ALL_METHODS="explicit-euler symplectic-euler midpoint rk4 leu implicit-euler local-global-cholesky local-global-cg local-global-chebyshev local-global-cg-multigrid local-global-chebyshev-multigrid"
 METHODS=${SUITE_METHODS:-$ALL_METHODS}
 
 method_args() {
     case "$1" in
-        lg-cholesky) echo "--method local-global --global cholesky" ;;
-        lg-cg) echo "--method local-global --global cg" ;;
-        lg-chebyshev) echo "--method local-global --global chebyshev" ;;
-        lg-cg-multigrid) echo "--method local-global --global cg --preconditioner multigrid" ;;
-        lg-chebyshev-multigrid) echo "--method local-global --global chebyshev --preconditioner multigrid" ;;
+        local-global-cholesky) echo "--method local-global --global cholesky" ;;
+        local-global-cg) echo "--method local-global --global cg" ;;
+        local-global-chebyshev) echo "--method local-global --global chebyshev" ;;
+        local-global-cg-multigrid) echo "--method local-global --global cg --preconditioner multigrid" ;;
+        local-global-chebyshev-multigrid) echo "--method local-global --global chebyshev --preconditioner multigrid" ;;
         *) echo "--method $1" ;;
     esac
 }
@@ -84,7 +84,7 @@ for size in $SIZES; do
         row=$(sed -n 3p "$TMP/out")
         if [ -n "$row" ] && [ "${row:0:1}" = "|" ]; then
             # name the global solve where the method is local/global
-            case "$m" in lg-*) row=$(sed "s/| local-global |/| local-global (${m#lg-}) |/" <<<"$row") ;; esac
+            case "$m" in local-global-*) row=$(sed "s/| local-global |/| local-global (${m#local-global-}) |/" <<<"$row") ;; esac
             ROWS+="$row"$'\n'
             [ -z "$MACHINE" ] && MACHINE=$(grep -m 1 '^CPU: ' "$TMP/out")
             # on a software rasterizer (lavapipe) the bench adds a line saying so under the machine's

@@ -68,14 +68,14 @@ fn gpu_kernels(c: &mut Criterion, ctx: &GpuContext, name: &str, m: &Model, side:
     let mut g = c.benchmark_group(format!("gpu_kernel/{name}"));
     common::configure(&mut g, 3.0);
     let base = StepSettings { cg_max_iterations: 10, ..Default::default() };
-    let lg_cg = StepSettings { global: GlobalSolve::Cg, global_iterations: 10, ..base.clone() };
-    let lg_mg = StepSettings { preconditioner: Preconditioner::Multigrid, ..lg_cg.clone() };
+    let local_global_cg = StepSettings { global: GlobalSolve::Cg, global_iterations: 10, ..base.clone() };
+    let local_global_mg = StepSettings { preconditioner: Preconditioner::Multigrid, ..local_global_cg.clone() };
     let families = [
         ("explicit_x10", Method::SymplecticEuler, base.clone(), 10),
         ("leu_x10", Method::Leu, base.clone(), 10),
         ("implicit_pcg10", Method::ImplicitEuler, base.clone(), 1),
-        ("local_global_cg", Method::LocalGlobal, lg_cg, 1),
-        ("local_global_vcycle", Method::LocalGlobal, lg_mg, 1),
+        ("local_global_cg", Method::LocalGlobal, local_global_cg, 1),
+        ("local_global_vcycle", Method::LocalGlobal, local_global_mg, 1),
     ];
     for (label, method, settings, steps) in families {
         let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, m, method, settings).expect("gpu sim");

@@ -22,7 +22,7 @@
 set -u
 cd "$(dirname "$0")/.."
 SIZES=${SCALING_SIZES:-"16 32 curtain 64 128"}
-METHODS=${SCALING_METHODS:-"explicit-euler symplectic-euler midpoint rk4 leu implicit-euler lg-cholesky lg-cg lg-chebyshev lg-cg-multigrid lg-chebyshev-multigrid"}
+METHODS=${SCALING_METHODS:-"explicit-euler symplectic-euler midpoint rk4 leu implicit-euler local-global-cholesky local-global-cg local-global-chebyshev local-global-cg-multigrid local-global-chebyshev-multigrid"}
 FRAMES=${SCALING_FRAMES:-3}
 WARMUP=${SCALING_WARMUP:-1}
 TIMEOUT=${SCALING_TIMEOUT:-600}
@@ -31,11 +31,11 @@ CSV=${SCALING_CSV:-docs/scaling/lavapipe.csv}
 
 method_args() {
     case "$1" in
-        lg-cholesky) echo "--method local-global --global cholesky" ;;
-        lg-cg) echo "--method local-global --global cg" ;;
-        lg-chebyshev) echo "--method local-global --global chebyshev" ;;
-        lg-cg-multigrid) echo "--method local-global --global cg --preconditioner multigrid" ;;
-        lg-chebyshev-multigrid) echo "--method local-global --global chebyshev --preconditioner multigrid" ;;
+        local-global-cholesky) echo "--method local-global --global cholesky" ;;
+        local-global-cg) echo "--method local-global --global cg" ;;
+        local-global-chebyshev) echo "--method local-global --global chebyshev" ;;
+        local-global-cg-multigrid) echo "--method local-global --global cg --preconditioner multigrid" ;;
+        local-global-chebyshev-multigrid) echo "--method local-global --global chebyshev --preconditioner multigrid" ;;
         *) echo "--method $1" ;;
     esac
 }

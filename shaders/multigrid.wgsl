@@ -14,7 +14,7 @@
 // next pcg_matvec). On level 0, mg_post also writes the partial sums of r·z into the PCG's slot, keeping
 // the (r·r, b·b) that pcg_begin or pcg_update wrote there (the same workgroups, so the same partials).
 // Once the PCG has stopped (status word ≠ 0) every kernel is a no-op. For Chebyshev (no PCG, MgPass.gate
-// = 0) level 0's b is the PCG's p0 instead (lg_cheb_residual writes s = r − Aδ there) and no partials are
+// = 0) level 0's b is the PCG's p0 instead (local_global_cheb_residual writes s = r − Aδ there) and no partials are
 // written.
 //
 // Matrices live in `mat` as words: CSR offsets (rows + 1, relative to the column array), columns, and

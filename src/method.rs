@@ -23,7 +23,7 @@ pub enum Method {
     /// Thomas solve on chains (Witkin/Baraff/Kass §7.2, `GlobalSolve::Tridiagonal`, CPU only).
     ImplicitEuler,
     /// Liu et al. 2013 "fast mass-springs": implicit Euler as the minimisation of eq. 14 over positions x
-    /// and spring directions d by block coordinate descent (§4), `lg_iterations` local/global iterations
+    /// and spring directions d by block coordinate descent (§4), `local_global_iterations` local/global iterations
     /// per step from x = y. Local step: dᵢ = rᵢ(p₁ − p₂)/‖p₁ − p₂‖ (eq. 10); global step: (M̃ + h²L)x =
     /// M̃y + h²Jd + h²f_ext with the constant matrix solved by a prefactored Cholesky (CPU, faer), Jacobi-PCG
     /// or Chebyshev-accelerated Jacobi (Wang 2015) ([`GlobalSolve`]). Springs are Hookean; k_d is not used.
@@ -329,7 +329,7 @@ pub struct StepSettings {
     /// Implicit Euler and local/global: the linear solver.
     pub global: GlobalSolve,
     /// Local/global: local/global iterations per step (Liu §5: 10 is the best trade-off).
-    pub lg_iterations: usize,
+    pub local_global_iterations: usize,
     /// Local/global with `cg` or `chebyshev`: the iteration budget of each global step.
     pub global_iterations: usize,
     /// Local/global with `cg`: the preconditioner of the global step.
@@ -491,7 +491,7 @@ impl Default for StepSettings {
             cg_max_iterations: 100,
             cg_warm_start: false,
             global: GlobalSolve::Auto,
-            lg_iterations: 10,
+            local_global_iterations: 10,
             global_iterations: 20,
             preconditioner: Preconditioner::Auto,
             factor_precision: FactorPrecision::F32,
@@ -535,7 +535,7 @@ impl StepSettings {
             return Err(Error::invalid("cg_max_iterations", self.cg_max_iterations, Bound::int_range(1, 100_000)));
         }
         for (name, v) in [
-            ("lg_iterations", self.lg_iterations),
+            ("local_global_iterations", self.local_global_iterations),
             ("global_iterations", self.global_iterations),
             ("newton_iterations", self.newton_iterations),
         ] {

@@ -422,10 +422,10 @@ fn negative_numbers_get_the_validators_one_line_error() {
         ("--strain-limit", "strain_limit = -5"),
         ("--step-strain-limit", "step_strain_limit = -5"),
         ("--retry-residual", "retry_residual = -5"),
-        ("--lg-iterations", "lg_iterations = -5"),
+        ("--local-global-iterations", "local_global_iterations = -5"),
         ("--global-iterations", "global_iterations = -5"),
         ("--newton-iterations", "newton_iterations = -5"),
-        ("--lg-split", "lg_split = -5"),
+        ("--local-global-split", "local_global_split = -5"),
         ("--sustained", "sustained = -5"),
         ("--guard-every", "guard_every = -5"),
     ] {

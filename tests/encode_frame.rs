@@ -110,7 +110,7 @@ fn two_frames_and_a_host_pass_in_one_submit_match_the_cpu_twin() {
     let Some(ctx) = gpu() else { return };
     let (device, queue) = (&ctx.device, &ctx.queue);
     let model = moving_curtain(21);
-    let lg = StepSettings { global: GlobalSolve::Cg, lg_iterations: 3, global_iterations: 20, ..StepSettings::default() };
+    let lg = StepSettings { global: GlobalSolve::Cg, local_global_iterations: 3, global_iterations: 20, ..StepSettings::default() };
     // the GPU's implicit solve is Jacobi-PCG, and encode_frame records the planned steps (the adaptive
     // step decides on a read-back): the twin runs the same
     let jacobi = StepSettings { preconditioner: springsim::method::Preconditioner::Jacobi, adaptive: false, ..StepSettings::default() };
@@ -153,7 +153,7 @@ fn two_frames_and_a_host_pass_in_one_submit_match_the_cpu_twin() {
 fn cholesky_global_step_is_refused_by_encode_frame_and_runs_blocking() {
     let Some(ctx) = gpu() else { return };
     let model = moving_curtain(13);
-    let s = StepSettings { global: GlobalSolve::Cholesky, lg_iterations: 2, ..StepSettings::default() };
+    let s = StepSettings { global: GlobalSolve::Cholesky, local_global_iterations: 2, ..StepSettings::default() };
     let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, s.clone()).unwrap();
     let (x0, _) = sim.read_state().unwrap();
     let mut encoder = ctx.device.create_command_encoder(&Default::default());

@@ -3,7 +3,7 @@
 //! factor: the correction itself, and Liu's eq. 15 error after 10 local/global iterations on the frame
 //! of `tests/local_global.rs`. Figures print with `--nocapture`.
 
-use springsim::cpu::local_global::{lg_energy, relative_error, GlobalCholesky, LocalGlobal};
+use springsim::cpu::local_global::{local_global_energy, relative_error, GlobalCholesky, LocalGlobal};
 use springsim::cpu::newton::Newton;
 use springsim::cpu::{CpuModel, V3};
 use springsim::stepping::CpuSimulator;
@@ -64,7 +64,7 @@ fn ten_iterations_with_the_f32_factor_reach_the_f64_error() {
     let (mut xs, mut vo) = (vec![V3::zeros(); cm.n], vec![V3::zeros(); cm.n]);
     let rep = nt.step(&cm, 200, 1e-11, &q, &v, &mut xs, &mut vo).unwrap();
     assert!(rep.residual < 1e-8, "Newton did not converge ({:e})", rep.residual);
-    let g_star = lg_energy(&cm, &nt.params, nt.y(), &xs);
+    let g_star = local_global_energy(&cm, &nt.params, nt.y(), &xs);
     let mut errors = Vec::new();
     for precision in [FactorPrecision::F64, FactorPrecision::F32] {
         let mut s = LocalGlobal::new(&cm, H, GlobalSolve::Cholesky, 1e-12, 1).unwrap();
@@ -73,8 +73,8 @@ fn ten_iterations_with_the_f32_factor_reach_the_f64_error() {
         let (mut x, mut vo) = (vec![V3::zeros(); cm.n], vec![V3::zeros(); cm.n]);
         s.step(&cm, 10, &q, &v, &mut x, &mut vo).unwrap();
         let y = s.y().to_vec();
-        let g0 = lg_energy(&cm, &s.params, &y, &y);
-        let e = relative_error(lg_energy(&cm, &s.params, &y, &x), g_star, g0);
+        let g0 = local_global_energy(&cm, &s.params, &y, &y);
+        let e = relative_error(local_global_energy(&cm, &s.params, &y, &x), g_star, g0);
         println!("81×81 curtain, frame 3, 10 iterations, {} factor: eq. 15 error {e:.6e}", precision.name());
         errors.push(e);
     }

@@ -6,7 +6,7 @@
 //! - implicit Euler's system (Kauppila eq. 6, exact Jacobian): A p = M p − h ∂f/∂v p − h² ∂f/∂x p and its
 //!   right-hand side b = h (f₀ + h ∂f/∂x v₀), at two steps h so that both Jacobians are seen;
 //! - LEU's per-spring blocks (Shinya eq. 34): K_s = −∂f_a/∂x_a and D_s = −∂f_a/∂v_a with Rayleigh α;
-//! - Liu eq. 14: `lg_residual` is −∂g(x, d)/∂x, and the local step minimises g over each dₛ;
+//! - Liu eq. 14: `local_global_residual` is −∂g(x, d)/∂x, and the local step minimises g over each dₛ;
 //! - Liu eq. 8: Newton's gradient is ∇g(x), and the point Newton converges to is a stationary point of
 //!   eq. 8 as this file writes it (so that "local/global converges to Newton" does not rest on Newton
 //!   sharing its gradient code with local/global alone).
@@ -25,7 +25,7 @@ use springsim::model::{Forces, Model};
 use springsim::reference::forces::{accel, energy};
 use springsim::reference::implicit::{implicit_prepare, operator_apply, sym_apply, Sym3};
 use springsim::reference::leu::spring_blocks;
-use springsim::reference::local_global::{lg_local, lg_residual, LgParams};
+use springsim::reference::local_global::{local_global_local, local_global_residual, LocalGlobalParams};
 
 const EPS: f64 = 1e-6;
 const TOL: f64 = 1e-6;
@@ -227,7 +227,7 @@ fn leu_blocks_are_the_force_jacobians() {
     assert!(worst < TOL, "LEU's blocks are not the Jacobians: {worst:e}");
 }
 
-/// Liu eq. 14 with the drag and fields of `lg_residual`'s doc: ½(x − y)ᵀM̃(x − y) + h²[½Σk‖x_a − x_b − dₛ‖²
+/// Liu eq. 14 with the drag and fields of `local_global_residual`'s doc: ½(x − y)ᵀM̃(x − y) + h²[½Σk‖x_a − x_b − dₛ‖²
 /// + Σ m(½ s‖x − c‖² − x·(g + d₀w))], M̃ = (1 + h d₀)M.
 fn liu14(model: &Model, h: f64, y: &[V3], x: &[V3], d: &[V3]) -> f64 {
     let springs: f64 =
@@ -260,18 +260,18 @@ fn local_global_residual_is_minus_the_gradient_of_liu_eq_14() {
     for seed in 0..STATES {
         let (model, x, v) = random_state(seed);
         let cm = CpuModel::new(&model).unwrap();
-        let p = LgParams::new(&cm, h);
+        let p = LocalGlobalParams::new(&cm, h);
         let y: Vec<V3> = x.iter().zip(&v).map(|(a, b)| a + b * 0.05).collect();
         // random directions dₛ (not those of the local step: the gradient holds for any d)
         let d: Vec<V3> =
             (0..model.springs.len()).map(|s| V3::new(hash01(77 * s as u64 + seed), hash01(77 * s as u64 + seed + 1), 0.3) * 0.2).collect();
         // the residual at positions that are not y: pinned particles sit at their x
         let xs: Vec<V3> = x.iter().zip(random_dir(&model, seed + 3)).map(|(a, q)| a + q * 0.05).collect();
-        let r: Vec<V3> = (0..cm.n).map(|i| -lg_residual(i, &cm, &p, &y, &d, &xs)).collect();
+        let r: Vec<V3> = (0..cm.n).map(|i| -local_global_residual(i, &cm, &p, &y, &d, &xs)).collect();
         let fd = gradient(|z| liu14(&model, h, &y, z, &d), &model, &xs);
         let e = rel_free(&model, &r, &fd);
         // the local step: dₛ = Lₛ(x_a − x_b)/l minimises g over ‖dₛ‖ = Lₛ; any other direction is worse
-        let dl: Vec<V3> = (0..model.springs.len()).map(|s| lg_local(s, &cm, &xs)).collect();
+        let dl: Vec<V3> = (0..model.springs.len()).map(|s| local_global_local(s, &cm, &xs)).collect();
         let g_local = liu14(&model, h, &y, &xs, &dl);
         for s in 0..model.springs.len() {
             let mut other = dl.clone();
@@ -279,10 +279,10 @@ fn local_global_residual_is_minus_the_gradient_of_liu_eq_14() {
             other[s] = q.normalize() * model.springs[s].rest;
             assert!(liu14(&model, h, &y, &xs, &other) >= g_local, "spring {s}: another direction lowers g");
         }
-        eprintln!("state {seed}: −lg_residual vs ∂g/∂x of eq. 14: {e:.2e}");
+        eprintln!("state {seed}: −local_global_residual vs ∂g/∂x of eq. 14: {e:.2e}");
         worst = worst.max(e);
     }
-    assert!(worst < TOL, "lg_residual is not −∇g of eq. 14: {worst:e}");
+    assert!(worst < TOL, "local_global_residual is not −∇g of eq. 14: {worst:e}");
 }
 
 #[test]

@@ -29,7 +29,8 @@ fn setup(global: GlobalSolve, precond: Preconditioner) -> (springsim::Model, Ste
 fn setup_scene(scene: &str, global: GlobalSolve, precond: Preconditioner) -> (springsim::Model, StepSettings) {
     let src = springsim::scene::load(scene).unwrap();
     let model = src.build(&springsim::scene::SceneOptions { size: Some(21), ..Default::default() }).unwrap();
-    let mut s = StepSettings { adaptive: false, cg_max_iterations: 7, lg_iterations: 3, global_iterations: 5, ..Default::default() };
+    let mut s =
+        StepSettings { adaptive: false, cg_max_iterations: 7, local_global_iterations: 3, global_iterations: 5, ..Default::default() };
     s.global = global;
     s.preconditioner = precond;
     s.guard.policy = DivergencePolicy::Ignore;
@@ -76,7 +77,7 @@ fn expected(
 ) -> (u64, u64) {
     let r = reduce as u64;
     let g = wg(n);
-    let (it, li, b) = (s.cg_max_iterations as u64, s.lg_iterations as u64, s.global_iterations as u64);
+    let (it, li, b) = (s.cg_max_iterations as u64, s.local_global_iterations as u64, s.global_iterations as u64);
     // per step: (per-particle dispatches, per-spring dispatches, one-workgroup dispatches)
     let (pp, ps, one, extra) = match (method, global) {
         (Method::ExplicitEuler | Method::SymplecticEuler, _) => (1, 0, 0, (0, 0)),
@@ -251,7 +252,7 @@ fn blocking_steps_count_their_submits_and_read_backs() {
             (Method::ImplicitEuler, _) => (1, 1, 32),
             (Method::LocalGlobal, GlobalSolve::Cholesky) => {
                 // per iteration: r read back (n vec4) and δ uploaded; one closing submit; the report
-                let k = (steps * settings.lg_iterations) as u64;
+                let k = (steps * settings.local_global_iterations) as u64;
                 assert_eq!(got.uploads, k, "{label}: δ uploads");
                 assert_eq!(got.upload_bytes, k * 16 * n, "{label}: δ bytes");
                 (k + 2, k + 1, k * 16 * n + 48)
@@ -331,10 +332,10 @@ fn kernel_timestamps_name_and_time_every_dispatch() {
     }
     assert!(kernels.iter().all(|k| k.kernel != "?"), "an unnamed dispatch: {kernels:?}");
     let dispatches = |name: &str| kernels.iter().filter(|k| k.kernel == name).map(|k| k.dispatches).sum::<u64>();
-    // per global step: the first of the 5 iterations in lg_local_residual, 3 sweeps, the last with the advance
-    assert_eq!(dispatches("lg_chebyshev"), steps as u64 * 3 * 3);
-    assert_eq!(dispatches("lg_chebyshev_advance"), steps as u64 * 3);
-    assert_eq!(dispatches("lg_advance"), 0);
+    // per global step: the first of the 5 iterations in local_global_local_residual, 3 sweeps, the last with the advance
+    assert_eq!(dispatches("local_global_chebyshev"), steps as u64 * 3 * 3);
+    assert_eq!(dispatches("local_global_chebyshev_advance"), steps as u64 * 3);
+    assert_eq!(dispatches("local_global_advance"), 0);
     let t = sim.probe().gpu_times().unwrap();
     let total: f64 = kernels.iter().map(|k| k.ms).sum();
     assert!((total - t.total_ms).abs() <= 1e-9 * t.total_ms.max(1.0), "kernels {total} ms, frame {} ms", t.total_ms);

@@ -110,7 +110,7 @@ fn measure(ctx: &springsim::gpu::GpuContext, side: usize, method: Method, settin
     let per = |b: usize| b as f64 / n as f64;
     let base = reset_peak();
     let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, method, settings).unwrap();
-    sim.probe().prepare_lg().unwrap();
+    sim.probe().prepare_local_global().unwrap();
     let build = per(PEAK.load(Relaxed) - base);
     sim.step_frame().unwrap();
     let (x, v) = sim.read_state().unwrap();
@@ -166,7 +166,7 @@ fn a_gpu_run_holds_at_most_half_a_kilobyte_a_particle_beyond_the_model() {
 fn hierarchy() -> (f64, f64) {
     let model = springsim::model::cloth(SIDE, None).unwrap();
     let cm = springsim::reference::model::CpuModel::new(&model).unwrap();
-    let params = springsim::reference::local_global::LgParams::new(&cm, 1.0 / 60.0);
+    let params = springsim::reference::local_global::LocalGlobalParams::new(&cm, 1.0 / 60.0);
     let n = cm.n as f64;
     let base = reset_peak();
     let mg = springsim::linalg::multigrid::Multigrid::for_global(&cm, &params).unwrap();

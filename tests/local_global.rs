@@ -4,8 +4,8 @@
 mod common;
 
 use springsim::cpu::local_global::{
-    chebyshev_rho, chebyshev_rho_used, chebyshev_solve, lg_apply, lg_energy, lg_inv_diag, lg_local, lg_objective, lg_residual,
-    relative_error, ChebyshevWork, GlobalCholesky, LgParams, LocalGlobal,
+    chebyshev_rho, chebyshev_rho_used, chebyshev_solve, local_global_apply, local_global_energy, local_global_inv_diag, local_global_local,
+    local_global_objective, local_global_residual, relative_error, ChebyshevWork, GlobalCholesky, LocalGlobal, LocalGlobalParams,
 };
 use springsim::cpu::newton::Newton;
 use springsim::cpu::sparse::SpdFactor;
@@ -42,7 +42,7 @@ fn newton_star(cm: &CpuModel, q: &[V3], v: &[V3]) -> (Vec<V3>, f64, usize) {
     let mut vo = vec![V3::zeros(); cm.n];
     let rep = nt.step(cm, 200, 1e-11, q, v, &mut x, &mut vo).unwrap();
     assert!(rep.residual < 1e-8, "Newton did not converge: relative gradient {:e} after {} iterations", rep.residual, rep.iterations);
-    let g = lg_energy(cm, &nt.params, nt.y(), &x);
+    let g = local_global_energy(cm, &nt.params, nt.y(), &x);
     (x, g, rep.iterations)
 }
 
@@ -60,14 +60,14 @@ fn block_coordinate_descent_never_increases_g() {
         let p = s.params;
         let y = s.y().to_vec();
         s.local(&cm, &x);
-        let mut g = lg_objective(&cm, &p, &y, &x, s.d());
+        let mut g = local_global_objective(&cm, &p, &y, &x, s.d());
         let g_start = g;
         for it in 0..50 {
             s.global_step(&cm, &mut x).unwrap();
-            let after_global = lg_objective(&cm, &p, &y, &x, s.d());
+            let after_global = local_global_objective(&cm, &p, &y, &x, s.d());
             assert!(after_global <= g + 1e-12 * g.abs(), "{global:?} iteration {it}: the global step raised g from {g} to {after_global}");
             s.local(&cm, &x);
-            let after_local = lg_objective(&cm, &p, &y, &x, s.d());
+            let after_local = local_global_objective(&cm, &p, &y, &x, s.d());
             assert!(
                 after_local <= after_global + 1e-12 * g.abs(),
                 "{global:?} iteration {it}: the local step raised g from {after_global} to {after_local}"
@@ -89,13 +89,13 @@ fn local_global_converges_to_newtons_solution() {
     s.begin(&cm, &q, &v, &mut x);
     let p = s.params;
     let y = s.y().to_vec();
-    let g0 = lg_energy(&cm, &p, &y, &x);
+    let g0 = local_global_energy(&cm, &p, &y, &x);
     let mut reached = None;
     let mut err = 1.0;
     for it in 1..=20_000 {
         s.local(&cm, &x);
         s.global_step(&cm, &mut x).unwrap();
-        err = relative_error(lg_energy(&cm, &p, &y, &x), g_star, g0);
+        err = relative_error(local_global_energy(&cm, &p, &y, &x), g_star, g0);
         if err < 1e-6 {
             reached = Some(it);
             break;
@@ -119,13 +119,13 @@ fn local_global_converges_to_newtons_solution() {
 fn three_column_cholesky_equals_the_full_kronecker_solve() {
     // 81×81: faer's factor is supernodal, so the interleaved three-column substitution is the one checked
     let (_, cm, q, v) = swinging(81, None, 3);
-    let p = LgParams::new(&cm, H);
+    let p = LocalGlobalParams::new(&cm, H);
     let mut r = vec![V3::zeros(); cm.n];
     let mut y = vec![V3::zeros(); cm.n];
-    springsim::cpu::local_global::lg_inertia(&cm, &p, &q, &v, &mut y);
+    springsim::cpu::local_global::local_global_inertia(&cm, &p, &q, &v, &mut y);
     let mut d = vec![V3::zeros(); cm.end_a.len()];
-    lg_local(&cm, &y, &mut d);
-    lg_residual(&cm, &p, &y, &d, &q, &mut r);
+    local_global_local(&cm, &y, &mut d);
+    local_global_residual(&cm, &p, &y, &d, &q, &mut r);
     let mut chol = GlobalCholesky::new(&cm, &p).unwrap();
     assert!(chol.is_supernodal(), "the interleaved solve is not exercised");
     let mut delta = vec![V3::zeros(); cm.n];
@@ -180,13 +180,13 @@ fn three_column_cholesky_equals_the_full_kronecker_solve() {
 #[test]
 fn cg_and_chebyshev_global_steps_agree_with_cholesky() {
     let (_, cm, q, v) = swinging(41, None, 6);
-    let p = LgParams::new(&cm, H);
+    let p = LocalGlobalParams::new(&cm, H);
     let mut y = vec![V3::zeros(); cm.n];
-    springsim::cpu::local_global::lg_inertia(&cm, &p, &q, &v, &mut y);
+    springsim::cpu::local_global::local_global_inertia(&cm, &p, &q, &v, &mut y);
     let mut d = vec![V3::zeros(); cm.end_a.len()];
-    lg_local(&cm, &y, &mut d);
+    local_global_local(&cm, &y, &mut d);
     let mut r = vec![V3::zeros(); cm.n];
-    lg_residual(&cm, &p, &y, &d, &y, &mut r);
+    local_global_residual(&cm, &p, &y, &d, &y, &mut r);
     let mut exact = vec![V3::zeros(); cm.n];
     GlobalCholesky::new(&cm, &p).unwrap().solve(&r, &mut exact).unwrap();
     let norm = |a: &[V3]| a.iter().map(|x| x.norm_squared()).sum::<f64>().sqrt();
@@ -194,16 +194,23 @@ fn cg_and_chebyshev_global_steps_agree_with_cholesky() {
     // residual of a candidate, relative to ‖r‖
     let resid = |a: &[V3]| {
         let mut ad = vec![V3::zeros(); cm.n];
-        lg_apply(&cm, &p, a, &mut ad);
+        local_global_apply(&cm, &p, a, &mut ad);
         norm(&r.iter().zip(&ad).map(|(x, y)| x - y).collect::<Vec<_>>()) / norm(&r)
     };
     let mut inv_d = vec![V3::zeros(); cm.n];
-    lg_inv_diag(&cm, &p, &mut inv_d);
+    local_global_inv_diag(&cm, &p, &mut inv_d);
     for tol in [1e-4, 1e-8] {
         let mut x = vec![V3::zeros(); cm.n];
-        let rep =
-            springsim::cpu::implicit::pcg_solve(|u, o| lg_apply(&cm, &p, u, o), &inv_d, &r, &mut x, tol, 10_000, &mut Default::default())
-                .unwrap();
+        let rep = springsim::cpu::implicit::pcg_solve(
+            |u, o| local_global_apply(&cm, &p, u, o),
+            &inv_d,
+            &r,
+            &mut x,
+            tol,
+            10_000,
+            &mut Default::default(),
+        )
+        .unwrap();
         let (e, res) = (diff(&x), resid(&x));
         println!("cg tol {tol:e}: {} iterations, residual {res:.2e}, error vs Cholesky {e:.2e}", rep.iterations);
         assert!(res <= tol * 1.0001, "cg residual {res:e} above its tolerance {tol:e}");
@@ -236,23 +243,23 @@ fn ten_iterations_beat_one_newton_iteration() {
     let mut vo = vec![V3::zeros(); cm.n];
     let t = std::time::Instant::now();
     s.step(&cm, 10, &q, &v, &mut x, &mut vo).unwrap();
-    let t_lg = t.elapsed().as_secs_f64();
+    let t_local_global = t.elapsed().as_secs_f64();
     let p = s.params;
     let y = s.y().to_vec();
-    let g0 = lg_energy(&cm, &p, &y, &y);
-    let e_lg = relative_error(lg_energy(&cm, &p, &y, &x), g_star, g0);
+    let g0 = local_global_energy(&cm, &p, &y, &y);
+    let e_local_global = relative_error(local_global_energy(&cm, &p, &y, &x), g_star, g0);
     let mut nt = Newton::new(&cm, H).unwrap();
     let t = std::time::Instant::now();
     let mut xn = vec![V3::zeros(); cm.n];
     nt.step(&cm, 1, 0.0, &q, &v, &mut xn, &mut vo).unwrap();
     let t_newton = t.elapsed().as_secs_f64();
-    let e_newton = relative_error(lg_energy(&cm, &p, &y, &xn), g_star, g0);
+    let e_newton = relative_error(local_global_energy(&cm, &p, &y, &xn), g_star, g0);
     println!(
-        "81x81 curtain, frame 3: 10 local/global iterations: relative error {e_lg:.4} in {:.1} ms; one Newton iteration: {e_newton:.4} in {:.1} ms",
-        t_lg * 1e3,
+        "81x81 curtain, frame 3: 10 local/global iterations: relative error {e_local_global:.4} in {:.1} ms; one Newton iteration: {e_newton:.4} in {:.1} ms",
+        t_local_global * 1e3,
         t_newton * 1e3
     );
-    assert!(e_lg < e_newton, "10 iterations ({e_lg}) did not beat one Newton iteration ({e_newton})");
+    assert!(e_local_global < e_newton, "10 iterations ({e_local_global}) did not beat one Newton iteration ({e_newton})");
 }
 
 #[test]
@@ -267,8 +274,8 @@ fn error_after_ten_iterations_grows_with_stiffness() {
         let mut vo = vec![V3::zeros(); cm.n];
         s.step(&cm, 10, &q, &v, &mut x, &mut vo).unwrap();
         let y = s.y().to_vec();
-        let g0 = lg_energy(&cm, &s.params, &y, &y);
-        let e = relative_error(lg_energy(&cm, &s.params, &y, &x), g_star, g0);
+        let g0 = local_global_energy(&cm, &s.params, &y, &y);
+        let e = relative_error(local_global_energy(&cm, &s.params, &y, &x), g_star, g0);
         println!("| k = {k:>7} N/m | relative error after 10 iterations {e:.3e} |");
         errs.push(e);
     }
@@ -305,7 +312,7 @@ fn a_matrix_that_cannot_be_factored_is_a_clear_error() {
     let mut cm = CpuModel::new(&model).unwrap();
     let last = cm.n - 1;
     cm.mass[last] = 0.0;
-    let e = GlobalCholesky::new(&cm, &LgParams::new(&cm, H)).unwrap_err();
+    let e = GlobalCholesky::new(&cm, &LocalGlobalParams::new(&cm, H)).unwrap_err();
     let msg = e.to_string();
     println!("{msg}");
     assert!(matches!(e, Error::NotPositiveDefinite { pivot_row: Some(_), .. }), "{e:?}");
@@ -313,13 +320,14 @@ fn a_matrix_that_cannot_be_factored_is_a_clear_error() {
     // and a negative stiffness
     let mut cm = CpuModel::new(&model).unwrap();
     cm.k.iter_mut().for_each(|k| *k = -*k * 1e6);
-    assert!(matches!(GlobalCholesky::new(&cm, &LgParams::new(&cm, H)), Err(Error::NotPositiveDefinite { .. })));
+    assert!(matches!(GlobalCholesky::new(&cm, &LocalGlobalParams::new(&cm, H)), Err(Error::NotPositiveDefinite { .. })));
 }
 
 #[test]
 fn local_global_and_newton_run_through_the_simulator() {
     let model = springsim::model::curtain(21, None).unwrap();
-    let mut lgs = CpuSimulator::new(&model, Method::LocalGlobal, StepSettings { lg_iterations: 1000, ..Default::default() }).unwrap();
+    let mut lgs =
+        CpuSimulator::new(&model, Method::LocalGlobal, StepSettings { local_global_iterations: 1000, ..Default::default() }).unwrap();
     let mut nts = CpuSimulator::new(&model, Method::Newton, StepSettings::default()).unwrap();
     for f in 0..1 {
         let a = lgs.step_frame().unwrap();
@@ -372,11 +380,11 @@ fn newton_hessian_is_the_derivative_of_the_gradient() {
     nt.gradient(&cm, &xp);
     let mut r1 = vec![V3::zeros(); cm.n];
     let mut d = vec![V3::zeros(); cm.end_a.len()];
-    lg_local(&cm, &xp, &mut d);
-    lg_residual(&cm, &p, nt.y(), &d, &xp, &mut r1);
+    local_global_local(&cm, &xp, &mut d);
+    local_global_residual(&cm, &p, nt.y(), &d, &xp, &mut r1);
     let mut r2 = vec![V3::zeros(); cm.n];
-    lg_local(&cm, &xm, &mut d);
-    lg_residual(&cm, &p, nt.y(), &d, &xm, &mut r2);
+    local_global_local(&cm, &xm, &mut d);
+    local_global_residual(&cm, &p, nt.y(), &d, &xm, &mut r2);
     let mut err = 0.0f64;
     let mut sc = 0.0f64;
     for i in 0..cm.n {
@@ -391,26 +399,26 @@ fn newton_hessian_is_the_derivative_of_the_gradient() {
 /// Timing of the parts of a local/global iteration (run with --ignored --nocapture; speed is not asserted).
 #[test]
 #[ignore = "timing only: run with --release --ignored --nocapture"]
-fn lg_iteration_timing() {
+fn local_global_iteration_timing() {
     let (_, cm, q, v) = swinging(81, None, FRAME);
-    let p = LgParams::new(&cm, H);
+    let p = LocalGlobalParams::new(&cm, H);
     let t = std::time::Instant::now();
     let mut chol = GlobalCholesky::new(&cm, &p).unwrap();
     println!("prefactor {:.2} ms, factor nnz {}", t.elapsed().as_secs_f64() * 1e3, chol.factor_nnz());
     let mut y = vec![V3::zeros(); cm.n];
-    springsim::cpu::local_global::lg_inertia(&cm, &p, &q, &v, &mut y);
+    springsim::cpu::local_global::local_global_inertia(&cm, &p, &q, &v, &mut y);
     let mut d = vec![V3::zeros(); cm.end_a.len()];
     let mut r = vec![V3::zeros(); cm.n];
     let mut delta = vec![V3::zeros(); cm.n];
     let reps = 200;
     let t = std::time::Instant::now();
     for _ in 0..reps {
-        lg_local(&cm, &y, &mut d);
+        local_global_local(&cm, &y, &mut d);
     }
     let tl = t.elapsed().as_secs_f64() / reps as f64;
     let t = std::time::Instant::now();
     for _ in 0..reps {
-        lg_residual(&cm, &p, &y, &d, &y, &mut r);
+        local_global_residual(&cm, &p, &y, &d, &y, &mut r);
     }
     let tr = t.elapsed().as_secs_f64() / reps as f64;
     let t = std::time::Instant::now();
@@ -429,14 +437,14 @@ fn lg_iteration_timing() {
     println!("local {:.3} ms, residual {:.3} ms, solve {:.3} ms; a 10-iteration step {:.2} ms", tl * 1e3, tr * 1e3, ts * 1e3, tf * 1e3);
 }
 
-/// The CPU step fuses the local step into the residual (`lg_local_residual`, one sweep over the springs
-/// in chunks). It must agree with the two-pass twins `lg_local` + `lg_residual` (the GPU's kernels) to
+/// The CPU step fuses the local step into the residual (`local_global_local_residual`, one sweep over the springs
+/// in chunks). It must agree with the two-pass twins `local_global_local` + `local_global_residual` (the GPU's kernels) to
 /// rounding, 1e-12 of the residual's scale, and give the same bits with 1, 3 and 5 chunks: on a
 /// swinging 41×41 curtain (pinned top row) with two particles moved onto a neighbour each, so that the
 /// coincident-endpoint guard runs in both orientations of its spring.
 #[test]
 fn fused_local_residual_matches_the_two_pass_twins() {
-    use springsim::cpu::local_global::lg_local_residual;
+    use springsim::cpu::local_global::local_global_local_residual;
     use springsim::cpu::sweep::SpringSweep;
     let (mut model, _, q, v) = swinging(41, None, 3);
     // the builders list springs low index first: turn one around, so that its lower end is its b
@@ -445,23 +453,23 @@ fn fused_local_residual_matches_the_two_pass_twins() {
     (sp.a, sp.b) = (sp.b, sp.a);
     let cm = CpuModel::new(&model).unwrap();
     assert!(cm.end_a[s0] < cm.end_b[s0] && cm.end_a[s1] > cm.end_b[s1]);
-    let p = LgParams::new(&cm, H);
+    let p = LocalGlobalParams::new(&cm, H);
     let mut y = vec![V3::zeros(); cm.n];
-    springsim::cpu::local_global::lg_inertia(&cm, &p, &q, &v, &mut y);
+    springsim::cpu::local_global::local_global_inertia(&cm, &p, &q, &v, &mut y);
     let mut x = y.clone();
     // coincident endpoints, in both orientations of the guard's (L, 0, 0)
     x[cm.end_a[s0] as usize] = x[cm.end_b[s0] as usize];
     x[cm.end_b[s1] as usize] = x[cm.end_a[s1] as usize];
     let mut d = vec![V3::zeros(); cm.end_a.len()];
-    lg_local(&cm, &x, &mut d);
+    local_global_local(&cm, &x, &mut d);
     let mut two = vec![V3::zeros(); cm.n];
-    lg_residual(&cm, &p, &y, &d, &x, &mut two);
+    local_global_residual(&cm, &p, &y, &d, &x, &mut two);
     let scale = two.iter().map(|a| a.norm()).fold(0.0, f64::max);
     let mut first: Option<Vec<V3>> = None;
     for chunks in [1, 3, 5] {
         let sw = SpringSweep::new(&cm, chunks);
         let mut fused = vec![V3::zeros(); cm.n];
-        lg_local_residual(&cm, &p, &sw, &y, &x, &mut fused);
+        local_global_local_residual(&cm, &p, &sw, &y, &x, &mut fused);
         let diff = (0..cm.n).map(|i| (fused[i] - two[i]).norm()).fold(0.0, f64::max);
         println!("{chunks} chunk(s): fused against two passes, max difference {diff:.2e} (scale {scale:.2e})");
         assert!(diff <= 1e-12 * scale, "{chunks} chunks: fused residual differs by {diff:e}");

@@ -18,7 +18,9 @@
 mod common;
 
 use common::{gpu, hash01, rel_err};
-use springsim::cpu::local_global::{lg_inertia, lg_inv_diag, lg_local, lg_residual, LgParams};
+use springsim::cpu::local_global::{
+    local_global_inertia, local_global_inv_diag, local_global_local, local_global_residual, LocalGlobalParams,
+};
 use springsim::cpu::{CpuModel, V3};
 use springsim::method::{DivergencePolicy, GlobalSolve, GuardSettings};
 use springsim::reference::local_global as kernel;
@@ -32,7 +34,7 @@ use springsim::{Method, Model, Preconditioner, Simulator, StepSettings};
 /// so the twins would compare different paths; these tests hold the kernels to each other.
 fn settings(global: GlobalSolve, iterations: usize, budget: usize) -> StepSettings {
     let guard = GuardSettings { policy: DivergencePolicy::Ignore, ..Default::default() };
-    StepSettings { global, lg_iterations: iterations, global_iterations: budget, guard, ..StepSettings::default() }
+    StepSettings { global, local_global_iterations: iterations, global_iterations: budget, guard, ..StepSettings::default() }
 }
 
 fn to_v3(a: &[[f64; 3]]) -> Vec<V3> {
@@ -73,11 +75,11 @@ fn kernels_match_cpu_twins() {
     let cm = CpuModel::new(&model).unwrap();
     let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, settings(GlobalSolve::Cg, 10, 20)).unwrap();
     let h = g.plan().h;
-    let p = LgParams::new(&cm, h);
+    let p = LocalGlobalParams::new(&cm, h);
     let q = to_v3(&model.positions);
     let v: Vec<V3> = (0..cm.n).map(|i| if cm.inv_mass[i] == 0.0 { V3::zeros() } else { V3::from(model.velocities[i]) }).collect();
     let mut y = vec![V3::zeros(); cm.n];
-    lg_inertia(&cm, &p, &q, &v, &mut y);
+    local_global_inertia(&cm, &p, &q, &v, &mut y);
     // x: y moved by up to 1 cm (pinned particles stay at q), and one spring with coincident endpoints
     let mut x: Vec<V3> = (0..cm.n)
         .map(|i| {
@@ -93,31 +95,31 @@ fn kernels_match_cpu_twins() {
         x[a] = x[b];
     }
     let mut d = vec![V3::zeros(); cm.end_a.len()];
-    lg_local(&cm, &x, &mut d);
+    local_global_local(&cm, &x, &mut d);
     let mut r = vec![V3::zeros(); cm.n];
-    lg_residual(&cm, &p, &y, &d, &x, &mut r);
+    local_global_residual(&cm, &p, &y, &d, &x, &mut r);
     let mut inv_d = vec![V3::zeros(); cm.n];
-    lg_inv_diag(&cm, &p, &mut inv_d);
+    local_global_inv_diag(&cm, &p, &mut inv_d);
     // the GPU's kernel fuses the two: its twin, per particle
-    let fused: Vec<V3> = (0..cm.n).map(|i| kernel::lg_local_residual(i, &cm, &p, &y, &x)).collect();
+    let fused: Vec<V3> = (0..cm.n).map(|i| kernel::local_global_local_residual(i, &cm, &p, &y, &x)).collect();
 
-    let ev = g.probe().lg_eval(&from_v3(&x)).unwrap();
+    let ev = g.probe().local_global_eval(&from_v3(&x)).unwrap();
     let ey = rel_err(&ev.y, &from_v3(&y));
     let er = rel_err(&ev.r, &from_v3(&fused));
     let er2 = rel_err(&ev.r, &from_v3(&r));
     let ei = rel_err(&ev.inv_diag, &from_v3(&inv_d));
     let rn = r.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt();
-    eprintln!("lg kernels vs CPU twins: y {ey:.2e} r {er:.2e} (two-pass {er2:.2e}, ‖r‖ = {rn:.3e}) inv_diag {ei:.2e}");
-    assert!(ey < 1e-6, "lg_inertia: {ey:e}");
-    assert!(er < 1e-5 && rn > 0.0, "lg_local_residual: {er:e}");
-    assert!(er2 < 1e-5, "lg_local_residual against lg_local then lg_residual: {er2:e}");
+    eprintln!("local/global kernels vs CPU twins: y {ey:.2e} r {er:.2e} (two-pass {er2:.2e}, ‖r‖ = {rn:.3e}) inv_diag {ei:.2e}");
+    assert!(ey < 1e-6, "local_global_inertia: {ey:e}");
+    assert!(er < 1e-5 && rn > 0.0, "local_global_local_residual: {er:e}");
+    assert!(er2 < 1e-5, "local_global_local_residual against local_global_local then local_global_residual: {er2:e}");
     assert!(ei < 1e-6, "inverse diagonal: {ei:e}");
     // the guarded spring (coincident ends): its direction rₛ·(1, 0, 0) from a to b, seen from both ends;
     // the residual at a and at b as the twin's
     if x[a] == x[b] {
         for i in [a, b] {
             let e = rel_err(&ev.r[i..=i], &from_v3(&fused[i..=i]));
-            assert!(e < 1e-5, "lg_local_residual at the guarded spring's end {i}: {e:e}");
+            assert!(e < 1e-5, "local_global_local_residual at the guarded spring's end {i}: {e:e}");
         }
     }
     // pinned rows are zero
@@ -173,7 +175,7 @@ fn one_step_matches_cpu_each_backend() {
 }
 
 /// Chebyshev-Jacobi's fused ends at the budgets where they change the plan: 1 (the residual's iteration,
-/// then `lg_advance`), 2 (the residual's, then `lg_chebyshev_advance`) and 3 (one `lg_chebyshev` between);
+/// then `local_global_advance`), 2 (the residual's, then `local_global_chebyshev_advance`) and 3 (one `local_global_chebyshev` between);
 /// the budget 0 leaves x where it was (δ = 0).
 #[test]
 fn chebyshev_fused_ends_match_cpu_at_small_budgets() {
@@ -197,7 +199,7 @@ fn cg_and_chebyshev_agree_with_cholesky() {
         s.cg_tolerance = 1e-7;
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, s).unwrap();
         let rep = g.step_frame().unwrap();
-        (g.read_state().unwrap().0, rep, g.probe().lg_rho())
+        (g.read_state().unwrap().0, rep, g.probe().local_global_rho())
     };
     let (xh, _, _) = run(GlobalSolve::Cholesky, 1);
     let (xc, rc, _) = run(GlobalSolve::Cg, 400);
@@ -226,8 +228,8 @@ fn pinned_particles_stay_bit_for_bit() {
         settings(GlobalSolve::Cg, 5, 10),
         settings(GlobalSolve::Chebyshev, 5, 10),
         settings(GlobalSolve::Cholesky, 5, 10),
-        StepSettings { lg_iterations: 5, ..multigrid(10) },
-        StepSettings { lg_iterations: 5, ..multigrid_chebyshev(10) },
+        StepSettings { local_global_iterations: 5, ..multigrid(10) },
+        StepSettings { local_global_iterations: 5, ..multigrid_chebyshev(10) },
     ];
     for s in runs {
         let (global, mg) = (s.global, s.preconditioner == Preconditioner::Multigrid);
@@ -376,7 +378,7 @@ fn multigrid_step_matches_cpu_twin_and_cholesky() {
         g.step_frame().unwrap();
         g.read_state().unwrap().0
     };
-    let one = |s: StepSettings| StepSettings { lg_iterations: 1, cg_tolerance: 0.0, ..s };
+    let one = |s: StepSettings| StepSettings { local_global_iterations: 1, cg_tolerance: 0.0, ..s };
     let mut cpu = CpuSimulator::new(&model, Method::LocalGlobal, one(multigrid(8))).unwrap();
     cpu.step_frame().unwrap();
     let xc = cpu.read_state().unwrap().0;
@@ -402,7 +404,7 @@ fn multigrid_hierarchy_shapes_match_cpu_twin() {
     for (n, budget) in [(15, 3), (41, 3)] {
         let model = moving_curtain(n);
         for s in [multigrid(budget), multigrid_chebyshev(budget)] {
-            let s = StepSettings { lg_iterations: 2, cg_tolerance: 0.0, ..s };
+            let s = StepSettings { local_global_iterations: 2, cg_tolerance: 0.0, ..s };
             let mut cpu = CpuSimulator::new(&model, Method::LocalGlobal, s.clone()).unwrap();
             cpu.step_frame().unwrap();
             let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, s.clone()).unwrap();
@@ -504,7 +506,7 @@ fn frame_against_cpu(
     let s = settings(global, 3, 20);
     let mut cpu = CpuSimulator::new(model, Method::LocalGlobal, s.clone()).unwrap();
     let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, model, Method::LocalGlobal, s).unwrap();
-    let rows = g.probe().frame_shape().lg_rows.unwrap();
+    let rows = g.probe().frame_shape().local_global_rows.unwrap();
     cpu.step_frame().unwrap();
     g.step_frame().unwrap();
     let (xg, _) = g.read_state().unwrap();
@@ -556,7 +558,7 @@ fn stencil_rows_step_like_the_cpu() {
     for (name, model, stencil, packets) in [("rope", &rope, true, 1), ("sheet", &sheet, true, 3), ("sheet with a hub", &hub, false, 0)] {
         for global in [GlobalSolve::Cg, GlobalSolve::Chebyshev] {
             let (e, rows) = frame_against_cpu(&ctx, model, global);
-            assert_eq!((rows.stencil, rows.packets), (stencil, packets), "{name}: LG_STENCIL and LG_PACKETS");
+            assert_eq!((rows.stencil, rows.packets), (stencil, packets), "{name}: LOCAL_GLOBAL_STENCIL and LOCAL_GLOBAL_PACKETS");
             let stored = (rows.table_slots, rows.slots);
             assert_eq!(stored.0 < stored.1, stencil, "{name}: rows from the stencil ({} of {} slots stored)", stored.0, stored.1);
             eprintln!("{name}, {global:?}: ‖x_gpu − x_cpu‖/‖x_cpu − q‖ = {e:.2e}");

@@ -6,7 +6,8 @@ mod common;
 
 use springsim::cpu::implicit::{pcg_solve, pcg_solve_with, CgWork};
 use springsim::cpu::local_global::{
-    chebyshev_rho, lg_apply, lg_inv_diag, lg_residual, multigrid_rho, GlobalCholesky, LgParams, LocalGlobal, MULTIGRID_RHO_ITERATIONS,
+    chebyshev_rho, local_global_apply, local_global_inv_diag, local_global_residual, multigrid_rho, GlobalCholesky, LocalGlobal,
+    LocalGlobalParams, MULTIGRID_RHO_ITERATIONS,
 };
 use springsim::cpu::multigrid::{aggregate, global_matrix, Csr, Multigrid, COARSE_ROWS};
 use springsim::cpu::{CpuModel, V3};
@@ -79,15 +80,15 @@ fn sparse_products_match_dense_ones() {
 #[test]
 fn hierarchy_coarsens_the_curtain_and_leaves_pins_out() {
     let (cm, _, _) = swinging(81, 0);
-    let p = LgParams::new(&cm, H);
+    let p = LocalGlobalParams::new(&cm, H);
     let a = global_matrix(&cm, &p);
-    // the assembled matrix is the operator lg_apply uses
+    // the assembled matrix is the operator local_global_apply uses
     let u = random(cm.n, 11);
     let mut au = vec![V3::zeros(); cm.n];
-    lg_apply(&cm, &p, &u, &mut au);
+    local_global_apply(&cm, &p, &u, &mut au);
     let pinned: Vec<usize> = (0..cm.n).filter(|&i| cm.inv_mass[i] == 0.0).collect();
     let max = au.iter().enumerate().map(|(i, aui)| (a.row_dot(i, &u) - aui).norm() / aui.norm().max(1e-300)).fold(0.0f64, f64::max);
-    assert!(max < 1e-13, "assembled A vs lg_apply: {max:e}");
+    assert!(max < 1e-13, "assembled A vs local_global_apply: {max:e}");
     let (agg, nc) = aggregate(&a);
     assert!(pinned.iter().all(|&i| agg[i] == u32::MAX), "a pinned particle was aggregated");
     assert!((0..cm.n).filter(|&i| cm.inv_mass[i] != 0.0).all(|i| (agg[i] as usize) < nc), "a free particle was left out");
@@ -103,7 +104,7 @@ fn hierarchy_coarsens_the_curtain_and_leaves_pins_out() {
 #[test]
 fn v_cycle_is_symmetric_positive_definite_and_zero_on_pins() {
     let (cm, _, _) = swinging(41, 0);
-    let p = LgParams::new(&cm, H);
+    let p = LocalGlobalParams::new(&cm, H);
     let mut mg = Multigrid::for_global(&cm, &p).unwrap();
     let mask = |mut v: Vec<V3>| {
         for (vi, &w) in v.iter_mut().zip(&cm.inv_mass) {
@@ -131,18 +132,18 @@ fn v_cycle_is_symmetric_positive_definite_and_zero_on_pins() {
 #[test]
 fn multigrid_cg_needs_a_fraction_of_jacobis_iterations() {
     let (cm, q, v) = swinging(81, 8);
-    let p = LgParams::new(&cm, H);
+    let p = LocalGlobalParams::new(&cm, H);
     // one global step's system at a swinging state: A δ = r at x = y with fresh directions
     let mut lg = LocalGlobal::new(&cm, H, GlobalSolve::Cholesky, 0.0, 1).unwrap();
     let mut x = vec![V3::zeros(); cm.n];
     lg.begin(&cm, &q, &v, &mut x);
     lg.local(&cm, &x);
     let mut r = vec![V3::zeros(); cm.n];
-    lg_residual(&cm, &p, lg.y(), lg.d(), &x, &mut r);
+    local_global_residual(&cm, &p, lg.y(), lg.d(), &x, &mut r);
     let mut exact = vec![V3::zeros(); cm.n];
     GlobalCholesky::new(&cm, &p).unwrap().solve(&r, &mut exact).unwrap();
     let mut inv_diag = vec![V3::zeros(); cm.n];
-    lg_inv_diag(&cm, &p, &mut inv_diag);
+    local_global_inv_diag(&cm, &p, &mut inv_diag);
     let mut mg = Multigrid::for_global(&cm, &p).unwrap();
     let mut w = CgWork::default();
     let err = |d: &[V3]| {
@@ -150,9 +151,9 @@ fn multigrid_cg_needs_a_fraction_of_jacobis_iterations() {
             / exact.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt()
     };
     let mut dj = vec![V3::zeros(); cm.n];
-    let jac = pcg_solve(|u, o| lg_apply(&cm, &p, u, o), &inv_diag, &r, &mut dj, 1e-8, 5000, &mut w).unwrap();
+    let jac = pcg_solve(|u, o| local_global_apply(&cm, &p, u, o), &inv_diag, &r, &mut dj, 1e-8, 5000, &mut w).unwrap();
     let mut dm = vec![V3::zeros(); cm.n];
-    let mgr = pcg_solve_with(|u, o| lg_apply(&cm, &p, u, o), |a, z| mg.apply(a, z), &r, &mut dm, 1e-8, 5000, &mut w).unwrap();
+    let mgr = pcg_solve_with(|u, o| local_global_apply(&cm, &p, u, o), |a, z| mg.apply(a, z), &r, &mut dm, 1e-8, 5000, &mut w).unwrap();
     println!(
         "81x81 global step to a relative residual of 1e-8: Jacobi-PCG {} iterations (error {:.1e}), multigrid-PCG {} (error {:.1e})",
         jac.iterations,
@@ -164,9 +165,9 @@ fn multigrid_cg_needs_a_fraction_of_jacobis_iterations() {
     assert!(mgr.iterations * 10 < jac.iterations, "multigrid {} vs Jacobi {}", mgr.iterations, jac.iterations);
     // five iterations, the budget the precision checks use
     let mut d5 = vec![V3::zeros(); cm.n];
-    pcg_solve_with(|u, o| lg_apply(&cm, &p, u, o), |a, z| mg.apply(a, z), &r, &mut d5, 0.0, 5, &mut w).unwrap();
+    pcg_solve_with(|u, o| local_global_apply(&cm, &p, u, o), |a, z| mg.apply(a, z), &r, &mut d5, 0.0, 5, &mut w).unwrap();
     let mut j5 = vec![V3::zeros(); cm.n];
-    pcg_solve(|u, o| lg_apply(&cm, &p, u, o), &inv_diag, &r, &mut j5, 0.0, 5, &mut w).unwrap();
+    pcg_solve(|u, o| local_global_apply(&cm, &p, u, o), &inv_diag, &r, &mut j5, 0.0, 5, &mut w).unwrap();
     println!("five iterations: multigrid error {:.1e}, Jacobi {:.1e}", err(&d5), err(&j5));
     assert!(err(&d5) < 1e-2 && err(&j5) > 10.0 * err(&d5));
 }
@@ -210,7 +211,7 @@ fn multigrid_cg_sags_like_cholesky_at_a_small_budget() {
 #[test]
 fn multigrid_iteration_radius_is_far_below_jacobis() {
     let (cm, _, _) = swinging(41, 0);
-    let p = LgParams::new(&cm, H);
+    let p = LocalGlobalParams::new(&cm, H);
     let mut mg = Multigrid::for_global(&cm, &p).unwrap();
     let rho = multigrid_rho(&cm, &p, &mut mg, MULTIGRID_RHO_ITERATIONS);
     let rho_long = multigrid_rho(&cm, &p, &mut mg, 400);
@@ -256,33 +257,36 @@ fn degenerate_models_keep_the_coarse_solve_small() {
     }
     let cm = CpuModel::new(&model).unwrap();
     let free = (0..cm.n).filter(|&i| cm.inv_mass[i] != 0.0).count();
-    let p = LgParams::new(&cm, H);
+    let p = LocalGlobalParams::new(&cm, H);
     let mut mg = Multigrid::for_global(&cm, &p).unwrap();
     println!("{free} free of {}: levels {:?}, coarse inverse {} entries", cm.n, mg.sizes(), mg.coarse_inv.nnz());
     assert!(mg.coarse_inv.nnz() <= free * free);
     // the preconditioned CG still solves A δ = r exactly enough
     let r: Vec<V3> = random(cm.n, 5).into_iter().enumerate().map(|(i, v)| if cm.inv_mass[i] == 0.0 { V3::zeros() } else { v }).collect();
     let mut d = vec![V3::zeros(); cm.n];
-    let rep = pcg_solve_with(|u, o| lg_apply(&cm, &p, u, o), |a, z| mg.apply(a, z), &r, &mut d, 1e-10, 50, &mut CgWork::default()).unwrap();
+    let rep =
+        pcg_solve_with(|u, o| local_global_apply(&cm, &p, u, o), |a, z| mg.apply(a, z), &r, &mut d, 1e-10, 50, &mut CgWork::default())
+            .unwrap();
     assert!(rep.residual <= 1e-10, "{rep:?}");
 
     // no springs: 1/a_ii on the last level, one iteration solves it
     let mut lone = springsim::model::curtain(41, None).unwrap();
     lone.springs.clear();
     let cm = CpuModel::new(&lone).unwrap();
-    let p = LgParams::new(&cm, H);
+    let p = LocalGlobalParams::new(&cm, H);
     let mut mg = Multigrid::for_global(&cm, &p).unwrap();
     assert!(mg.coarse_inv.nnz() <= cm.n, "{}", mg.coarse_inv.nnz());
     let r = random(cm.n, 9).into_iter().enumerate().map(|(i, v)| if cm.inv_mass[i] == 0.0 { V3::zeros() } else { v }).collect::<Vec<_>>();
     let mut d = vec![V3::zeros(); cm.n];
-    let rep = pcg_solve_with(|u, o| lg_apply(&cm, &p, u, o), |a, z| mg.apply(a, z), &r, &mut d, 1e-12, 5, &mut CgWork::default()).unwrap();
+    let rep = pcg_solve_with(|u, o| local_global_apply(&cm, &p, u, o), |a, z| mg.apply(a, z), &r, &mut d, 1e-12, 5, &mut CgWork::default())
+        .unwrap();
     assert!(rep.iterations <= 2 && rep.residual <= 1e-12, "{rep:?}");
 
     // everything pinned: B r = 0
     let mut stuck = springsim::model::curtain(11, None).unwrap();
     stuck.pinned.iter_mut().for_each(|p| *p = true);
     let cm = CpuModel::new(&stuck).unwrap();
-    let mut mg = Multigrid::for_global(&cm, &LgParams::new(&cm, H)).unwrap();
+    let mut mg = Multigrid::for_global(&cm, &LocalGlobalParams::new(&cm, H)).unwrap();
     let mut z = vec![V3::repeat(1.0); cm.n];
     mg.apply(&random(cm.n, 3), &mut z);
     assert!(z.iter().all(|v| *v == V3::zeros()));

@@ -209,14 +209,14 @@ fn power_kernels_match_the_engine() {
 }
 
 /// `reference::local_global`'s global-step kernels against the engine, bit for bit: the operator
-/// `lg_apply`, Chebyshev-Jacobi iterations of `lg_chebyshev` against `chebyshev_solve`, the multigrid
-/// split (`lg_cheb_residual`, the V-cycle, `lg_cheb_combine`) against `chebyshev_solve_with`, and
-/// `lg_advance`, `lg_velocity` and `lg_report` against a whole step of `LocalGlobal`.
+/// `local_global_apply`, Chebyshev-Jacobi iterations of `local_global_chebyshev` against `chebyshev_solve`, the multigrid
+/// split (`local_global_cheb_residual`, the V-cycle, `local_global_cheb_combine`) against `chebyshev_solve_with`, and
+/// `local_global_advance`, `local_global_velocity` and `local_global_report` against a whole step of `LocalGlobal`.
 #[test]
 fn local_global_kernels_match_the_engine() {
     use springsim::cpu::local_global::{
-        chebyshev_omega, chebyshev_rho, chebyshev_rho_used, chebyshev_solve, chebyshev_solve_with, jacobi_apply, lg_apply, lg_inv_diag,
-        lg_local_residual, ChebyshevWork, LgParams, LocalGlobal,
+        chebyshev_omega, chebyshev_rho, chebyshev_rho_used, chebyshev_solve, chebyshev_solve_with, jacobi_apply, local_global_apply,
+        local_global_inv_diag, local_global_local_residual, ChebyshevWork, LocalGlobal, LocalGlobalParams,
     };
     use springsim::cpu::multigrid::Multigrid;
     use springsim::cpu::sweep::SpringSweep;
@@ -226,20 +226,20 @@ fn local_global_kernels_match_the_engine() {
     let mut cm = CpuModel::new(&model).unwrap();
     cm.central_strength = 0.2;
     let (q, v) = state(&cm, &model.positions, 0.01);
-    let p = LgParams::new(&cm, 1e-2);
+    let p = LocalGlobalParams::new(&cm, 1e-2);
     let free = |i: usize, a: V3| if cm.inv_mass[i] == 0.0 { V3::zeros() } else { a };
     // the operator
     let u: Vec<V3> = (0..cm.n).map(|i| free(i, V3::new(hash(3 * i), hash(3 * i + 1), hash(3 * i + 2)))).collect();
     let mut au = vec![V3::zeros(); cm.n];
-    lg_apply(&cm, &p, &u, &mut au);
+    local_global_apply(&cm, &p, &u, &mut au);
     assert!(au.iter().any(|a| a.norm() > 0.0));
     for (i, a) in au.iter().enumerate() {
-        assert_eq!(kernel::lg_apply(i, &cm, &p, &u), *a, "lg_apply, particle {i}");
+        assert_eq!(kernel::local_global_apply(i, &cm, &p, &u), *a, "local_global_apply, particle {i}");
     }
-    // Chebyshev-Jacobi: `iters` iterations of lg_chebyshev from δ₀ = δ₋₁ = 0
+    // Chebyshev-Jacobi: `iters` iterations of local_global_chebyshev from δ₀ = δ₋₁ = 0
     let r: Vec<V3> = (0..cm.n).map(|i| free(i, V3::new(hash(3 * i + 5), hash(3 * i + 6), hash(3 * i + 7)))).collect();
     let mut inv_diag = vec![V3::zeros(); cm.n];
-    lg_inv_diag(&cm, &p, &mut inv_diag);
+    local_global_inv_diag(&cm, &p, &mut inv_diag);
     let rho = chebyshev_rho_used(chebyshev_rho(&cm, &p, 100));
     let iters = 12;
     let (mut delta, mut work) = (vec![V3::zeros(); cm.n], ChebyshevWork::default());
@@ -247,48 +247,51 @@ fn local_global_kernels_match_the_engine() {
     let (mut cur, mut prev, mut omega) = (vec![V3::zeros(); cm.n], vec![V3::zeros(); cm.n], 1.0);
     for k in 0..iters {
         omega = chebyshev_omega(k, rho, omega);
-        let next: Vec<V3> = (0..cm.n).map(|i| kernel::lg_chebyshev(i, &cm, &p, omega, &r, &inv_diag, &cur, &prev)).collect();
+        let next: Vec<V3> = (0..cm.n).map(|i| kernel::local_global_chebyshev(i, &cm, &p, omega, &r, &inv_diag, &cur, &prev)).collect();
         prev = std::mem::replace(&mut cur, next);
     }
     assert!(cur.iter().any(|a| a.norm() > 0.0));
-    assert_eq!(cur, delta, "lg_chebyshev against chebyshev_solve");
-    // the GPU's order: the first iteration taken by lg_local_residual (lg_chebyshev_start, no gather),
-    // the middle ones by lg_chebyshev, the last by lg_chebyshev_advance, which adds δ to x
-    let start: Vec<V3> = (0..cm.n).map(|i| kernel::lg_chebyshev_start(i, &r, &inv_diag)).collect();
+    assert_eq!(cur, delta, "local_global_chebyshev against chebyshev_solve");
+    // the GPU's order: the first iteration taken by local_global_local_residual (local_global_chebyshev_start, no gather),
+    // the middle ones by local_global_chebyshev, the last by local_global_chebyshev_advance, which adds δ to x
+    let start: Vec<V3> = (0..cm.n).map(|i| kernel::local_global_chebyshev_start(i, &r, &inv_diag)).collect();
     let zero = vec![V3::zeros(); cm.n];
-    let first: Vec<V3> = (0..cm.n).map(|i| kernel::lg_chebyshev(i, &cm, &p, 1.0, &r, &inv_diag, &zero, &zero)).collect();
+    let first: Vec<V3> = (0..cm.n).map(|i| kernel::local_global_chebyshev(i, &cm, &p, 1.0, &r, &inv_diag, &zero, &zero)).collect();
     assert!(start.iter().any(|a| a.norm() > 0.0));
-    assert_eq!(start, first, "lg_chebyshev_start against lg_chebyshev from δ₀ = δ₋₁ = 0");
+    assert_eq!(start, first, "local_global_chebyshev_start against local_global_chebyshev from δ₀ = δ₋₁ = 0");
     let (mut cur2, mut prev2, mut omega) = (start, vec![V3::zeros(); cm.n], chebyshev_omega(0, rho, 1.0));
     for k in 1..iters - 1 {
         omega = chebyshev_omega(k, rho, omega);
-        let next: Vec<V3> = (0..cm.n).map(|i| kernel::lg_chebyshev(i, &cm, &p, omega, &r, &inv_diag, &cur2, &prev2)).collect();
+        let next: Vec<V3> = (0..cm.n).map(|i| kernel::local_global_chebyshev(i, &cm, &p, omega, &r, &inv_diag, &cur2, &prev2)).collect();
         prev2 = std::mem::replace(&mut cur2, next);
     }
     omega = chebyshev_omega(iters - 1, rho, omega);
     for i in 0..cm.n {
-        let fused = kernel::lg_chebyshev_advance(i, &cm, &p, omega, &r, &inv_diag, &cur2, &prev2, &q);
-        assert_eq!(fused, kernel::lg_advance(i, &cm, &q, &delta), "lg_chebyshev_advance, particle {i}");
+        let fused = kernel::local_global_chebyshev_advance(i, &cm, &p, omega, &r, &inv_diag, &cur2, &prev2, &q);
+        assert_eq!(fused, kernel::local_global_advance(i, &cm, &q, &delta), "local_global_chebyshev_advance, particle {i}");
     }
     // the Jacobi sweep is the preconditioned form δ̂ = δₖ + D⁻¹(r − Aδₖ) to rounding
     let mut pre = vec![V3::zeros(); cm.n];
     chebyshev_solve_with(&cm, &p, |s, z| jacobi_apply(&inv_diag, s, z), &r, &mut pre, rho, iters, &mut work);
     let scale = pre.iter().map(|a| a.norm()).fold(0.0, f64::max);
     let gap = pre.iter().zip(&cur).map(|(a, b)| (a - b).norm()).fold(0.0, f64::max);
-    assert!(scale > 0.0 && gap <= 1e-12 * scale, "lg_chebyshev's sweep against δ + D⁻¹(r − Aδ): {gap:e} of {scale:e}");
-    // the fused local step and residual: lg_local then lg_residual, to rounding, with one spring's ends
+    assert!(scale > 0.0 && gap <= 1e-12 * scale, "local_global_chebyshev's sweep against δ + D⁻¹(r − Aδ): {gap:e} of {scale:e}");
+    // the fused local step and residual: local_global_local then local_global_residual, to rounding, with one spring's ends
     // made to coincide (the guard direction, seen from both ends)
     let mut x: Vec<V3> = (0..cm.n).map(|i| free(i, V3::new(hash(3 * i + 8), hash(3 * i + 9), hash(3 * i + 10)) * 0.01) + q[i]).collect();
     let s = (0..cm.end_a.len()).find(|&s| cm.inv_mass[cm.end_a[s] as usize] != 0.0 && cm.inv_mass[cm.end_b[s] as usize] != 0.0).unwrap();
     let (a, b) = (cm.end_a[s] as usize, cm.end_b[s] as usize);
     x[a] = x[b];
     let y: Vec<V3> = (0..cm.n).map(|i| q[i] + v[i] * 0.01).collect();
-    let d: Vec<V3> = (0..cm.end_a.len()).map(|s| kernel::lg_local(s, &cm, &x)).collect();
+    let d: Vec<V3> = (0..cm.end_a.len()).map(|s| kernel::local_global_local(s, &cm, &x)).collect();
     for i in 0..cm.n {
-        let (fused, two) = (kernel::lg_local_residual(i, &cm, &p, &y, &x), kernel::lg_residual(i, &cm, &p, &y, &d, &x));
-        assert!((fused - two).norm() <= 1e-12 * two.norm().max(1e-3), "lg_local_residual, particle {i}: {fused:?} against {two:?}");
+        let (fused, two) = (kernel::local_global_local_residual(i, &cm, &p, &y, &x), kernel::local_global_residual(i, &cm, &p, &y, &d, &x));
+        assert!(
+            (fused - two).norm() <= 1e-12 * two.norm().max(1e-3),
+            "local_global_local_residual, particle {i}: {fused:?} against {two:?}"
+        );
     }
-    // Chebyshev with the multigrid V-cycle: lg_cheb_residual, B, lg_cheb_combine
+    // Chebyshev with the multigrid V-cycle: local_global_cheb_residual, B, local_global_cheb_combine
     let mut mg = Multigrid::for_global(&cm, &p).unwrap();
     let rho = 0.5;
     chebyshev_solve_with(&cm, &p, |s, z| mg.apply(s, z), &r, &mut delta, rho, iters, &mut work);
@@ -296,19 +299,19 @@ fn local_global_kernels_match_the_engine() {
     let mut z = vec![V3::zeros(); cm.n];
     for k in 0..iters {
         omega = chebyshev_omega(k, rho, omega);
-        let s: Vec<V3> = (0..cm.n).map(|i| kernel::lg_cheb_residual(i, &cm, &p, &r, &cur)).collect();
+        let s: Vec<V3> = (0..cm.n).map(|i| kernel::local_global_cheb_residual(i, &cm, &p, &r, &cur)).collect();
         mg.apply(&s, &mut z);
-        let next: Vec<V3> = (0..cm.n).map(|i| kernel::lg_cheb_combine(i, omega, &cur, &prev, &z)).collect();
+        let next: Vec<V3> = (0..cm.n).map(|i| kernel::local_global_cheb_combine(i, omega, &cur, &prev, &z)).collect();
         prev = std::mem::replace(&mut cur, next);
     }
     assert!(cur.iter().any(|a| a.norm() > 0.0));
-    assert_eq!(cur, delta, "lg_cheb_residual and lg_cheb_combine against chebyshev_solve_with");
-    // lg_advance: x + δ on the free particles, the pinned ones untouched
+    assert_eq!(cur, delta, "local_global_cheb_residual and local_global_cheb_combine against chebyshev_solve_with");
+    // local_global_advance: x + δ on the free particles, the pinned ones untouched
     for i in 0..cm.n {
         let want = if cm.inv_mass[i] == 0.0 { q[i] } else { q[i] + delta[i] };
-        assert_eq!(kernel::lg_advance(i, &cm, &q, &delta), want, "lg_advance, particle {i}");
+        assert_eq!(kernel::local_global_advance(i, &cm, &q, &delta), want, "local_global_advance, particle {i}");
     }
-    // a whole step: the engine's end of step is lg_velocity's, and its residual ratio is lg_report's of
+    // a whole step: the engine's end of step is local_global_velocity's, and its residual ratio is local_global_report's of
     // the engine's own first and last residuals (the same sequential sums; the GPU's workgroup sums
     // differ from these by rounding only)
     let mut lg = LocalGlobal::new(&cm, p.h, GlobalSolve::Chebyshev, 1e-10, 20).unwrap();
@@ -319,16 +322,19 @@ fn local_global_kernels_match_the_engine() {
         let x_before = if cm.inv_mass[i] == 0.0 { lg.y()[i] } else { x[i] };
         let mut before = x.clone();
         before[i] = x_before;
-        assert_eq!(kernel::lg_velocity(i, &cm, &p, &q, &before), (x[i], v_new[i]), "lg_velocity, particle {i}");
+        assert_eq!(kernel::local_global_velocity(i, &cm, &p, &q, &before), (x[i], v_new[i]), "local_global_velocity, particle {i}");
     }
     let sweep = SpringSweep::for_model(&cm);
     let (mut r_first, mut r_last) = (vec![V3::zeros(); cm.n], vec![V3::zeros(); cm.n]);
-    lg_local_residual(&cm, &p, &sweep, lg.y(), lg.y(), &mut r_first);
-    lg_local_residual(&cm, &p, &sweep, lg.y(), &x, &mut r_last);
-    let stats = kernel::lg_report(&r_first, &r_last);
+    local_global_local_residual(&cm, &p, &sweep, lg.y(), lg.y(), &mut r_first);
+    local_global_local_residual(&cm, &p, &sweep, lg.y(), &x, &mut r_last);
+    let stats = kernel::local_global_report(&r_first, &r_last);
     assert!(stats.first > 0.0 && stats.last < stats.first, "{stats:?}");
-    assert_eq!(stats.ratio, report.residual, "lg_report against LgReport::residual");
-    assert_eq!(kernel::lg_report(&[V3::zeros()], &[V3::new(1.0, 0.0, 0.0)]), kernel::LgStats { first: 0.0, last: 1.0, ratio: 0.0 });
+    assert_eq!(stats.ratio, report.residual, "local_global_report against LocalGlobalReport::residual");
+    assert_eq!(
+        kernel::local_global_report(&[V3::zeros()], &[V3::new(1.0, 0.0, 0.0)]),
+        kernel::LocalGlobalStats { first: 0.0, last: 1.0, ratio: 0.0 }
+    );
 }
 
 /// A whole solve by the `reference::pcg` kernels, the GPU's sequence: `pcg_begin`, then (`pcg_dir`,
@@ -378,9 +384,9 @@ fn reference_pcg(
 #[test]
 fn pcg_kernels_match_the_engine() {
     use springsim::cpu::implicit::{implicit_matvec, implicit_prepare, ImplicitSystem};
-    use springsim::cpu::local_global::{lg_apply, lg_inv_diag, LgParams};
+    use springsim::cpu::local_global::{local_global_apply, local_global_inv_diag, LocalGlobalParams};
     use springsim::linalg::cg::{pcg_solve, CgWork};
-    use springsim::reference::local_global::lg_apply as lg_row;
+    use springsim::reference::local_global::local_global_apply as local_global_row;
     let model = curtain(41, None).unwrap();
     let cm = CpuModel::new(&model).unwrap();
     let free = |i: usize, a: V3| if cm.inv_mass[i] == 0.0 { V3::zeros() } else { a };
@@ -392,13 +398,13 @@ fn pcg_kernels_match_the_engine() {
         assert!(want.2 > 0.0 && (got.2 - want.2).abs() <= 1e-9 * want.2, "{what}: residual {:e} against {:e}", got.2, want.2);
     };
     // Liu's global step, from x = 0
-    let p = LgParams::new(&cm, 1e-2);
+    let p = LocalGlobalParams::new(&cm, 1e-2);
     let mut inv_diag = vec![V3::zeros(); cm.n];
-    lg_inv_diag(&cm, &p, &mut inv_diag);
+    local_global_inv_diag(&cm, &p, &mut inv_diag);
     let (tol, budget) = (1e-8, 200);
     let mut x = vec![V3::zeros(); cm.n];
-    let rep = pcg_solve(|u, out| lg_apply(&cm, &p, u, out), &inv_diag, &b, &mut x, tol, budget, &mut CgWork::default()).unwrap();
-    let got = reference_pcg(cm.n, |i, u| lg_row(i, &cm, &p, u), &b, &inv_diag, None, tol, budget);
+    let rep = pcg_solve(|u, out| local_global_apply(&cm, &p, u, out), &inv_diag, &b, &mut x, tol, budget, &mut CgWork::default()).unwrap();
+    let got = reference_pcg(cm.n, |i, u| local_global_row(i, &cm, &p, u), &b, &inv_diag, None, tol, budget);
     check("global step", got, (x, rep.iterations, rep.residual));
     // implicit Euler, warm-started from a guess
     let (xs, vs) = state(&cm, &model.positions, 0.2 / 41.0);
@@ -428,12 +434,12 @@ fn pcg_kernels_match_the_engine() {
 /// `mg_coarse`, `mg_up` and `mg_post` over the engine's hierarchy.
 #[test]
 fn multigrid_kernels_match_the_engine() {
-    use springsim::cpu::local_global::LgParams;
+    use springsim::cpu::local_global::LocalGlobalParams;
     use springsim::cpu::multigrid::Multigrid;
     use springsim::reference::multigrid as kernel;
     let model = curtain(41, None).unwrap();
     let cm = CpuModel::new(&model).unwrap();
-    let mut mg = Multigrid::for_global(&cm, &LgParams::new(&cm, 1e-2)).unwrap();
+    let mut mg = Multigrid::for_global(&cm, &LocalGlobalParams::new(&cm, 1e-2)).unwrap();
     assert!(mg.levels.len() >= 2, "a hierarchy of {} level(s)", mg.levels.len());
     let r: Vec<V3> = (0..cm.n)
         .map(|i| if cm.inv_mass[i] == 0.0 { V3::zeros() } else { V3::new(hash(3 * i), hash(3 * i + 1), hash(3 * i + 2)) })

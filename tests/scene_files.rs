@@ -189,7 +189,7 @@ fn material_pins_colliders_and_forces_apply() {
     pins: [7],
     colliders: [HalfSpace(normal: (0.0, 1.0, 0.0), offset: -1.0, friction: 0.2), Box(center: (0.0, -0.5, 0.0), half_extents: (0.1, 0.1, 0.1), thickness: 0.0, friction: 0.0)],
     forces: (gravity: (0.0, -1.62, 0.0), drag: 0.3, wind: (1.0, 0.0, 0.0), central: (center: (0.0, 1.0, 0.0), strength: 2.0)),
-    method: (name: "local-global", global: "cg", global_iterations: 7, lg_iterations: 4, divergence: "ignore"),
+    method: (name: "local-global", global: "cg", global_iterations: 7, local_global_iterations: 4, divergence: "ignore"),
     frame_dt: 0.02,
     frames: 3,
     camera: (eye: (0.0, 0.0, 2.0), target: (0.0, 0.0, 0.0)),
@@ -206,13 +206,13 @@ fn material_pins_colliders_and_forces_apply() {
     assert_eq!(m.forces.gravity, [0.0, -1.62, 0.0]);
     assert_eq!((m.forces.drag, m.forces.wind, m.forces.central), (0.3, [1.0, 0.0, 0.0], Some(([0.0, 1.0, 0.0], 2.0))));
     let s = sc.settings();
-    assert_eq!((s.frame_dt, s.global, s.global_iterations, s.lg_iterations), (0.02, GlobalSolve::Cg, 7, 4));
+    assert_eq!((s.frame_dt, s.global, s.global_iterations, s.local_global_iterations), (0.02, GlobalSolve::Cg, 7, 4));
     assert_eq!(s.guard.policy, springsim::method::DivergencePolicy::Ignore);
     assert_eq!(sc.file.method.name, Method::LocalGlobal);
     // options given explicitly win over the file's
-    let mut cli = StepSettings { lg_iterations: 10, ..Default::default() };
-    sc.file.method.apply(&mut cli, &|flag| flag == "lg_iterations");
-    assert_eq!((cli.lg_iterations, cli.global_iterations), (10, 7));
+    let mut cli = StepSettings { local_global_iterations: 10, ..Default::default() };
+    sc.file.method.apply(&mut cli, &|flag| flag == "local_global_iterations");
+    assert_eq!((cli.local_global_iterations, cli.global_iterations), (10, 7));
     // and the scene's options over its model's parameters
     let m = sc.build(&SceneOptions { size: Some(5), stiffness: Some(50.0), mesh: None });
     assert!(matches!(&m, Err(Error::SceneFile { field, .. }) if field == "pins[0]"), "pin 7 of 5 particles: {m:?}");
@@ -250,7 +250,12 @@ fn bad_files_name_the_file_the_line_and_the_field() {
     assert_bad(&with("\"rope\"", "\"ropes\""), 2, "model.builder", "unknown builder 'ropes'");
     assert_bad(&with("symplectic-euler", "symplectic"), 3, "method.name", "unknown method 'symplectic'");
     assert_bad(&with("(name: \"symplectic-euler\")", "(name: \"rk4\", global: \"lu\")"), 3, "method.global", "lu");
-    assert_bad(&with("(name: \"symplectic-euler\")", "(name: \"rk4\", lg_iterationz: 3)"), 3, "method.lg_iterationz", "lg_iterationz");
+    assert_bad(
+        &with("(name: \"symplectic-euler\")", "(name: \"rk4\", local_global_iterationz: 3)"),
+        3,
+        "method.local_global_iterationz",
+        "local_global_iterationz",
+    );
     assert_bad(&with("    method", "    material: (mass: -1.0),\n    method"), 3, "material.mass", "> 0");
     assert_bad(&with("    method", "    material: (\n        damping: -0.5,\n    ),\n    method"), 4, "material.damping", ">= 0");
     assert_bad(

@@ -5,8 +5,8 @@ use naga::proc::Layouter;
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use naga::{Module, ShaderStage, TypeInner};
 use springsim::gpu::base::layout::{
-    compose, kernel_wgsl, CgPass, CollideInfo, GpuCollider, GpuNbr, GpuParams, ImplicitMgPass, ImplicitParams, LeuPass, LgConsts, LgPass,
-    MgPass, SelfInfo, KERNEL_WGSL, SHARED_WGSL, WORKGROUP_SIZE,
+    compose, kernel_wgsl, CgPass, CollideInfo, GpuCollider, GpuNbr, GpuParams, ImplicitMgPass, ImplicitParams, LeuPass, LocalGlobalConsts,
+    LocalGlobalPass, MgPass, SelfInfo, KERNEL_WGSL, SHARED_WGSL, WORKGROUP_SIZE,
 };
 use std::mem::{offset_of, size_of};
 
@@ -157,37 +157,37 @@ fn struct_layouts_match_rust() {
     // the force gather is composed in only where the kernel binds its records
     assert!(!compose(src).contains("fn accel("), "collide.wgsl gets no force gather");
     assert!(compose(kernel_wgsl("explicit.wgsl").expect("explicit.wgsl")).contains("fn accel("), "explicit.wgsl gets the force gather");
-    // Liu's local/global module, composed with the PCG: CgPass, LgConsts and LgPass as in Rust
+    // Liu's local/global module, composed with the PCG: CgPass, LocalGlobalConsts and LocalGlobalPass as in Rust
     let (file, src) = ("local_global.wgsl", kernel_wgsl("local_global.wgsl").expect("local_global.wgsl is a kernel file"));
     assert!(src.contains("fn pcg_matvec") && src.contains("fn operator_apply"), "local_global.wgsl is composed with pcg.wgsl");
     let module = parse_and_validate(file, &compose(src));
     let (size, _) = struct_layout(&module, "CgPass").expect("no struct CgPass");
     assert_eq!(size as usize, size_of::<CgPass>(), "{file}: CgPass size");
-    let (size, m) = struct_layout(&module, "LgConsts").expect("no struct LgConsts");
-    assert_eq!(size as usize, size_of::<LgConsts>(), "LgConsts size");
+    let (size, m) = struct_layout(&module, "LocalGlobalConsts").expect("no struct LocalGlobalConsts");
+    assert_eq!(size as usize, size_of::<LocalGlobalConsts>(), "LocalGlobalConsts size");
     for (name, off) in [
-        ("fext", offset_of!(LgConsts, fext)),
-        ("h", offset_of!(LgConsts, h)),
-        ("alpha", offset_of!(LgConsts, alpha)),
-        ("inertia", offset_of!(LgConsts, inertia)),
-        ("mass_diag", offset_of!(LgConsts, mass_diag)),
-        ("n", offset_of!(LgConsts, n)),
-        ("groups", offset_of!(LgConsts, groups)),
-        ("partials_base", offset_of!(LgConsts, partials_base)),
-        ("stats_base", offset_of!(LgConsts, stats_base)),
+        ("fext", offset_of!(LocalGlobalConsts, fext)),
+        ("h", offset_of!(LocalGlobalConsts, h)),
+        ("alpha", offset_of!(LocalGlobalConsts, alpha)),
+        ("inertia", offset_of!(LocalGlobalConsts, inertia)),
+        ("mass_diag", offset_of!(LocalGlobalConsts, mass_diag)),
+        ("n", offset_of!(LocalGlobalConsts, n)),
+        ("groups", offset_of!(LocalGlobalConsts, groups)),
+        ("partials_base", offset_of!(LocalGlobalConsts, partials_base)),
+        ("stats_base", offset_of!(LocalGlobalConsts, stats_base)),
     ] {
-        assert_eq!(offset_of_member(&m, "LgConsts", name) as usize, off, "LgConsts.{name} offset");
+        assert_eq!(offset_of_member(&m, "LocalGlobalConsts", name) as usize, off, "LocalGlobalConsts.{name} offset");
     }
-    assert_eq!(m.len(), 9, "LgConsts has exactly the Rust fields");
-    let (size, m) = struct_layout(&module, "LgPass").expect("no struct LgPass");
-    assert_eq!(size as usize, size_of::<LgPass>(), "LgPass size");
+    assert_eq!(m.len(), 9, "LocalGlobalConsts has exactly the Rust fields");
+    let (size, m) = struct_layout(&module, "LocalGlobalPass").expect("no struct LocalGlobalPass");
+    assert_eq!(size as usize, size_of::<LocalGlobalPass>(), "LocalGlobalPass size");
     for (name, off) in [
-        ("k", offset_of!(LgPass, k)),
-        ("omega", offset_of!(LgPass, omega)),
-        ("slot", offset_of!(LgPass, slot)),
-        ("start", offset_of!(LgPass, start)),
+        ("k", offset_of!(LocalGlobalPass, k)),
+        ("omega", offset_of!(LocalGlobalPass, omega)),
+        ("slot", offset_of!(LocalGlobalPass, slot)),
+        ("start", offset_of!(LocalGlobalPass, start)),
     ] {
-        assert_eq!(offset_of_member(&m, "LgPass", name) as usize, off, "LgPass.{name} offset");
+        assert_eq!(offset_of_member(&m, "LocalGlobalPass", name) as usize, off, "LocalGlobalPass.{name} offset");
     }
     // the kernels carry the CPU twins' names, and the file has every one the engine builds
     for ep in springsim::gpu::methods::local_global::LocalGlobalKernels::ENTRY_POINTS {
@@ -219,8 +219,8 @@ fn struct_layouts_match_rust() {
     for ep in ["mg_down", "mg_restrict", "mg_coarse", "mg_up", "mg_post"] {
         assert!(module.entry_points.iter().any(|e| e.name == ep), "{file}: entry point {ep}");
     }
-    assert_eq!(size_of::<LgConsts>() % 16, 0);
-    assert_eq!(size_of::<LgPass>() % 16, 0);
+    assert_eq!(size_of::<LocalGlobalConsts>() % 16, 0);
+    assert_eq!(size_of::<LocalGlobalPass>() % 16, 0);
     assert_eq!(size_of::<CgPass>() % 16, 0);
     assert_eq!(size_of::<ImplicitParams>() % 16, 0);
     // Sizes the uniform/storage rules need: 16-byte multiples for the uniforms, 32 bytes per spring.

@@ -68,7 +68,7 @@ fn split_sizes_exceed_the_cap() {
     let model = springsim::model::cloth(SIDE, None).unwrap();
     let (n, s) = (model.n_particles() as u64, model.springs.len() as u64);
     let e = 2 * s;
-    let sizes = [("nbr", 16 * e, 2), ("implicit_blocks", 32 * e, 4), ("lg_tables", 4 * (n + 1 + e + 4 * s), 2)];
+    let sizes = [("nbr", 16 * e, 2), ("implicit_blocks", 32 * e, 4), ("local_global_tables", 4 * (n + 1 + e + 4 * s), 2)];
     for (name, bytes, slots) in sizes {
         println!("{name}: {bytes} B, split at {CAP} B into {} parts of at most {slots}", bytes.div_ceil(CAP));
         assert!(bytes > CAP, "{name} ({bytes} B) is not split at {CAP} B");

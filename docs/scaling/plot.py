@@ -14,7 +14,7 @@ from xml.sax.saxutils import escape
 
 LABELS = [
     "explicit-euler", "symplectic-euler", "midpoint", "rk4", "leu", "implicit-euler",
-    "lg-cholesky", "lg-cg", "lg-chebyshev", "lg-cg-multigrid", "lg-chebyshev-multigrid",
+    "local-global-cholesky", "local-global-cg", "local-global-chebyshev", "local-global-cg-multigrid", "local-global-chebyshev-multigrid",
 ]
 COLOURS = ["#d95f02", "#1b9e77", "#7570b3", "#e7298a"]
 W, H = 250, 190  # a panel

@@ -1,5 +1,5 @@
 // The point force fields (model::PointField), shared by the force gather (shared/forces.wgsl) and the
-// kernels that add the fields' acceleration themselves (local/global's lg_inertia). Needs, in the
+// kernels that add the fields' acceleration themselves (local/global's local_global_inertia). Needs, in the
 // including kernel: P (Params).
 
 // The falloff φ(d) of code `code` at radius r (twin: reference::fields::falloff).

@@ -9,7 +9,7 @@ use crate::spread::Spread;
 use serde::Serialize;
 use springsim::cpu::{CpuEngine, CpuModel};
 use springsim::error::{Bound, Error, Result};
-use springsim::gpu::methods::local_global::LgSplit;
+use springsim::gpu::methods::local_global::LocalGlobalSplit;
 use springsim::gpu::{GpuContext, GpuEngine};
 use springsim::method::{DivergencePolicy, Method, StepSettings};
 use springsim::reference::stats::state_stats;
@@ -80,7 +80,7 @@ pub struct BenchConfig {
     pub strain_limit: Option<springsim::model::StrainLimit>,
     /// Local/global on the GPU: frames to run after the timed ones with every phase its own submit, for
     /// the split between local step, right-hand side, global step and transfers (0: none).
-    pub lg_split_frames: usize,
+    pub local_global_split_frames: usize,
     /// GPU timestamps per phase where the adapter has them (`--timestamps`).
     pub timestamps: bool,
     /// Also a timestamp before every dispatch, for the time per kernel (`--kernel-times`).
@@ -243,13 +243,13 @@ pub struct BenchResult {
     /// Lowest y at the end (m).
     pub min_y: f64,
     /// Local/global on the GPU: ms per frame of each phase, timed as separate submits after the timed
-    /// frames (`lg_split_frames` of them); the `cholesky` path's read-back, solve and upload included.
+    /// frames (`local_global_split_frames` of them); the `cholesky` path's read-back, solve and upload included.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub lg_split: Option<LgSplit>,
+    pub local_global_split: Option<LocalGlobalSplit>,
     /// Local/global with `cholesky` on the GPU: the host side of the timed frames (read-back of r, f64
     /// solve, upload of δ; GPU waits under `global_ms`), ms per frame, from the last timed frame.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub lg_transfers: Option<LgSplit>,
+    pub local_global_transfers: Option<LocalGlobalSplit>,
     /// GPU: bytes of every buffer the simulation holds at the end (the particle state and the chosen
     /// method's integrator; absent on the CPU).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -433,7 +433,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     let k0_ms = ms(t);
     let t = Instant::now();
     match &mut sim {
-        Sim::Gpu(g) => g.probe().prepare_lg()?,
+        Sim::Gpu(g) => g.probe().prepare_local_global()?,
         Sim::Cpu(c) => {
             let h = c.plan().h;
             match method {
@@ -521,8 +521,8 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         crate::export::write(path, &cfg.scene, method, &model, &plan, cfg.settings.frame_dt)?;
     }
     let spread = Spread::of(&times);
-    let mut lg_split = None;
-    let mut lg_transfers = None;
+    let mut local_global_split = None;
+    let mut local_global_transfers = None;
     let mut gpu_bytes = None;
     let mut cost = CostRecord::default();
     if let Sim::Gpu(g) = &mut sim {
@@ -532,10 +532,10 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         cost = bench_cost::record(&g.probe(), &counted, times.len(), trial, timestamps, gpu_times);
         if method == Method::LocalGlobal {
             if cfg.settings.global.resolve(Method::LocalGlobal)? == springsim::method::GlobalSolve::Cholesky {
-                lg_transfers = Some(g.probe().lg_last_split().per_frame());
+                local_global_transfers = Some(g.probe().local_global_last_split().per_frame());
             }
-            if cfg.lg_split_frames > 0 {
-                lg_split = Some(g.probe().lg_profile_frames(cfg.lg_split_frames)?.per_frame());
+            if cfg.local_global_split_frames > 0 {
+                local_global_split = Some(g.probe().local_global_profile_frames(cfg.local_global_split_frames)?.per_frame());
             }
         }
     }
@@ -629,7 +629,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         energy_start: start.energy,
         energy_drift: stats.energy - start.energy,
         min_y: stats.min_y,
-        lg_split,
+        local_global_split,
         gpu_bytes,
         gpu_bytes_per_particle: gpu_bytes.map(|b| b as f64 / model.n_particles().max(1) as f64),
         host_bytes_per_particle: host_bytes,
@@ -637,7 +637,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
             .zip(gpu_bytes)
             .filter(|_| gpu_info.as_ref().is_some_and(|i| i.device_type == springsim::wgpu::DeviceType::Cpu))
             .map(|(host, gpu)| host - gpu as f64 / model.n_particles().max(1) as f64),
-        lg_transfers,
+        local_global_transfers,
         divergence: policy.name().to_string(),
         diverged,
         recoveries,

@@ -106,8 +106,8 @@ pub struct BenchCli {
     #[arg(long, default_value = "auto")]
     global: String,
     /// Local/global: local/global iterations per step.
-    #[arg(long, allow_negative_numbers = true)]
-    lg_iterations: Option<i64>,
+    #[arg(long, alias = "lg-iterations", allow_negative_numbers = true)]
+    local_global_iterations: Option<i64>,
     /// Local/global with cg or chebyshev: the iteration budget of each global step.
     #[arg(long, allow_negative_numbers = true)]
     global_iterations: Option<i64>,
@@ -123,8 +123,8 @@ pub struct BenchCli {
     factor_precision: String,
     /// Local/global on the GPU: after the timed frames, run this many with every phase its own submit
     /// and report the split (local step, right-hand side, global step, transfers).
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
-    lg_split: i64,
+    #[arg(long, alias = "lg-split", default_value_t = 0, allow_negative_numbers = true)]
+    local_global_split: i64,
     /// GPU timestamps per phase (forces, integrate, local, rhs, global, collide) where the adapter has
     /// TIMESTAMP_QUERY (inside passes for the split; at pass boundaries alone the frame's total): the
     /// record's `gpu_ms_per_frame` and `phases`; `timestamps` says what the adapter offered (a field, not
@@ -297,8 +297,8 @@ fn base_settings(b: &BenchCli) -> Result<StepSettings> {
         settings.speed_limit = v;
     }
     settings.global = GlobalSolve::parse(&b.global)?;
-    if let Some(v) = count_opt("lg_iterations", b.lg_iterations)? {
-        settings.lg_iterations = v;
+    if let Some(v) = count_opt("local_global_iterations", b.local_global_iterations)? {
+        settings.local_global_iterations = v;
     }
     if let Some(v) = count_opt("global_iterations", b.global_iterations)? {
         settings.global_iterations = v;
@@ -340,7 +340,7 @@ fn base_settings(b: &BenchCli) -> Result<StepSettings> {
 fn plan_runs(b: &BenchCli, given: &dyn Fn(&str) -> bool) -> Result<Vec<BenchConfig>> {
     let frames = count("frames", b.frames)?;
     let warmup = count("warmup", b.warmup)?;
-    let lg_split = count("lg_split", b.lg_split)?;
+    let local_global_split = count("local_global_split", b.local_global_split)?;
     let sustained = count("sustained", b.sustained)?;
     if let Some(hz) = b.paced {
         if !(hz.is_finite() && hz > 0.0 && hz <= 1000.0) {
@@ -434,7 +434,7 @@ fn plan_runs(b: &BenchCli, given: &dyn Fn(&str) -> bool) -> Result<Vec<BenchConf
                         settings: st.clone(),
                         drag: b.drag,
                         strain_limit: strain,
-                        lg_split_frames: lg_split,
+                        local_global_split_frames: local_global_split,
                         timestamps: b.timestamps || b.kernel_times,
                         kernel_times: b.kernel_times,
                         sustained_frames: sustained,

@@ -5,7 +5,7 @@
 //! `chebyshev` series are the CPU twins of the GPU global steps).
 
 use anyhow::Context;
-use springsim::cpu::local_global::{lg_energy, relative_error, LocalGlobal};
+use springsim::cpu::local_global::{local_global_energy, relative_error, LocalGlobal};
 use springsim::cpu::newton::Newton;
 use springsim::cpu::{CpuModel, V3};
 use springsim::error::{Bound, Error, Result};
@@ -129,7 +129,7 @@ pub fn run(model: &Model, cfg: &ConvergeConfig, tick: &dyn Fn(String)) -> anyhow
     if cfg.iterations == 0 {
         return Err(Error::invalid("iterations", 0usize, Bound::at_least(1.0)).into());
     }
-    let settings = StepSettings { global: GlobalSolve::Cholesky, lg_iterations: 10, ..cfg.settings.clone() };
+    let settings = StepSettings { global: GlobalSolve::Cholesky, local_global_iterations: 10, ..cfg.settings.clone() };
     settings.validate()?;
     let h = settings.frame_dt;
     let mut sim = CpuSimulator::new(model, Method::LocalGlobal, settings.clone())?;
@@ -150,10 +150,10 @@ pub fn run(model: &Model, cfg: &ConvergeConfig, tick: &dyn Fn(String)) -> anyhow
     nt.begin(&cm, &q, &v, &mut xs);
     let y = nt.y().to_vec();
     let p = nt.params;
-    let g0 = lg_energy(&cm, &p, &y, &y);
+    let g0 = local_global_energy(&cm, &p, &y, &y);
     let g_ref = nt.gradient(&cm, &xs);
     let star = nt.polish(&cm, &mut xs, cfg.newton_iterations, 1e-10, g_ref)?;
-    let g_star = lg_energy(&cm, &p, &y, &xs);
+    let g_star = local_global_energy(&cm, &p, &y, &xs);
 
     let mut series = Vec::new();
     for &(global, precond) in &cfg.globals {
@@ -172,7 +172,7 @@ pub fn run(model: &Model, cfg: &ConvergeConfig, tick: &dyn Fn(String)) -> anyhow
             lg.local(&cm, &x);
             lg.global_step(&cm, &mut x)?;
             secs += t.elapsed().as_secs_f64();
-            points.push(Point { iteration: k, seconds: secs, error: relative_error(lg_energy(&cm, &p, &y, &x), g_star, g0) });
+            points.push(Point { iteration: k, seconds: secs, error: relative_error(local_global_energy(&cm, &p, &y, &x), g_star, g0) });
             tick(series_name(global, precond));
         }
         series.push(Series { name: series_name(global, precond), setup_seconds: setup, points });
@@ -193,7 +193,7 @@ pub fn run(model: &Model, cfg: &ConvergeConfig, tick: &dyn Fn(String)) -> anyhow
         }
         nt.iterate(&cm, &mut x)?;
         secs += t.elapsed().as_secs_f64();
-        points.push(Point { iteration: k, seconds: secs, error: relative_error(lg_energy(&cm, &p, &y, &x), g_star, g0) });
+        points.push(Point { iteration: k, seconds: secs, error: relative_error(local_global_energy(&cm, &p, &y, &x), g_star, g0) });
         tick("newton".into());
     }
     series.push(Series { name: "newton".into(), setup_seconds: setup, points });

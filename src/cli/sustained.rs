@@ -11,7 +11,7 @@ use std::time::Instant;
 pub const SUSTAINED_SECONDS: f64 = 5.0;
 
 /// `--sustained N`: N frames (as many as start within [`SUSTAINED_SECONDS`]) stepped back to back after
-/// the timed frames (and after `--lg-split`'s), each timed alone by the wall clock less the guard's
+/// the timed frames (and after `--local-global-split`'s), each timed alone by the wall clock less the guard's
 /// checks, as the timed frames are, but with nothing between them: no state read back and no statistics
 /// on the host. Between timed frames the device idles while the host reads the state and computes the
 /// quality figures (at 1024², 0.15–0.2 s a frame), and a GPU's power management may keep an idling

@@ -23,7 +23,7 @@
 //!   right-hand side, so A is the constant m×m matrix of the free particles (⊗ I₃).
 //!
 //! The GPU and the iterative CPU solvers work on corrections: r = b − A xₖ (all of it computed as one
-//! gather, [`lg_residual`]), A δ = r, x_{k+1} = xₖ + δ, so that the f32 GPU keeps the physics although
+//! gather, [`local_global_residual`]), A δ = r, x_{k+1} = xₖ + δ, so that the f32 GPU keeps the physics although
 //! A has a condition number near 3e5 on a 256×256 curtain.
 
 use super::forces::EPS_LEN;
@@ -31,7 +31,7 @@ use super::sweep::{Rows, SpringSweep};
 use super::{CpuModel, V3};
 use crate::error::{Error, Result};
 pub use crate::linalg::chebyshev::{
-    chebyshev_omega, chebyshev_rho, chebyshev_rho_used, lg_inv_diag, multigrid_rho, CHEBYSHEV_MARGIN, CHEBYSHEV_POWER_ITERATIONS,
+    chebyshev_omega, chebyshev_rho, chebyshev_rho_used, local_global_inv_diag, multigrid_rho, CHEBYSHEV_MARGIN, CHEBYSHEV_POWER_ITERATIONS,
     MULTIGRID_RHO_ITERATIONS,
 };
 pub use crate::linalg::global::{free_rows, GlobalCholesky};
@@ -42,47 +42,50 @@ use crate::linalg::{
 };
 use crate::method::{FactorPrecision, GlobalSolve, Method, Preconditioner};
 use crate::reference::local_global as kernel;
-pub use crate::reference::local_global::{entry_spring, LgParams};
+pub use crate::reference::local_global::{entry_spring, LocalGlobalParams};
 
-/// The damped inertia y = q + h α v (Liu §4.1); pinned particles: y = q (`lg_inertia` per particle).
-pub fn lg_inertia(m: &CpuModel, p: &LgParams, q: &[V3], v: &[V3], y: &mut [V3]) {
-    for_each_particle(&mut y[..m.n], |i| kernel::lg_inertia(i, m, p, q, v));
+/// The damped inertia y = q + h α v (Liu §4.1); pinned particles: y = q (`local_global_inertia` per particle).
+pub fn local_global_inertia(m: &CpuModel, p: &LocalGlobalParams, q: &[V3], v: &[V3], y: &mut [V3]) {
+    for_each_particle(&mut y[..m.n], |i| kernel::local_global_inertia(i, m, p, q, v));
 }
 
-/// The local step over every spring ([`kernel::lg_local`], Liu eq. 10).
-pub fn lg_local(m: &CpuModel, x: &[V3], d: &mut [V3]) {
-    for_each_particle(d, |s| kernel::lg_local(s, m, x));
+/// The local step over every spring ([`kernel::local_global_local`], Liu eq. 10).
+pub fn local_global_local(m: &CpuModel, x: &[V3], d: &mut [V3]) {
+    for_each_particle(d, |s| kernel::local_global_local(s, m, x));
 }
 
-/// The global step's residual at xₖ for every particle ([`kernel::lg_residual`], Liu eq. 14).
-pub fn lg_residual(m: &CpuModel, p: &LgParams, y: &[V3], d: &[V3], x: &[V3], r: &mut [V3]) {
-    for_each_particle(r, |i| kernel::lg_residual(i, m, p, y, d, x));
+/// The global step's residual at xₖ for every particle ([`kernel::local_global_residual`], Liu eq. 14).
+pub fn local_global_residual(m: &CpuModel, p: &LocalGlobalParams, y: &[V3], d: &[V3], x: &[V3], r: &mut [V3]) {
+    for_each_particle(r, |i| kernel::local_global_residual(i, m, p, y, d, x));
 }
 
-/// [`lg_local`] followed by [`lg_residual`], fused into one sweep over the springs ([`SpringSweep`]; the
-/// CPU's own path, the GPU's fuses them per particle, [`kernel::lg_local_residual`]): each spring's direction dₛ (eq. 10) is formed once and
+/// [`local_global_local`] followed by [`local_global_residual`], fused into one sweep over the springs ([`SpringSweep`]; the
+/// CPU's own path, the GPU's fuses them per particle, [`kernel::local_global_local_residual`]): each spring's direction dₛ (eq. 10) is formed once and
 /// its term kₛ (dₛ − (x_lo − x_hi)) added at its lower end and subtracted at its upper one, so no d is
 /// stored and gathered. The sums run in sorted spring order instead of incidence order, so r agrees
 /// with the two-pass twin to rounding.
-pub fn lg_local_residual(m: &CpuModel, p: &LgParams, sw: &SpringSweep, y: &[V3], x: &[V3], r: &mut [V3]) {
-    assert!(sw.fits(m) && y.len() == m.n && x.len() == m.n && r.len() == m.n, "lg_local_residual: vectors or plan of another model");
+pub fn local_global_local_residual(m: &CpuModel, p: &LocalGlobalParams, sw: &SpringSweep, y: &[V3], x: &[V3], r: &mut [V3]) {
+    assert!(
+        sw.fits(m) && y.len() == m.n && x.len() == m.n && r.len() == m.n,
+        "local_global_local_residual: vectors or plan of another model"
+    );
     let fext = m.gravity + m.wind * m.drag + m.central_center * m.central_strength;
     let ctx = LocalResidual { m, p, sw, y, x, fext };
     let jobs = sw.particle_rows(r);
     sw.run(jobs, |c, out| local_residual_chunk(&ctx, c, out));
 }
 
-/// What a chunk of [`lg_local_residual`] reads and writes.
+/// What a chunk of [`local_global_local_residual`] reads and writes.
 struct LocalResidual<'a> {
     m: &'a CpuModel,
-    p: &'a LgParams,
+    p: &'a LocalGlobalParams,
     sw: &'a SpringSweep,
     y: &'a [V3],
     x: &'a [V3],
     fext: V3,
 }
 
-/// One chunk of [`lg_local_residual`]: writes the rows of its own particles only.
+/// One chunk of [`local_global_local_residual`]: writes the rows of its own particles only.
 #[inline(always)]
 fn local_residual_chunk(ctx: &LocalResidual<'_>, &[p0, p1, _, _, c0, c1]: &[u32; 6], mut out: Rows<'_, V3>) {
     let LocalResidual { m, p, sw, y, x, fext } = *ctx;
@@ -125,15 +128,15 @@ fn local_residual_chunk(ctx: &LocalResidual<'_>, &[p0, p1, _, _, c0, c1]: &[u32;
 }
 
 /// The global matrix times u, for the free particles: (A u)ᵢ = mᵢ(1 + h d₀ + h² s) uᵢ + h² Σₑ kₑ (uᵢ − uⱼ),
-/// with uⱼ = 0 for pinned j (their columns are eliminated); 0 on pinned rows ([`kernel::lg_apply`] per
+/// with uⱼ = 0 for pinned j (their columns are eliminated); 0 on pinned rows ([`kernel::local_global_apply`] per
 /// particle). The operator of the corrections' PCG and Chebyshev iterations.
-pub fn lg_apply(m: &CpuModel, p: &LgParams, u: &[V3], out: &mut [V3]) {
-    for_each_particle(out, |i| kernel::lg_apply(i, m, p, u));
+pub fn local_global_apply(m: &CpuModel, p: &LocalGlobalParams, u: &[V3], out: &mut [V3]) {
+    for_each_particle(out, |i| kernel::local_global_apply(i, m, p, u));
 }
 
 /// The terms of g shared by eq. 8 and eq. 14: the inertia and the external and field potentials of the
 /// free particles.
-fn inertia_and_fields(m: &CpuModel, p: &LgParams, y: &[V3], x: &[V3]) -> f64 {
+fn inertia_and_fields(m: &CpuModel, p: &LocalGlobalParams, y: &[V3], x: &[V3]) -> f64 {
     let h2 = p.h * p.h;
     let g = m.gravity + m.wind * m.drag;
     let mut e = 0.0;
@@ -150,7 +153,7 @@ fn inertia_and_fields(m: &CpuModel, p: &LgParams, y: &[V3], x: &[V3]) -> f64 {
 
 /// g(x, d) of Liu eq. 14 (with the constant terms, see the module notes): block coordinate descent never
 /// increases it.
-pub fn lg_objective(m: &CpuModel, p: &LgParams, y: &[V3], x: &[V3], d: &[V3]) -> f64 {
+pub fn local_global_objective(m: &CpuModel, p: &LocalGlobalParams, y: &[V3], x: &[V3], d: &[V3]) -> f64 {
     let mut e = 0.0;
     for s in 0..m.end_a.len() {
         e += 0.5 * m.k[s] * (x[m.end_a[s] as usize] - x[m.end_b[s] as usize] - d[s]).norm_squared();
@@ -159,7 +162,7 @@ pub fn lg_objective(m: &CpuModel, p: &LgParams, y: &[V3], x: &[V3], d: &[V3]) ->
 }
 
 /// g(x) of Liu eq. 8: ½(x − y)ᵀM̃(x − y) + h² E(x), E with the Hookean spring potential of eq. 9.
-pub fn lg_energy(m: &CpuModel, p: &LgParams, y: &[V3], x: &[V3]) -> f64 {
+pub fn local_global_energy(m: &CpuModel, p: &LocalGlobalParams, y: &[V3], x: &[V3]) -> f64 {
     let mut e = 0.0;
     for s in 0..m.end_a.len() {
         let l = (x[m.end_a[s] as usize] - x[m.end_b[s] as usize]).norm();
@@ -204,8 +207,8 @@ impl ChebyshevWork {
 }
 
 /// `iters` Jacobi iterations on A δ = r from δ = 0, with Chebyshev weights (Wang 2015): δ̂ = δₖ +
-/// D⁻¹(r − A δₖ), δ_{k+1} = ω_{k+1}(δ̂ − δ_{k−1}) + δ_{k−1}, each iteration [`kernel::lg_chebyshev`]'s
-/// Jacobi sweep per particle, the first [`kernel::lg_chebyshev_start`] (δ₁ = D⁻¹ r, the same value, with
+/// D⁻¹(r − A δₖ), δ_{k+1} = ω_{k+1}(δ̂ − δ_{k−1}) + δ_{k−1}, each iteration [`kernel::local_global_chebyshev`]'s
+/// Jacobi sweep per particle, the first [`kernel::local_global_chebyshev_start`] (δ₁ = D⁻¹ r, the same value, with
 /// no gather). These are the GPU's numbers; the preconditioned form of [`chebyshev_solve_with`] with
 /// z = D⁻¹ s gives the same iterates to rounding. `rho` is the radius to build the weights for
 /// ([`chebyshev_rho_used`]). Returns the relative residual ‖r − Aδ‖/‖r‖ of the result. Pinned entries
@@ -213,7 +216,7 @@ impl ChebyshevWork {
 #[allow(clippy::too_many_arguments)] // the solve's operator, preconditioner, bounds and work
 pub fn chebyshev_solve(
     m: &CpuModel,
-    p: &LgParams,
+    p: &LocalGlobalParams,
     inv_diag: &[V3],
     r: &[V3],
     delta: &mut [V3],
@@ -227,10 +230,10 @@ pub fn chebyshev_solve(
         omega = chebyshev_omega(k, rho, omega);
         let delta_k: &[V3] = delta;
         if k == 0 {
-            // from δ₀ = δ₋₁ = 0 with ω₁ = 1 the sweep gathers nothing (the GPU's lg_local_residual takes it)
-            for_each_particle(&mut w.next, |i| kernel::lg_chebyshev_start(i, r, inv_diag));
+            // from δ₀ = δ₋₁ = 0 with ω₁ = 1 the sweep gathers nothing (the GPU's local_global_local_residual takes it)
+            for_each_particle(&mut w.next, |i| kernel::local_global_chebyshev_start(i, r, inv_diag));
         } else {
-            for_each_particle(&mut w.next, |i| kernel::lg_chebyshev(i, m, p, omega, r, inv_diag, delta_k, &w.prev));
+            for_each_particle(&mut w.next, |i| kernel::local_global_chebyshev(i, m, p, omega, r, inv_diag, delta_k, &w.prev));
         }
         w.rotate(delta);
     }
@@ -238,9 +241,9 @@ pub fn chebyshev_solve(
 }
 
 /// ‖r − Aδ‖/‖r‖ (0 when r = 0), with `ad` as room for Aδ.
-fn relative_residual(m: &CpuModel, p: &LgParams, r: &[V3], delta: &[V3], ad: &mut Vec<V3>) -> f64 {
+fn relative_residual(m: &CpuModel, p: &LocalGlobalParams, r: &[V3], delta: &[V3], ad: &mut Vec<V3>) -> f64 {
     ad.resize(m.n, V3::zeros());
-    lg_apply(m, p, delta, ad);
+    local_global_apply(m, p, delta, ad);
     let rr: f64 = r.iter().map(|a| a.norm_squared()).sum();
     let res: f64 = r.iter().zip(ad.iter()).map(|(a, b)| (a - b).norm_squared()).sum();
     if rr > 0.0 {
@@ -250,7 +253,7 @@ fn relative_residual(m: &CpuModel, p: &LgParams, r: &[V3], delta: &[V3], ad: &mu
     }
 }
 
-/// The Jacobi preconditioner's product z = D⁻¹ s (`inv_diag` from [`lg_inv_diag`]).
+/// The Jacobi preconditioner's product z = D⁻¹ s (`inv_diag` from [`local_global_inv_diag`]).
 pub fn jacobi_apply(inv_diag: &[V3], s: &[V3], z: &mut [V3]) {
     for ((zi, si), di) in z.iter_mut().zip(s).zip(inv_diag) {
         *zi = si.component_mul(di);
@@ -260,12 +263,12 @@ pub fn jacobi_apply(inv_diag: &[V3], s: &[V3], z: &mut [V3]) {
 /// `iters` iterations of the preconditioned iteration δ̂ = δₖ + B(r − A δₖ) on A δ = r from δ = 0, with
 /// Chebyshev weights (Wang 2015, eq. 12, with B in place of D⁻¹): δ_{k+1} = ω_{k+1}(δ̂ − δ_{k−1}) + δ_{k−1};
 /// `precondition(s, z)` forms z = B s (the multigrid V-cycle), `rho` is the radius of I − BA to build
-/// the weights for. [`kernel::lg_cheb_residual`], the V-cycle and [`kernel::lg_cheb_combine`] per
-/// iteration, as on the GPU (with Jacobi, [`chebyshev_solve`] runs the fused [`kernel::lg_chebyshev`] instead). Returns the relative residual ‖r − Aδ‖/‖r‖ of the result.
+/// the weights for. [`kernel::local_global_cheb_residual`], the V-cycle and [`kernel::local_global_cheb_combine`] per
+/// iteration, as on the GPU (with Jacobi, [`chebyshev_solve`] runs the fused [`kernel::local_global_chebyshev`] instead). Returns the relative residual ‖r − Aδ‖/‖r‖ of the result.
 #[allow(clippy::too_many_arguments)]
 pub fn chebyshev_solve_with(
     m: &CpuModel,
-    p: &LgParams,
+    p: &LocalGlobalParams,
     mut precondition: impl FnMut(&[V3], &mut [V3]),
     r: &[V3],
     delta: &mut [V3],
@@ -281,9 +284,9 @@ pub fn chebyshev_solve_with(
     for k in 0..iters {
         omega = chebyshev_omega(k, rho, omega);
         let delta_k: &[V3] = delta;
-        for_each_particle(&mut w.ad, |i| kernel::lg_cheb_residual(i, m, p, r, delta_k));
+        for_each_particle(&mut w.ad, |i| kernel::local_global_cheb_residual(i, m, p, r, delta_k));
         precondition(&w.ad, &mut w.z);
-        for_each_particle(&mut w.next, |i| kernel::lg_cheb_combine(i, omega, delta_k, &w.prev, &w.z));
+        for_each_particle(&mut w.next, |i| kernel::local_global_cheb_combine(i, omega, delta_k, &w.prev, &w.z));
         w.rotate(delta);
     }
     relative_residual(m, p, r, delta, &mut w.ad)
@@ -291,7 +294,7 @@ pub fn chebyshev_solve_with(
 
 /// What a local/global step did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct LgReport {
+pub struct LocalGlobalReport {
     /// Local/global iterations.
     pub iterations: usize,
     /// Iterations of the global solver summed over them (CG or Chebyshev; one per Cholesky solve).
@@ -306,7 +309,7 @@ pub struct LgReport {
 #[derive(Debug)]
 pub struct LocalGlobal {
     /// The step's constants.
-    pub params: LgParams,
+    pub params: LocalGlobalParams,
     global: GlobalSolve,
     chol: Option<GlobalCholesky>,
     /// The order of the fused local step and residual of [`LocalGlobal::step`].
@@ -335,7 +338,7 @@ impl LocalGlobal {
     /// the preconditioner or the spectral radius.
     pub fn new(m: &CpuModel, h: f64, global: GlobalSolve, tol: f64, budget: usize) -> Result<Self> {
         let global = global.resolve(crate::method::Method::LocalGlobal)?;
-        let params = LgParams::new(m, h);
+        let params = LocalGlobalParams::new(m, h);
         let z = vec![V3::zeros(); m.n];
         let mut lg = LocalGlobal {
             params,
@@ -361,7 +364,7 @@ impl LocalGlobal {
     }
 
     fn prepare(&mut self, m: &CpuModel) -> Result<()> {
-        lg_inv_diag(m, &self.params, &mut self.inv_diag);
+        local_global_inv_diag(m, &self.params, &mut self.inv_diag);
         match self.global {
             GlobalSolve::Cholesky => match &mut self.chol {
                 Some(c) => c.refactor(m, &self.params)?,
@@ -419,7 +422,7 @@ impl LocalGlobal {
     /// Changes the step: refactors (numeric only) or re-estimates ρ.
     pub fn set_h(&mut self, m: &CpuModel, h: f64) -> Result<()> {
         if h != self.params.h {
-            self.params = LgParams::new(m, h);
+            self.params = LocalGlobalParams::new(m, h);
             self.prepare(m)?;
         }
         Ok(())
@@ -454,19 +457,19 @@ impl LocalGlobal {
 
     /// Starts a step from (q, v): y = q + hαv, and x = y.
     pub fn begin(&mut self, m: &CpuModel, q: &[V3], v: &[V3], x: &mut [V3]) {
-        lg_inertia(m, &self.params, q, v, &mut self.y);
+        local_global_inertia(m, &self.params, q, v, &mut self.y);
         x.copy_from_slice(&self.y);
     }
 
     /// The local step at x (Liu eq. 10).
     pub fn local(&mut self, m: &CpuModel, x: &[V3]) {
-        lg_local(m, x, &mut self.d);
+        local_global_local(m, x, &mut self.d);
     }
 
     /// The global step with the current d, on corrections: r = b − A x, A δ = r, x += δ. Returns the
     /// solver's iterations and ‖r‖ (the gradient norm of g(·, d) at the old x).
     pub fn global_step(&mut self, m: &CpuModel, x: &mut [V3]) -> Result<(usize, f64)> {
-        lg_residual(m, &self.params, &self.y, &self.d, x, &mut self.r);
+        local_global_residual(m, &self.params, &self.y, &self.d, x, &mut self.r);
         self.solve_residual(m, x)
     }
 
@@ -492,7 +495,7 @@ impl LocalGlobal {
                 self.delta.iter_mut().for_each(|a| *a = V3::zeros());
                 let (params, mg) = (&self.params, self.mg.as_mut().expect("checked"));
                 let rep = pcg_solve_with(
-                    |u, out| lg_apply(m, params, u, out),
+                    |u, out| local_global_apply(m, params, u, out),
                     |r, z| mg.apply(r, z),
                     &self.r,
                     &mut self.delta,
@@ -506,7 +509,7 @@ impl LocalGlobal {
                 self.delta.iter_mut().for_each(|a| *a = V3::zeros());
                 let (params, inv_diag) = (&self.params, &self.inv_diag);
                 let rep = pcg_solve(
-                    |u, out| lg_apply(m, params, u, out),
+                    |u, out| local_global_apply(m, params, u, out),
                     inv_diag,
                     &self.r,
                     &mut self.delta,
@@ -518,27 +521,35 @@ impl LocalGlobal {
             }
         };
         for i in 0..m.n {
-            x[i] = kernel::lg_advance(i, m, x, &self.delta);
+            x[i] = kernel::local_global_advance(i, m, x, &self.delta);
         }
         Ok((its, rnorm))
     }
 
     /// ‖∇g(x)‖ (eq. 7): the global residual with the local step refreshed at x (fused, see
-    /// [`lg_local_residual`]; d is left as it was).
+    /// [`local_global_local_residual`]; d is left as it was).
     pub fn gradient_norm(&mut self, m: &CpuModel, x: &[V3]) -> f64 {
-        lg_local_residual(m, &self.params, &self.sweep, &self.y, x, &mut self.r);
+        local_global_local_residual(m, &self.params, &self.sweep, &self.y, x, &mut self.r);
         self.r.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt()
     }
 
     /// One implicit Euler step by `iterations` local/global iterations from x = y (Liu §4): writes the new
     /// positions and the velocities (x − q)/h (0 for pinned particles).
-    pub fn step(&mut self, m: &CpuModel, iterations: usize, q: &[V3], v: &[V3], x_out: &mut [V3], v_out: &mut [V3]) -> Result<LgReport> {
+    pub fn step(
+        &mut self,
+        m: &CpuModel,
+        iterations: usize,
+        q: &[V3],
+        v: &[V3],
+        x_out: &mut [V3],
+        v_out: &mut [V3],
+    ) -> Result<LocalGlobalReport> {
         self.begin(m, q, v, x_out);
-        let mut rep = LgReport { iterations, ..Default::default() };
+        let mut rep = LocalGlobalReport { iterations, ..Default::default() };
         let mut g0 = 0.0;
         for k in 0..iterations {
             // the local step and the residual in one sweep (d is not kept)
-            lg_local_residual(m, &self.params, &self.sweep, &self.y, x_out, &mut self.r);
+            local_global_local_residual(m, &self.params, &self.sweep, &self.y, x_out, &mut self.r);
             let (its, rnorm) = self.solve_residual(m, x_out)?;
             if k == 0 {
                 g0 = rnorm;
@@ -555,7 +566,7 @@ impl LocalGlobal {
         let g = self.gradient_norm(m, x_out);
         rep.residual = if g0 > 0.0 { g / g0 } else { 0.0 };
         for i in 0..m.n {
-            (x_out[i], v_out[i]) = kernel::lg_velocity(i, m, &self.params, q, x_out);
+            (x_out[i], v_out[i]) = kernel::local_global_velocity(i, m, &self.params, q, x_out);
         }
         if !x_out.iter().all(|p| p.iter().all(|c| c.is_finite())) {
             return Err(Error::NonFinite { what: format!("local/global ({})", self.global.name()), quantity: "position" });

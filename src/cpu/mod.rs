@@ -123,7 +123,7 @@ pub struct CpuEngine {
     /// Implicit: a solver failure of `step`, returned by the next `step_frame`.
     solver_error: Option<Error>,
     /// Local/global: the solver (built on first use, rebuilt when the pins change).
-    lg: Option<local_global::LocalGlobal>,
+    local_global: Option<local_global::LocalGlobal>,
     /// Newton: the solver (built on first use, rebuilt when the pins change).
     newton: Option<newton::Newton>,
     /// Local/global and Newton: the last step's ‖∇g‖/‖∇g(y)‖.
@@ -175,7 +175,7 @@ impl CpuEngine {
             last_cg: implicit::CgReport::default(),
             cg_iterations: 0,
             solver_error: None,
-            lg: None,
+            local_global: None,
             newton: None,
             last_residual: 0.0,
             cursor: None,
@@ -296,14 +296,14 @@ impl CpuEngine {
     /// Local/global: the solver for steps of size h, built or refactored when needed.
     pub fn local_global(&mut self, h: f64) -> Result<&mut local_global::LocalGlobal> {
         let s = &self.settings;
-        let fresh = match &self.lg {
+        let fresh = match &self.local_global {
             Some(lg) => lg.global() != s.global.resolve(Method::LocalGlobal)?,
             None => true,
         };
         if fresh {
-            self.lg = Some(local_global::LocalGlobal::new(&self.model, h, s.global, s.cg_tolerance, s.global_iterations)?);
+            self.local_global = Some(local_global::LocalGlobal::new(&self.model, h, s.global, s.cg_tolerance, s.global_iterations)?);
         }
-        let lg = self.lg.as_mut().ok_or_else(|| Error::internal_solver("local/global solver missing"))?;
+        let lg = self.local_global.as_mut().ok_or_else(|| Error::internal_solver("local/global solver missing"))?;
         lg.set_h(&self.model, h)?;
         lg.set_preconditioner(&self.model, s.preconditioner)?;
         lg.set_factor_precision(s.factor_precision);
@@ -325,7 +325,7 @@ impl CpuEngine {
     /// Local/global or Newton: one step of size h; the state advances on success and stays on failure.
     /// Returns the solver iterations (the global solver's for local/global, Newton's for Newton).
     fn solver_step(&mut self, h: f64) -> Result<usize> {
-        let (iters, max_it, tol) = (self.settings.lg_iterations, self.settings.newton_iterations, self.settings.newton_tolerance);
+        let (iters, max_it, tol) = (self.settings.local_global_iterations, self.settings.newton_iterations, self.settings.newton_tolerance);
         if self.model.has_motion() {
             // local/global projects every iteration onto the colliders where they are at the step's end
             self.model.place(self.time + h);
@@ -340,7 +340,7 @@ impl CpuEngine {
             rep.iterations
         } else {
             self.local_global(h)?;
-            let lg = self.lg.as_mut().ok_or_else(|| Error::internal_solver("local/global solver missing"))?;
+            let lg = self.local_global.as_mut().ok_or_else(|| Error::internal_solver("local/global solver missing"))?;
             let v_in = if kicked { &self.kick_v } else { &self.v };
             let rep = lg.step(&self.model, iters, &self.x, v_in, &mut self.x_next, &mut self.v_next)?;
             self.last_residual = rep.residual;
@@ -425,7 +425,7 @@ impl CpuEngine {
         if pin_changed {
             // the free set changed, and the global matrix and the Hessian's pattern with it (moving a pinned
             // particle only moves the right-hand side)
-            self.lg = None;
+            self.local_global = None;
             self.newton = None;
         }
         Ok(())

@@ -14,11 +14,13 @@
 //! the exact Hessian is indefinite at every iterate, also from a 2000-iteration local/global start, and
 //! the corrected iteration converges only linearly (1e-2 to 1e-3 after 40 iterations): compressed springs
 //! give the energy negative curvature across the spring, and g has many nearby minima.
-//! ∇g is −[`lg_residual`] with the local step taken at x (eq. 7), so Newton and local/global share the
+//! ∇g is −[`local_global_residual`] with the local step taken at x (eq. 7), so Newton and local/global share the
 //! objective exactly.
 
 use super::forces::EPS_LEN;
-use super::local_global::{free_rows, lg_energy, lg_inertia, lg_local, lg_residual, LgParams};
+use super::local_global::{
+    free_rows, local_global_energy, local_global_inertia, local_global_local, local_global_residual, LocalGlobalParams,
+};
 use super::sparse::SpdFactor;
 use super::{CpuModel, V3};
 use crate::error::{Error, Result};
@@ -38,7 +40,7 @@ pub struct NewtonReport {
 #[derive(Debug)]
 pub struct Newton {
     /// The step's constants.
-    pub params: LgParams,
+    pub params: LocalGlobalParams,
     row: Vec<u32>,
     free: Vec<u32>,
     /// Springs with both ends free: their off-diagonal 3×3 blocks follow the diagonal blocks' values.
@@ -104,7 +106,7 @@ impl Newton {
         let factor = SpdFactor::new(3 * nf, &pairs, 1, "the Newton Hessian")?;
         let z = vec![V3::zeros(); m.n];
         Ok(Newton {
-            params: LgParams::new(m, h),
+            params: LocalGlobalParams::new(m, h),
             row,
             free,
             coupled,
@@ -123,7 +125,7 @@ impl Newton {
 
     /// Changes the step.
     pub fn set_h(&mut self, m: &CpuModel, h: f64) {
-        self.params = LgParams::new(m, h);
+        self.params = LocalGlobalParams::new(m, h);
     }
 
     /// y of the current step.
@@ -133,7 +135,7 @@ impl Newton {
 
     /// Starts a step from (q, v): y = q + hαv and x = y.
     pub fn begin(&mut self, m: &CpuModel, q: &[V3], v: &[V3], x: &mut [V3]) {
-        lg_inertia(m, &self.params, q, v, &mut self.y);
+        local_global_inertia(m, &self.params, q, v, &mut self.y);
         x.copy_from_slice(&self.y);
         self.lambda = 0.0;
     }
@@ -146,8 +148,8 @@ impl Newton {
 
     /// ∇g(x) (Liu eq. 7) into the working gradient; returns its norm.
     pub fn gradient(&mut self, m: &CpuModel, x: &[V3]) -> f64 {
-        lg_local(m, x, &mut self.d);
-        lg_residual(m, &self.params, &self.y, &self.d, x, &mut self.grad);
+        local_global_local(m, x, &mut self.d);
+        local_global_residual(m, &self.params, &self.y, &self.d, x, &mut self.grad);
         let mut nn = 0.0;
         for g in self.grad.iter_mut() {
             *g = -*g;
@@ -241,13 +243,13 @@ impl Newton {
             // at a minimum (or a direction that cannot descend): nothing to do
             return Ok(corrected);
         }
-        let g0 = lg_energy(m, &self.params, &self.y, x);
+        let g0 = local_global_energy(m, &self.params, &self.y, x);
         let mut t = 1.0;
         for _ in 0..40 {
             for i in 0..m.n {
                 self.trial[i] = x[i] + self.dir[i] * t;
             }
-            let g = lg_energy(m, &self.params, &self.y, &self.trial);
+            let g = local_global_energy(m, &self.params, &self.y, &self.trial);
             if g <= g0 + 1e-4 * t * slope {
                 x.copy_from_slice(&self.trial);
                 if t == 1.0 {

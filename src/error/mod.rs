@@ -131,7 +131,7 @@ pub enum Error {
     /// GPU layout).
     #[error("GPU error: {what} needs {count} packets, past the 2^32 its indices reach")]
     IndexOverflow {
-        /// The table (`springsim.lg_rows: the local/global table`).
+        /// The table (`springsim.local_global_rows: the local/global table`).
         what: &'static str,
         /// The entries it needs.
         count: u64,

@@ -33,7 +33,7 @@ use crate::method::{GlobalSolve, Method, StepPlan, StepSettings};
 use crate::model::Model;
 use crate::reference::model::CpuModel;
 
-pub use crate::gpu::methods::local_global::integrator::LgEval;
+pub use crate::gpu::methods::local_global::integrator::LocalGlobalEval;
 pub use crate::gpu::methods::pcg::GpuCgState;
 pub(crate) use frames::{FrameParts, FRAME_CHECKPOINTS};
 pub use probe::GpuProbe;
@@ -288,12 +288,12 @@ impl GpuEngine {
     /// Cholesky factor, ρ, the multigrid hierarchy, the per-dispatch parameter blocks; see
     /// [`crate::gpu::methods::local_global::integrator::LocalGlobalIntegrator::prepare`]). Nothing to do for the other
     /// methods or when nothing changed.
-    pub(super) fn prepare_lg(&mut self) -> Result<()> {
+    pub(super) fn prepare_local_global(&mut self) -> Result<()> {
         self.prepare_lg_uploading(true)
     }
 
     /// Local/global: the global solver in use once prepared (`None` for the other methods).
-    fn lg_global(&self) -> Option<GlobalSolve> {
+    fn local_global_global(&self) -> Option<GlobalSolve> {
         match &self.integrator {
             Integrator::LocalGlobal(lg) => lg.global(),
             _ => None,
@@ -366,7 +366,7 @@ impl GpuEngine {
     /// Records `steps` steps (a frame is `plan().substeps` of them); see [`crate::GpuSimulator::encode_frame`].
     pub(crate) fn encode_steps(&mut self, encoder: &mut wgpu::CommandEncoder, steps: usize) -> Result<()> {
         self.prepare_lg_uploading(false)?;
-        if self.lg_global() == Some(GlobalSolve::Cholesky) {
+        if self.local_global_global() == Some(GlobalSolve::Cholesky) {
             return Err(host_global_error());
         }
         self.check_prepared(steps)?;
@@ -416,9 +416,9 @@ impl GpuEngine {
     /// after the steps in the same submit (after the Cholesky driver's last submit, in one of their own)
     /// and their bytes read back, else nothing is.
     pub(super) fn submit_steps(&mut self, steps: usize, report: bool) -> Result<Vec<u8>> {
-        self.prepare_lg()?;
+        self.prepare_local_global()?;
         self.prepare_steps(steps, self.plan.h)?;
-        let cholesky = self.lg_global() == Some(GlobalSolve::Cholesky);
+        let cholesky = self.local_global_global() == Some(GlobalSolve::Cholesky);
         if cholesky {
             self.run_host_global_steps(steps, false)?;
             if !report {
@@ -514,7 +514,7 @@ impl Engine for GpuEngine {
         self.plan = *plan;
         self.integrator.relinearize();
         self.write_params();
-        self.prepare_lg()
+        self.prepare_local_global()
     }
 
     fn take_steps(&mut self, steps: usize) -> Result<StepsReport> {

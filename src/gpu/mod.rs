@@ -24,7 +24,7 @@ pub mod step_end;
 pub use base::context::{GpuContext, LimitsRequest};
 pub use base::options::GpuOptions;
 pub use base::state::GpuState;
-pub use engine::{GpuCgState, GpuEngine, GpuProbe, LgEval};
+pub use engine::{GpuCgState, GpuEngine, GpuProbe, LocalGlobalEval};
 pub use profiling::cost::{CountedPass, GpuCost, GpuCounters, Phase};
 pub use profiling::cost_model::{CostModel, KernelCost};
 pub use profiling::timestamps::{GpuTimes, KernelTime, TimestampSupport};

@@ -262,13 +262,13 @@ pub fn coarsen(a: &impl Rows, wdinv: &[f64], live: usize) -> Option<(Csr, Csr, C
 mod tests {
     use super::*;
     use crate::linalg::multigrid::global_matrix;
-    use crate::reference::local_global::LgParams;
+    use crate::reference::local_global::LocalGlobalParams;
     use crate::reference::model::CpuModel;
 
     #[test]
     fn the_galerkin_product_is_the_two_matmuls_bit_for_bit() {
         let cm = CpuModel::new(&crate::model::cloth(12, None).expect("a cloth")).expect("laid out");
-        let a = global_matrix(&cm, &LgParams::new(&cm, 1.0 / 60.0));
+        let a = global_matrix(&cm, &LocalGlobalParams::new(&cm, 1.0 / 60.0));
         let (agg, nc) = aggregate(&a);
         let tent = Csr::from_rows(nc, agg.iter().map(|&c| if c == u32::MAX { Vec::new() } else { vec![(c, 0.5)] }));
         let p = Csr::from_rows(
@@ -291,7 +291,7 @@ mod tests {
     #[test]
     fn the_prolongator_is_the_products_of_the_tentative_one_bit_for_bit() {
         let cm = CpuModel::new(&crate::model::cloth(12, None).expect("a cloth")).expect("laid out");
-        let a = global_matrix(&cm, &LgParams::new(&cm, 1.0 / 60.0));
+        let a = global_matrix(&cm, &LocalGlobalParams::new(&cm, 1.0 / 60.0));
         let (wdinv, _) = smoothing(&a);
         let (agg, nc) = aggregate(&a);
         let mut size = vec![0.0f64; nc];

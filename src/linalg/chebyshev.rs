@@ -1,12 +1,12 @@
 //! Chebyshev semi-iteration weights (Wang 2015, "A Chebyshev semi-iterative approach for accelerating
 //! projective and position-based dynamics", §4): the weights ω_k, the spectral radius estimates they are
-//! built from (power iterations on the reference's `lg_apply`, with the Jacobi or the multigrid
+//! built from (power iterations on the reference's `local_global_apply`, with the Jacobi or the multigrid
 //! preconditioner) and the safety margin on them, shared by the CPU engine's and the GPU's Chebyshev
 //! global steps.
 
 use super::for_each_particle;
 use super::multigrid::Multigrid;
-use crate::reference::local_global::{self as kernel, entry_spring, LgParams};
+use crate::reference::local_global::{self as kernel, entry_spring, LocalGlobalParams};
 use crate::reference::model::{CpuModel, V3};
 use crate::reference::power::power_start;
 
@@ -36,7 +36,7 @@ pub const CHEBYSHEV_POWER_ITERATIONS: usize = 300;
 
 /// The Jacobi preconditioner: 1/Aᵢᵢ on each axis, 0 for pinned particles (the constraint filter).
 #[allow(clippy::needless_range_loop)] // i indexes the particles' arrays
-pub fn lg_inv_diag(m: &CpuModel, p: &LgParams, out: &mut [V3]) {
+pub fn local_global_inv_diag(m: &CpuModel, p: &LocalGlobalParams, out: &mut [V3]) {
     let h2 = p.h * p.h;
     for i in 0..m.n {
         out[i] = if m.inv_mass[i] == 0.0 {
@@ -72,11 +72,11 @@ fn power_radius(m: &CpuModel, iters: usize, mut apply_g: impl FnMut(&[V3], &mut 
 /// The spectral radius of the Jacobi iteration matrix I − D⁻¹A of the global system, by `iters` power
 /// iterations from a fixed start (Wang 2015 §4 estimates it once per system). The estimate approaches
 /// the radius from below; `crate::cpu::local_global::chebyshev_solve` adds a margin.
-pub fn chebyshev_rho(m: &CpuModel, p: &LgParams, iters: usize) -> f64 {
+pub fn chebyshev_rho(m: &CpuModel, p: &LocalGlobalParams, iters: usize) -> f64 {
     let mut inv_d = vec![V3::zeros(); m.n];
-    lg_inv_diag(m, p, &mut inv_d);
+    local_global_inv_diag(m, p, &mut inv_d);
     power_radius(m, iters, |u, out| {
-        for_each_particle(out, |i| kernel::lg_apply(i, m, p, u));
+        for_each_particle(out, |i| kernel::local_global_apply(i, m, p, u));
         for ((o, ui), di) in out.iter_mut().zip(u).zip(&inv_d) {
             *o = ui - o.component_mul(di);
         }
@@ -90,16 +90,16 @@ pub const MULTIGRID_RHO_ITERATIONS: usize = 50;
 /// The spectral radius of I − BA, B the multigrid V-cycle of A (the iteration matrix of the
 /// preconditioned iteration that `crate::cpu::local_global::chebyshev_solve_with` accelerates), by `iters` power iterations
 /// from the same start as [`chebyshev_rho`].
-pub fn multigrid_rho(m: &CpuModel, p: &LgParams, mg: &mut Multigrid, iters: usize) -> f64 {
+pub fn multigrid_rho(m: &CpuModel, p: &LocalGlobalParams, mg: &mut Multigrid, iters: usize) -> f64 {
     multigrid_rho_with(m, p, iters, |rz| mg.apply_in_place(rz))
 }
 
 /// [`multigrid_rho`] with the V-cycle given as `apply_b(rz)`, which replaces r by z = B r in place (a
 /// hierarchy whose finest matrix is formed from the model, [`super::global_mg::GlobalMg::apply_in_place`],
 /// gives the same ρ bit for bit).
-pub fn multigrid_rho_with(m: &CpuModel, p: &LgParams, iters: usize, mut apply_b: impl FnMut(&mut [V3])) -> f64 {
+pub fn multigrid_rho_with(m: &CpuModel, p: &LocalGlobalParams, iters: usize, mut apply_b: impl FnMut(&mut [V3])) -> f64 {
     power_radius(m, iters, |u, out| {
-        for_each_particle(out, |i| kernel::lg_apply(i, m, p, u));
+        for_each_particle(out, |i| kernel::local_global_apply(i, m, p, u));
         apply_b(out);
         for (o, ui) in out.iter_mut().zip(u) {
             *o = ui - *o;

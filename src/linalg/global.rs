@@ -3,7 +3,7 @@
 
 use super::sparse::SpdFactor;
 use crate::error::Result;
-use crate::reference::local_global::{entry_spring, LgParams};
+use crate::reference::local_global::{entry_spring, LocalGlobalParams};
 use crate::reference::model::{CpuModel, V3};
 
 /// The global matrix A = M(1 + h d₀ + h² s) + h² L of the free particles (Liu eq. 14; pinned particles
@@ -40,7 +40,7 @@ pub fn free_rows(m: &CpuModel) -> (Vec<u32>, Vec<u32>) {
 
 impl GlobalCholesky {
     /// The symbolic analysis of the pattern and the numeric factorisation at `p.h`.
-    pub fn new(m: &CpuModel, p: &LgParams) -> Result<Self> {
+    pub fn new(m: &CpuModel, p: &LocalGlobalParams) -> Result<Self> {
         let (row, free) = free_rows(m);
         let mut pairs: Vec<(usize, usize)> = (0..free.len()).map(|r| (r, r)).collect();
         let mut coupled = Vec::new();
@@ -58,7 +58,7 @@ impl GlobalCholesky {
     }
 
     /// The numeric factorisation for new values (h, masses or stiffnesses) on the same pattern.
-    pub fn refactor(&mut self, m: &CpuModel, p: &LgParams) -> Result<()> {
+    pub fn refactor(&mut self, m: &CpuModel, p: &LocalGlobalParams) -> Result<()> {
         let h2 = p.h * p.h;
         let nf = self.free.len();
         for (r, &i) in self.free.iter().enumerate() {

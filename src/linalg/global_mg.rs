@@ -16,7 +16,7 @@ use super::chebyshev::multigrid_rho_with;
 use super::multigrid::{Csr, GlobalRows, Multigrid, COARSE_ROWS, MAX_LEVELS};
 use super::{for_each_particle, PAR_N};
 use crate::error::Result;
-use crate::reference::local_global::LgParams;
+use crate::reference::local_global::LocalGlobalParams;
 use crate::reference::model::{CpuModel, V3};
 use crate::reference::multigrid as kernel;
 
@@ -88,7 +88,7 @@ pub struct LevelRef<'a> {
 impl<'a> GlobalMg<'a> {
     /// The hierarchy of `m`'s global matrix at `p.h`: [`Multigrid::for_global`]'s, its finest matrix
     /// formed from `m` when read.
-    pub fn for_global(m: &'a CpuModel, p: &LgParams) -> Result<Self> {
+    pub fn for_global(m: &'a CpuModel, p: &LocalGlobalParams) -> Result<Self> {
         let a = GlobalRows::new(m, p);
         if a.rows() > COARSE_ROWS && MAX_LEVELS > 1 {
             let (wdinv, live) = smoothing(&a);
@@ -151,7 +151,7 @@ impl<'a> GlobalMg<'a> {
     /// stored hierarchy, bit for bit. While they run, the finest level's R is not held (the V-cycle
     /// restricts by P's rows); it is formed again after (Pᵀ, as the build formed it: the same bits), and
     /// the V-cycle's vectors are freed.
-    pub fn rho(&mut self, m: &CpuModel, p: &LgParams, iters: usize) -> f64 {
+    pub fn rho(&mut self, m: &CpuModel, p: &LocalGlobalParams, iters: usize) -> f64 {
         if let Some(f) = self.fine.as_mut() {
             f.r = Csr::default();
         }
@@ -240,7 +240,7 @@ mod tests {
     fn the_formed_hierarchy_is_the_stored_one_bit_for_bit() {
         for side in [12, 40, 64] {
             let cm = cloth(side);
-            let p = LgParams::new(&cm, 1.0 / 60.0);
+            let p = LocalGlobalParams::new(&cm, 1.0 / 60.0);
             let lean = GlobalMg::for_global(&cm, &p).expect("a hierarchy");
             assert_eq!(lean.fine.is_some(), side > 12, "the finest level formed at {side}²");
             let stored = GlobalMg::stored(Multigrid::for_global(&cm, &p).expect("a hierarchy"));
@@ -256,7 +256,7 @@ mod tests {
         // 80²: the formed level's products on the rayon pool
         for side in [12, 40, 80] {
             let cm = cloth(side);
-            let p = LgParams::new(&cm, 1.0 / 60.0);
+            let p = LocalGlobalParams::new(&cm, 1.0 / 60.0);
             let mut lean = GlobalMg::for_global(&cm, &p).expect("a hierarchy");
             let mut stored = Multigrid::for_global(&cm, &p).expect("a hierarchy");
             let r: Vec<V3> = (0..cm.n).map(|i| V3::new((i % 7) as f64 - 3.0, (i % 11) as f64 * 0.1, 1.0 / (1 + i) as f64)).collect();

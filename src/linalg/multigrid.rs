@@ -40,7 +40,7 @@ use super::aggregation::{coarsen, merge_row, smoothing, Rows};
 pub use super::csr::Csr;
 use super::for_each_particle;
 use crate::error::{Error, Result};
-use crate::reference::local_global::{entry_spring, LgParams};
+use crate::reference::local_global::{entry_spring, LocalGlobalParams};
 use crate::reference::model::{CpuModel, V3};
 use crate::reference::multigrid as kernel;
 pub use crate::reference::multigrid::CsrRows;
@@ -51,9 +51,9 @@ pub const COARSE_ROWS: usize = 256;
 pub const MAX_LEVELS: usize = 10;
 
 /// The global matrix A = M(1 + h d₀ + h² s) + h² L of `m` at `p.h` in particle order (Liu eq. 14, the
-/// operator of `lg_apply` in `crate::cpu::local_global`): for a free i, a_ii = mᵢ(1 + h d₀ + h² s) + h² Σₑ kₑ
+/// operator of `local_global_apply` in `crate::cpu::local_global`): for a free i, a_ii = mᵢ(1 + h d₀ + h² s) + h² Σₑ kₑ
 /// and a_ij = −h² Σ k over the springs joining i to a free j; pinned rows and columns are empty.
-pub fn global_matrix(m: &CpuModel, p: &LgParams) -> Csr {
+pub fn global_matrix(m: &CpuModel, p: &LocalGlobalParams) -> Csr {
     let rows = GlobalRows::new(m, p);
     // row by row: one row's entries at a time besides the matrix
     Csr::from_rows(
@@ -79,7 +79,7 @@ pub struct GlobalRows<'a> {
 
 impl<'a> GlobalRows<'a> {
     /// The rows of `m`'s global matrix at `p.h`.
-    pub fn new(m: &'a CpuModel, p: &LgParams) -> Self {
+    pub fn new(m: &'a CpuModel, p: &LocalGlobalParams) -> Self {
         GlobalRows { m, h2: p.h * p.h, mass_diag: p.mass_diag }
     }
 
@@ -190,7 +190,7 @@ fn coarse_inverse(a: &Csr) -> Result<Csr> {
 
 impl Multigrid {
     /// The hierarchy of Liu's global matrix of `m` at `p.h` (see the module doc).
-    pub fn for_global(m: &CpuModel, p: &LgParams) -> Result<Self> {
+    pub fn for_global(m: &CpuModel, p: &LocalGlobalParams) -> Result<Self> {
         Multigrid::new(global_matrix(m, p))
     }
 

@@ -65,7 +65,7 @@ pub fn field_accel(m: &CpuModel, x: V3) -> V3 {
 }
 
 /// The local/global step's external field term folded into the inertia: h²α a_fields(q) (added to
-/// y = q + hαv by `lg_inertia`; zero without point fields).
+/// y = q + hαv by `local_global_inertia`; zero without point fields).
 #[inline]
 pub fn fields_inertia(m: &CpuModel, h: f64, alpha: f64, q: V3) -> V3 {
     if m.fields.is_empty() {

@@ -7,7 +7,7 @@
 //!
 //! The operator is the one the WGSL composes in front of `pcg.wgsl` (`operator_apply`): here a function
 //! `operator(i, u)` returning (A u)ᵢ, e.g. [`super::implicit::operator_apply`] or
-//! [`super::local_global::lg_apply`]. The GPU forms pⱼ = zⱼ + βp₋₁,ⱼ inside `pcg_matvec` for every
+//! [`super::local_global::local_global_apply`]. The GPU forms pⱼ = zⱼ + βp₋₁,ⱼ inside `pcg_matvec` for every
 //! neighbour it reads; here [`pcg_dir`] forms it per row first and `pcg_matvec` gathers over the result.
 //! The dot products are sums over workgroups on the GPU and in fixed blocks in the CPU engine
 //! ([`crate::linalg::cg`]); [`pcg_sum`] is the plain sequential sum, equal to either up to rounding.

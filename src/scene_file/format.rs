@@ -178,9 +178,9 @@ pub struct MethodSpec {
     /// The linear solver (`auto`, `cg`, `tridiagonal`, `cholesky`, `chebyshev`).
     #[serde(default, with = "opt_named", skip_serializing_if = "Option::is_none")]
     pub global: Option<GlobalSolve>,
-    /// Local/global iterations per step.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lg_iterations: Option<usize>,
+    /// Local/global iterations per step (`lg_iterations`, its name before 0.1's release, is read too).
+    #[serde(default, alias = "lg_iterations", skip_serializing_if = "Option::is_none")]
+    pub local_global_iterations: Option<usize>,
     /// Local/global with `cg` or `chebyshev`: the budget of each global step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub global_iterations: Option<usize>,
@@ -239,7 +239,7 @@ impl MethodSpec {
             leu_interval: None,
             speed_limit: None,
             global: None,
-            lg_iterations: None,
+            local_global_iterations: None,
             global_iterations: None,
             preconditioner: None,
             factor_precision: None,
@@ -277,7 +277,7 @@ impl MethodSpec {
         set!("leu_interval", self.leu_interval, s.leu_interval);
         set!("speed_limit", self.speed_limit, s.speed_limit);
         set!("global", self.global, s.global);
-        set!("lg_iterations", self.lg_iterations, s.lg_iterations);
+        set!("local_global_iterations", self.local_global_iterations, s.local_global_iterations);
         set!("global_iterations", self.global_iterations, s.global_iterations);
         set!("preconditioner", self.preconditioner, s.preconditioner);
         set!("factor_precision", self.factor_precision, s.factor_precision);

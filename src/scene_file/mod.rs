@@ -13,7 +13,7 @@
 //!     pins: [23],
 //!     colliders: [Sphere(center: (0.0, -0.6, 0.0), radius: 0.2, thickness: 0.01, friction: 0.5)],
 //!     forces: (gravity: (0.0, -9.81, 0.0), drag: 0.5, wind: (0.0, 0.0, 2.0)),
-//!     method: (name: "local-global", global: "cholesky", lg_iterations: 10),
+//!     method: (name: "local-global", global: "cholesky", local_global_iterations: 10),
 //!     frame_dt: 0.03333333333333333,
 //!     frames: 60,
 //!     camera: (eye: (0.0, 0.5, 3.0), target: (0.0, -0.3, 0.0)),

@@ -11,7 +11,7 @@ use crate::gpu::base::layout::CG_VECTORS;
 use crate::gpu::base::options::GpuOptions;
 use crate::gpu::base::state::NBR_SLOTS;
 use crate::gpu::methods::implicit::BLOCK_SLOTS;
-use crate::gpu::methods::local_global::integrator::{work_len, LG_SLOTS};
+use crate::gpu::methods::local_global::integrator::{work_len, LOCAL_GLOBAL_SLOTS};
 use crate::method::Method;
 
 /// One buffer of the GPU engine: its label, its bytes, and the bindings it may be split over (1: it
@@ -43,9 +43,9 @@ pub fn buffers(method: Method, particles: u64, springs: u64) -> Vec<BufferNeed> 
         Method::Leu => out.extend([need("springsim.leu_lin", 3 * n * 16, 1), need("springsim.leu_blocks", 3 * e * 16, 1)]),
         Method::ImplicitEuler => out.extend([need("springsim.implicit_blocks", 2 * e * 16, BLOCK_SLOTS), pcg]),
         Method::LocalGlobal => out.extend([
-            need("springsim.lg_tables", 4 * (n + 1 + e + 4 * s), LG_SLOTS),
-            need("springsim.lg_work", work_len(n as usize) as u64 * 16, 1),
-            need("springsim.lg_dirs", 16 * s, 1),
+            need("springsim.local_global_tables", 4 * (n + 1 + e + 4 * s), LOCAL_GLOBAL_SLOTS),
+            need("springsim.local_global_work", work_len(n as usize) as u64 * 16, 1),
+            need("springsim.local_global_dirs", 16 * s, 1),
             pcg,
         ]),
         Method::ExplicitEuler | Method::SymplecticEuler | Method::Newton => {}

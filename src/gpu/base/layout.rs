@@ -217,11 +217,11 @@ pub struct StrainLimitInfo {
     pub _pad: [u32; 3],
 }
 
-/// `LgConsts` in `shaders/local_global.wgsl`: the constants of a local/global step (Liu et al. 2013, eq. 14)
+/// `LocalGlobalConsts` in `shaders/local_global.wgsl`: the constants of a local/global step (Liu et al. 2013, eq. 14)
 /// and the bases of its tables.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct LgConsts {
+pub struct LocalGlobalConsts {
     /// xyz: f_ext per unit mass, g + d₀ w + s c; w unused.
     pub fext: [f32; 4],
     /// The step h.
@@ -236,25 +236,25 @@ pub struct LgConsts {
     pub n: u32,
     /// Workgroups of a per-particle dispatch.
     pub groups: u32,
-    /// Index in `lg_work` of the ‖r‖² partials.
+    /// Index in `local_global_work` of the ‖r‖² partials.
     pub partials_base: u32,
-    /// Index in `lg_work` of the report.
+    /// Index in `local_global_work` of the report.
     pub stats_base: u32,
 }
 
-/// `LgPass` in `shaders/local_global.wgsl`: the per-dispatch values, one per dynamic offset.
+/// `LocalGlobalPass` in `shaders/local_global.wgsl`: the per-dispatch values, one per dynamic offset.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct LgPass {
-    /// `lg_chebyshev`: the iteration k.
+pub struct LocalGlobalPass {
+    /// `local_global_chebyshev`: the iteration k.
     pub k: u32,
-    /// `lg_chebyshev`: ω_{k+1} (Wang 2015, eq. 12).
+    /// `local_global_chebyshev`: ω_{k+1} (Wang 2015, eq. 12).
     pub omega: f32,
-    /// `lg_local_residual`: the partials slot (0 first iteration, 1 later, 2 none); `lg_advance`: δ's slot
+    /// `local_global_local_residual`: the partials slot (0 first iteration, 1 later, 2 none); `local_global_advance`: δ's slot
     /// (0..2 Chebyshev, 3 the PCG's solution).
     pub slot: u32,
-    /// `lg_local_residual`: 1 to take the first Chebyshev-Jacobi iteration too (δ₁ = D⁻¹ r into slot 1,
-    /// [`crate::reference::local_global::lg_chebyshev_start`]).
+    /// `local_global_local_residual`: 1 to take the first Chebyshev-Jacobi iteration too (δ₁ = D⁻¹ r into slot 1,
+    /// [`crate::reference::local_global::local_global_chebyshev_start`]).
     pub start: u32,
 }
 

@@ -46,7 +46,7 @@ pub fn split_constant(name: &'static str, parts: usize) -> (&'static str, f64) {
 /// it is 0 the kernels never read them, and a layout per kernel ([`drop_unsplit_parts`]) leaves them
 /// out.
 pub const SPLIT_PARTS: [(&str, &[&str]); 3] =
-    [("NBR_SPLIT", &["nbr_1"]), ("BLOCKS_SPLIT", &["blocks_1", "blocks_2", "blocks_3"]), ("TABLES_SPLIT", &["lg_rows_1"])];
+    [("NBR_SPLIT", &["nbr_1"]), ("BLOCKS_SPLIT", &["blocks_1", "blocks_2", "blocks_3"]), ("TABLES_SPLIT", &["local_global_rows_1"])];
 
 /// `src` with the bindings of the split parts that `constants` say are not split ([`SPLIT_PARTS`])
 /// declared as one-element private arrays instead: the code that names them (behind the constant's
@@ -167,7 +167,7 @@ mod tests {
 
     #[test]
     fn parameter_blocks_become_uniforms() {
-        let src = "@group(0) @binding(0) var<storage, read> P: Params;\n@group(0) @binding(1) var<storage, read> nbr: array<Nbr>;\n@group(2) @binding(0) var<storage, read> K: LgPass;";
+        let src = "@group(0) @binding(0) var<storage, read> P: Params;\n@group(0) @binding(1) var<storage, read> nbr: array<Nbr>;\n@group(2) @binding(0) var<storage, read> K: LocalGlobalPass;";
         let (out, slots) = params_as_uniforms(src);
         assert_eq!(slots, vec![(0, 0), (2, 0)]);
         assert_eq!(out.lines().next(), Some("@group(0) @binding(0) var<uniform> P: Params;"));

@@ -10,14 +10,14 @@ use crate::error::{Bound, Error, Result};
 use crate::gpu::base::specialize::Splits;
 use crate::gpu::methods::integrator::Integrator;
 use crate::gpu::methods::local_global::integrator::LocalGlobalIntegrator;
-use crate::gpu::methods::local_global::LgSplit;
+use crate::gpu::methods::local_global::LocalGlobalSplit;
 use crate::gpu::methods::power::PowerKernels;
 use crate::gpu::profiling::cost::CountedPass;
 use crate::gpu::step_end::StepEnd;
 use crate::method::GlobalSolve;
 
 impl GpuEngine {
-    /// [`GpuEngine::prepare_lg`]; `stream`: the uploads may submit and wait (not while recording a frame).
+    /// [`GpuEngine::prepare_local_global`]; `stream`: the uploads may submit and wait (not while recording a frame).
     pub(super) fn prepare_lg_uploading(&mut self, stream: bool) -> Result<()> {
         if let Integrator::LocalGlobal(lg) = &mut self.integrator {
             lg.prepare(&self.device, &self.options, &self.model, &self.settings, self.plan.h, stream)?;
@@ -40,7 +40,7 @@ impl GpuEngine {
     pub(super) fn steps_report(&self, steps: usize, report: &[u8]) -> Result<StepsReport> {
         if let Integrator::LocalGlobal(lg) = &self.integrator {
             let (stats, cg) = LocalGlobalIntegrator::decode_report(report);
-            let (iters, budget) = (self.settings.lg_iterations, self.settings.global_iterations);
+            let (iters, budget) = (self.settings.local_global_iterations, self.settings.global_iterations);
             let global = lg.global().unwrap_or(GlobalSolve::Cg);
             let iterations = match global {
                 GlobalSolve::Cholesky => steps * iters,
@@ -78,8 +78,8 @@ impl GpuEngine {
     }
 
     /// `steps` local/global steps by the multi-submit driver, phase by phase and timed when `profile`.
-    pub(super) fn run_host_global_steps(&mut self, steps: usize, profile: bool) -> Result<LgSplit> {
-        self.prepare_lg()?;
+    pub(super) fn run_host_global_steps(&mut self, steps: usize, profile: bool) -> Result<LocalGlobalSplit> {
+        self.prepare_local_global()?;
         self.prepare_steps(steps, self.plan.h)?;
         let Integrator::LocalGlobal(lg) = &mut self.integrator else {
             return Err(Error::invalid(

@@ -3,12 +3,12 @@
 //! inner state for checks against the CPU twins). Many of these calls submit and wait: none belongs on
 //! a frame path. Reached by [`GpuEngine::probe`] or [`crate::GpuSimulator::probe`].
 
-use super::{GpuCgState, GpuEngine, LgEval};
+use super::{GpuCgState, GpuEngine, LocalGlobalEval};
 use crate::engine::StepsReport;
 use crate::error::{Bound, Error, Result};
 use crate::gpu::base::state::{read_words, GpuState};
 use crate::gpu::methods::integrator::Integrator;
-use crate::gpu::methods::local_global::LgSplit;
+use crate::gpu::methods::local_global::LocalGlobalSplit;
 use crate::gpu::profiling::cost_model::{frame_model, CostModel, FrameShape};
 use crate::gpu::profiling::timestamps::{GpuTimes, KernelTime, PhaseTimer, TimestampSupport};
 use crate::gpu::step_end::self_collision::GpuHash;
@@ -69,8 +69,8 @@ impl GpuProbe<'_> {
 
     /// Local/global: builds or refreshes the global solver for the current step and pinned set (the
     /// Cholesky factor, ρ, the multigrid hierarchy) now, so that the first frame does not pay for it.
-    pub fn prepare_lg(&mut self) -> Result<()> {
-        self.engine.prepare_lg()
+    pub fn prepare_local_global(&mut self) -> Result<()> {
+        self.engine.prepare_local_global()
     }
 
     /// k₀ by `iters` power iterations on the GPU at the current positions (submits and reads back).
@@ -117,14 +117,14 @@ impl GpuProbe<'_> {
             relinearize_every: self.engine.plan.relinearize_every as u64,
             cg_iterations: s.cg_max_iterations as u64,
             trial: false,
-            lg_iterations: s.lg_iterations as u64,
+            local_global_iterations: s.local_global_iterations as u64,
             global,
             global_iterations: s.global_iterations as u64,
             multigrid,
             pcg_reduce,
             pcg_groups: pcg_groups as u64,
             multigrid_update,
-            lg_rows: match &self.engine.integrator {
+            local_global_rows: match &self.engine.integrator {
                 Integrator::LocalGlobal(lg) => Some(lg.rows()),
                 _ => None,
             },
@@ -187,15 +187,15 @@ impl GpuProbe<'_> {
     /// factor on the CPU): runs one frame by several submits (per iteration one read-back of r and one
     /// upload of δ, n `vec4` each) and waits for it. This is the blocking call to use where
     /// [`crate::GpuSimulator::encode_frame`] refuses; it also runs the GPU solvers (`cg`, `chebyshev`) the same
-    /// way. The split of the frame is kept for [`GpuProbe::lg_last_split`].
-    pub fn run_host_global_frame(&mut self) -> Result<LgSplit> {
+    /// way. The split of the frame is kept for [`GpuProbe::local_global_last_split`].
+    pub fn run_host_global_frame(&mut self) -> Result<LocalGlobalSplit> {
         self.engine.run_host_global_steps(self.engine.plan.substeps, false)
     }
 
     /// Local/global: runs `frames` frames with every phase its own submit, timed on the host (submit and
-    /// wait; lavapipe has no cheaper clock), and returns the split summed over them (see [`LgSplit`]).
+    /// wait; lavapipe has no cheaper clock), and returns the split summed over them (see [`LocalGlobalSplit`]).
     /// The frames advance the simulation like `step_frame`.
-    pub fn lg_profile_frames(&mut self, frames: usize) -> Result<LgSplit> {
+    pub fn local_global_profile_frames(&mut self, frames: usize) -> Result<LocalGlobalSplit> {
         if self.engine.method != Method::LocalGlobal {
             return Err(Error::invalid(
                 "method",
@@ -203,7 +203,7 @@ impl GpuProbe<'_> {
                 Bound::Unsupported("the phase split is for local-global".into()),
             ));
         }
-        let mut total = LgSplit::default();
+        let mut total = LocalGlobalSplit::default();
         for _ in 0..frames {
             let s = self.engine.run_host_global_steps(self.engine.plan.substeps, true)?;
             total.frames += 1;
@@ -220,35 +220,43 @@ impl GpuProbe<'_> {
     }
 
     /// Local/global: the split of the last frame run by the multi-submit driver (the `cholesky` path, or
-    /// [`GpuProbe::lg_profile_frames`]).
-    pub fn lg_last_split(&self) -> LgSplit {
+    /// [`GpuProbe::local_global_profile_frames`]).
+    pub fn local_global_last_split(&self) -> LocalGlobalSplit {
         match &self.engine.integrator {
             Integrator::LocalGlobal(lg) => lg.last_split(),
-            _ => LgSplit::default(),
+            _ => LocalGlobalSplit::default(),
         }
     }
 
     /// Local/global with `chebyshev`: the spectral radius estimate in use (0 for the other solvers).
-    pub fn lg_rho(&self) -> f64 {
+    pub fn local_global_rho(&self) -> f64 {
         match &self.engine.integrator {
             Integrator::LocalGlobal(lg) => lg.rho(),
             _ => 0.0,
         }
     }
 
-    /// Local/global, for checks against the CPU twins: runs `lg_inertia` on the current state (q, v), then
-    /// `lg_local_residual` at the positions `x` (pinned particles: give their q), and reads back y, r and
+    /// Local/global, for checks against the CPU twins: runs `local_global_inertia` on the current state (q, v), then
+    /// `local_global_local_residual` at the positions `x` (pinned particles: give their q), and reads back y, r and
     /// the inverse diagonal. The current state is left as it was.
-    pub fn lg_eval(&mut self, x: &[[f64; 3]]) -> Result<LgEval> {
+    pub fn local_global_eval(&mut self, x: &[[f64; 3]]) -> Result<LocalGlobalEval> {
         if self.engine.method != Method::LocalGlobal {
-            return Err(Error::invalid("method", self.engine.method.name(), Bound::Unsupported("lg_eval needs local-global".into())));
+            return Err(Error::invalid(
+                "method",
+                self.engine.method.name(),
+                Bound::Unsupported("local_global_eval needs local-global".into()),
+            ));
         }
         if x.len() != self.engine.model.n {
             return Err(Error::invalid("x", x.len(), Bound::length(self.engine.model.n, "must have {} positions")));
         }
-        self.engine.prepare_lg()?;
+        self.engine.prepare_local_global()?;
         let Integrator::LocalGlobal(lg) = &self.engine.integrator else {
-            return Err(Error::invalid("method", self.engine.method.name(), Bound::Unsupported("lg_eval needs local-global".into())));
+            return Err(Error::invalid(
+                "method",
+                self.engine.method.name(),
+                Bound::Unsupported("local_global_eval needs local-global".into()),
+            ));
         };
         lg.eval(&self.engine.device, &self.engine.queue, &self.engine.state, &self.engine.model, x)
     }

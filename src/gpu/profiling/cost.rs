@@ -19,7 +19,7 @@ pub enum Phase {
     /// The update of the state: LEU's step and fix-up, implicit Euler's integration and strain check,
     /// local/global's inertia, advance (x += δ) and velocity.
     Integrate,
-    /// Local/global's local step fused with its right-hand side (`lg_local_residual`: d of eq. 10 per
+    /// Local/global's local step fused with its right-hand side (`local_global_local_residual`: d of eq. 10 per
     /// spring and r = b − A x per particle).
     Local,
     /// The global solve: the PCG (with its multigrid V-cycles) or the Chebyshev iterations.

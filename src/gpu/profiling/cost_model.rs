@@ -60,7 +60,7 @@ pub struct FrameShape {
     /// Implicit Euler: each step is a trial step followed by the strain check (the adaptive step).
     pub trial: bool,
     /// Local/global: iterations per step.
-    pub lg_iterations: u64,
+    pub local_global_iterations: u64,
     /// Local/global: the global solve.
     pub global: Option<GlobalSolve>,
     /// Local/global with cg or chebyshev: the budget of each global step.
@@ -79,8 +79,8 @@ pub struct FrameShape {
     /// bytes of the lists, bytes of the blocks written).
     pub multigrid_update: Option<(u64, u64, u64, u64)>,
     /// Local/global's row table: the slots a sweep reads and those the table stores, the padding
-    /// included ([`crate::gpu::methods::local_global::rows::LgRows::shape`]); `None`: both counted as the incidence entries.
-    pub lg_rows: Option<TableShape>,
+    /// included ([`crate::gpu::methods::local_global::rows::LocalGlobalRows::shape`]); `None`: both counted as the incidence entries.
+    pub local_global_rows: Option<TableShape>,
 }
 
 /// One kernel of the model, per frame.
@@ -220,13 +220,13 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
             iterations = steps * it;
         }
         Method::LocalGlobal => {
-            let (li, budget) = (s.lg_iterations, s.global_iterations);
+            let (li, budget) = (s.local_global_iterations, s.global_iterations);
             let global = s.global.unwrap_or(GlobalSolve::Cg);
-            m.add("lg_inertia", Phase::Integrate, steps, g, n * ST, n * 2 * V);
+            m.add("local_global_inertia", Phase::Integrate, steps, g, n * ST, n * 2 * V);
             let local = steps * (li + 1);
             // every slot gathers its neighbour; the table's slots are read from memory, the stencil's (the
             // same few packets for a block's threads) are not counted, like a parameter block
-            let (slots, stored) = s.lg_rows.map_or((e, e), |r| (r.slots, r.table_slots));
+            let (slots, stored) = s.local_global_rows.map_or((e, e), |r| (r.slots, r.table_slots));
             // x and y read, R and D written, the two Chebyshev slots zeroed, the ‖r‖² partials; the residuals
             // that start a Chebyshev-Jacobi solve write R, δ₀ = 0 and its first iteration δ₁ = D⁻¹ r
             let solves = steps * li;
@@ -234,7 +234,7 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
             let (start, fused_advance) = (jacobi_chebyshev && budget > 0, jacobi_chebyshev && budget >= 2);
             let started = if start { solves } else { 0 };
             m.add_total(
-                "lg_local_residual",
+                "local_global_local_residual",
                 Phase::Local,
                 [
                     local,
@@ -254,17 +254,17 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
                 }
                 GlobalSolve::Chebyshev => match s.multigrid {
                     Some(mg) => {
-                        m.add("lg_cheb_residual", Phase::Global, solves * budget, g, matvec + n * V, n * V);
+                        m.add("local_global_cheb_residual", Phase::Global, solves * budget, g, matvec + n * V, n * V);
                         vcycles(&mut m, solves * budget, mg);
-                        m.add("lg_cheb_combine", Phase::Global, solves * budget, g, n * 3 * V, n * V);
+                        m.add("local_global_cheb_combine", Phase::Global, solves * budget, g, n * 3 * V, n * V);
                     }
                     // the Jacobi sweep: δ_{k−1} and r (D⁻¹ in its w) beside the gather, no δ_k,i or state;
                     // the first iteration is the residual's, the last advances x (reads and writes x, no δ)
                     None => {
                         let sweeps = budget.saturating_sub(start as u64 + fused_advance as u64);
-                        m.add("lg_chebyshev", Phase::Global, solves * sweeps, g, matvec, n * V);
+                        m.add("local_global_chebyshev", Phase::Global, solves * sweeps, g, matvec, n * V);
                         if fused_advance {
-                            m.add("lg_chebyshev_advance", Phase::Global, solves, g, matvec + n * V, n * V);
+                            m.add("local_global_chebyshev_advance", Phase::Global, solves, g, matvec + n * V, n * V);
                         }
                     }
                 },
@@ -274,14 +274,14 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
                 iterations = solves * budget;
             }
             if !fused_advance {
-                m.add("lg_advance", Phase::Integrate, solves, g, n * 2 * V, n * V);
+                m.add("local_global_advance", Phase::Integrate, solves, g, n * 2 * V, n * V);
             }
             if s.colliders > 0 && li > 1 {
                 // Liu §4.1: the iterate projected out of the colliders after every iteration but the last
                 m.add("collide_positions", Phase::Collide, steps * (li - 1), g, n * V + s.colliders * COLLIDER, n * V);
             }
-            m.add("lg_velocity", Phase::Integrate, steps, g, n * (2 * V + ST), n * ST);
-            m.add("lg_report", Phase::Integrate, steps, 1, 2 * g * V, V);
+            m.add("local_global_velocity", Phase::Integrate, steps, g, n * (2 * V + ST), n * ST);
+            m.add("local_global_report", Phase::Integrate, steps, 1, 2 * g * V, V);
             evaluations = local;
         }
         Method::Newton => return CostModel::default(),

@@ -1,24 +1,24 @@
 //! Liu et al. 2013's local/global method on the GPU: [`LocalGlobalIntegrator`] owns its buffers
-//! ([`LocalGlobalBuffers`]: the global matrix's rows, the work vectors, `LgConsts`, the PCG's), its kernels
+//! ([`LocalGlobalBuffers`]: the global matrix's rows, the work vectors, `LocalGlobalConsts`, the PCG's), its kernels
 //! ([`crate::gpu::methods::local_global::LocalGlobalKernels`]), its bind groups, and the global solver prepared for
 //! one step h and pinned set (the per-dispatch table, the Cholesky factor, ρ, the multigrid hierarchy).
 //!
-//! Each step is y = q + hαv, then `lg_iterations` × (local step with the residual r = b − A x, one
+//! Each step is y = q + hαv, then `local_global_iterations` × (local step with the residual r = b − A x, one
 //! kernel; global solve A δ = r; x += δ) on corrections, then the local step and residual at the final x
 //! and v = (x − q)/h.
 //! With `cg` and `chebyshev` a frame is recorded into one encoder with no read-back
 //! ([`LocalGlobalIntegrator::encode_step`]). With `cholesky` the global solve is the f64 factor on the
 //! host: [`LocalGlobalIntegrator::host_frame`] submits once per iteration, reads r back and uploads δ
-//! (n `vec4` each), timed apart in [`LgSplit`].
+//! (n `vec4` each), timed apart in [`LocalGlobalSplit`].
 
 use crate::gpu::base::alloc::{Allocator, SplitBuffer};
-use crate::gpu::base::layout::{groups, LgConsts, CG_STATE_WORDS};
+use crate::gpu::base::layout::{groups, LocalGlobalConsts, CG_STATE_WORDS};
 use crate::gpu::base::options::GpuOptions;
 use crate::gpu::base::pipelines::{bind, Bindings};
 use crate::gpu::base::state::{read_buffer, read_vec4s, read_words, xyz, GpuState};
 use crate::gpu::methods::local_global::multigrid::{MgUse, MultigridData};
-use crate::gpu::methods::local_global::rows::{LgRows, TableShape};
-use crate::gpu::methods::local_global::{LgPassTable, LgPhase, LgSplit, LocalGlobalKernels};
+use crate::gpu::methods::local_global::rows::{LocalGlobalRows, TableShape};
+use crate::gpu::methods::local_global::{LocalGlobalKernels, LocalGlobalPassTable, LocalGlobalPhase, LocalGlobalSplit};
 use crate::gpu::methods::pcg::{GpuCgState, PcgBuffers, INVERSE_DIAGONAL_VECTOR, SOLUTION_VECTOR};
 use crate::gpu::profiling::cost::{CountedPass, GpuCounters};
 use crate::gpu::step_end::collide::Colliders;
@@ -29,20 +29,20 @@ use crate::linalg::chebyshev::{chebyshev_rho, CHEBYSHEV_POWER_ITERATIONS, MULTIG
 use crate::linalg::global::GlobalCholesky;
 use crate::linalg::global_mg::GlobalMg;
 use crate::method::{FactorPrecision, GlobalSolve, Method, Preconditioner, StepSettings};
-use crate::reference::local_global::LgParams;
+use crate::reference::local_global::LocalGlobalParams;
 use crate::reference::model::{CpuModel, V3};
 
 /// Local/global's own buffers.
 pub struct LocalGlobalBuffers {
-    /// The global matrix's rows as a sliced ELL table ([`LgRows`]): `lg_rows` and `lg_rows_1` of
+    /// The global matrix's rows as a sliced ELL table ([`LocalGlobalRows`]): `local_global_rows` and `local_global_rows_1` of
     /// `shaders/local_global.wgsl`, split at the state's split size.
     pub tables: SplitBuffer,
-    /// The table's slots and widths ([`LgRows::shape`]).
+    /// The table's slots and widths ([`LocalGlobalRows::shape`]).
     pub rows: TableShape,
     /// The Chebyshev iterates (3n), the ‖r‖² partials (2 slots of `groups`) and the report (one
-    /// `vec4`): `lg_work` of `shaders/local_global.wgsl`.
+    /// `vec4`): `local_global_work` of `shaders/local_global.wgsl`.
     pub work: wgpu::Buffer,
-    /// `LgConsts` (a parameter block).
+    /// `LocalGlobalConsts` (a parameter block).
     pub consts: wgpu::Buffer,
     /// The PCG's vectors (its r is the residual, its x the correction δ), partials and status.
     pub pcg: PcgBuffers,
@@ -53,7 +53,7 @@ pub struct LocalGlobalBuffers {
 }
 
 /// Bindings of local/global's table (split in two at most: 2 × 128 MiB).
-pub const LG_SLOTS: usize = 2;
+pub const LOCAL_GLOBAL_SLOTS: usize = 2;
 
 /// `vec4`s of the work buffer: 3n Chebyshev iterates, 2G partials and the report.
 pub fn work_len(n: usize) -> usize {
@@ -66,21 +66,22 @@ impl LocalGlobalBuffers {
         let mut alloc = Allocator::streaming(device, &st.queue);
         let n = m.n;
         let work_bytes = (work_len(n) * 16) as u64;
-        let rows = LgRows::plan(m)?;
-        alloc.check("springsim.lg_work", work_bytes, crate::gpu::base::alloc::STORAGE_RW)?;
-        alloc.check_split("springsim.lg_rows", rows.bytes(), st.split, LG_SLOTS)?;
+        let rows = LocalGlobalRows::plan(m)?;
+        alloc.check("springsim.local_global_work", work_bytes, crate::gpu::base::alloc::STORAGE_RW)?;
+        alloc.check_split("springsim.local_global_rows", rows.bytes(), st.split, LOCAL_GLOBAL_SLOTS)?;
         let read_only = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         // streamed through the queue a block at a time: no host copy of the table
-        let tables = alloc.split_fill("springsim.lg_rows", rows.bytes(), st.split, LG_SLOTS, read_only, |w| rows.write(m, w))?;
-        let work = alloc.storage("springsim.lg_work", work_bytes, wgpu::BufferUsages::empty())?;
-        let consts = alloc.params("springsim.lg_consts", std::mem::size_of::<LgConsts>() as u64)?;
+        let tables =
+            alloc.split_fill("springsim.local_global_rows", rows.bytes(), st.split, LOCAL_GLOBAL_SLOTS, read_only, |w| rows.write(m, w))?;
+        let work = alloc.storage("springsim.local_global_work", work_bytes, wgpu::BufferUsages::empty())?;
+        let consts = alloc.params("springsim.local_global_consts", std::mem::size_of::<LocalGlobalConsts>() as u64)?;
         let pcg = PcgBuffers::new(&mut alloc, n)?;
         Ok(LocalGlobalBuffers { tables, rows: rows.shape(), work, consts, pcg, queue: st.queue.clone(), bytes: alloc.bytes() })
     }
 }
 
 /// The global solver prepared for one step h and one set of pinned particles.
-struct LgRuntime {
+struct LocalGlobalRuntime {
     /// cholesky, cg or chebyshev.
     global: GlobalSolve,
     /// The step the solver is for.
@@ -92,7 +93,7 @@ struct LgRuntime {
     /// Chebyshev: ρ of the Jacobi iteration matrix, by power iteration in f64 (Wang 2015 §4).
     rho: f64,
     /// The per-dispatch parameter blocks (Chebyshev weights, slots).
-    table: LgPassTable,
+    table: LocalGlobalPassTable,
     /// cholesky: the f64 factor of the free particles' M̃ + h²L.
     cholesky: Option<GlobalCholesky>,
     /// cg with the multigrid preconditioner: the hierarchy on the GPU.
@@ -102,7 +103,7 @@ struct LgRuntime {
     /// The precision of the host Cholesky solves it was built for.
     precision: FactorPrecision,
     /// The split of the last host-driven frame.
-    split: LgSplit,
+    split: LocalGlobalSplit,
     /// Bytes of the table and the hierarchy.
     bytes: u64,
 }
@@ -110,36 +111,36 @@ struct LgRuntime {
 /// One operation of a local/global step: a GPU phase, or the host's Cholesky solve (a read-back of r and
 /// an upload of δ).
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum LgOp {
-    Gpu(LgPhase),
+enum LocalGlobalOp {
+    Gpu(LocalGlobalPhase),
     HostSolve,
 }
 
 /// The operations of one step of `iters` local/global iterations (Liu §4), ending with the local step
 /// and residual at the final x (for the report's ‖∇g(x)‖) and the velocities.
-fn lg_ops(global: GlobalSolve, iters: usize, budget: usize) -> Vec<LgOp> {
+fn local_global_ops(global: GlobalSolve, iters: usize, budget: usize) -> Vec<LocalGlobalOp> {
     let solve = match global {
-        GlobalSolve::Cholesky => LgOp::HostSolve,
-        GlobalSolve::Chebyshev => LgOp::Gpu(LgPhase::Chebyshev),
-        _ => LgOp::Gpu(LgPhase::Cg(budget)),
+        GlobalSolve::Cholesky => LocalGlobalOp::HostSolve,
+        GlobalSolve::Chebyshev => LocalGlobalOp::Gpu(LocalGlobalPhase::Chebyshev),
+        _ => LocalGlobalOp::Gpu(LocalGlobalPhase::Cg(budget)),
     };
-    let mut ops = vec![LgOp::Gpu(LgPhase::Inertia)];
+    let mut ops = vec![LocalGlobalOp::Gpu(LocalGlobalPhase::Inertia)];
     for k in 0..iters {
         let slot = if k == 0 { 0 } else { 2 };
-        ops.extend([LgOp::Gpu(LgPhase::LocalResidual(slot)), solve, LgOp::Gpu(LgPhase::Advance)]);
+        ops.extend([LocalGlobalOp::Gpu(LocalGlobalPhase::LocalResidual(slot)), solve, LocalGlobalOp::Gpu(LocalGlobalPhase::Advance)]);
     }
-    ops.extend([LgOp::Gpu(LgPhase::LocalResidual(1)), LgOp::Gpu(LgPhase::Finish)]);
+    ops.extend([LocalGlobalOp::Gpu(LocalGlobalPhase::LocalResidual(1)), LocalGlobalOp::Gpu(LocalGlobalPhase::Finish)]);
     ops
 }
 
-/// What the GPU kernels of a local/global evaluation produced ([`crate::gpu::GpuProbe::lg_eval`]).
+/// What the GPU kernels of a local/global evaluation produced ([`crate::gpu::GpuProbe::local_global_eval`]).
 #[derive(Clone, Debug, Default)]
-pub struct LgEval {
-    /// y = q + hαv (`lg_inertia`).
+pub struct LocalGlobalEval {
+    /// y = q + hαv (`local_global_inertia`).
     pub y: Vec<[f64; 3]>,
-    /// r = b − A x per particle (`lg_local_residual`).
+    /// r = b − A x per particle (`local_global_local_residual`).
     pub r: Vec<[f64; 3]>,
-    /// The Jacobi inverse diagonal 1/A_ii (`lg_local_residual`).
+    /// The Jacobi inverse diagonal 1/A_ii (`local_global_local_residual`).
     pub inv_diag: Vec<[f64; 3]>,
 }
 
@@ -152,7 +153,7 @@ pub struct LocalGlobalIntegrator {
     /// The PCG's groups per iteration parity.
     pcg_groups: [Bindings; 2],
     /// The prepared global solver ([`LocalGlobalIntegrator::prepare`]).
-    runtime: Option<LgRuntime>,
+    runtime: Option<LocalGlobalRuntime>,
     /// `cholesky`: the staging buffer r is read back through (n `vec4`), made by the first host frame.
     residual_staging: Option<wgpu::Buffer>,
 }
@@ -184,12 +185,12 @@ impl LocalGlobalIntegrator {
         self.buffers.bytes + self.runtime.as_ref().map_or(0, |rt| rt.bytes) + self.residual_staging.as_ref().map_or(0, |b| b.size())
     }
 
-    /// Writes `LgConsts` for the step h and the PCG's parameter blocks (before a frame, never within).
+    /// Writes `LocalGlobalConsts` for the step h and the PCG's parameter blocks (before a frame, never within).
     pub fn write_params(&self, queue: &wgpu::Queue, counters: &GpuCounters, m: &CpuModel, settings: &StepSettings, h: f64) {
-        let lp = LgParams::new(m, h);
+        let lp = LocalGlobalParams::new(m, h);
         let fext = m.gravity + m.wind * m.drag + m.central_center * m.central_strength;
         let n = m.n;
-        let consts = LgConsts {
+        let consts = LocalGlobalConsts {
             fext: [fext.x as f32, fext.y as f32, fext.z as f32, 0.0],
             h: h as f32,
             alpha: lp.alpha as f32,
@@ -205,7 +206,7 @@ impl LocalGlobalIntegrator {
         self.buffers.pcg.write_pass(queue, counters, n, settings.cg_tolerance, false, &self.kernels.pcg);
     }
 
-    /// The slots of its row table ([`LgRows::shape`]): the cost model's counts.
+    /// The slots of its row table ([`LocalGlobalRows::shape`]): the cost model's counts.
     pub fn rows(&self) -> TableShape {
         self.buffers.rows
     }
@@ -251,8 +252,8 @@ impl LocalGlobalIntegrator {
     }
 
     /// The split of the last host-driven frame.
-    pub fn last_split(&self) -> LgSplit {
-        self.runtime.as_ref().map_or_else(LgSplit::default, |rt| rt.split)
+    pub fn last_split(&self) -> LocalGlobalSplit {
+        self.runtime.as_ref().map_or_else(LocalGlobalSplit::default, |rt| rt.split)
     }
 
     /// Builds or refreshes the global solver for the step h and the current pinned set (Liu et al. 2013
@@ -290,14 +291,14 @@ impl LocalGlobalIntegrator {
         if !fresh {
             return Ok(());
         }
-        let params = LgParams::new(m, h);
+        let params = LocalGlobalParams::new(m, h);
         let old = self.runtime.take();
         let (mut cholesky, mut rho) = (None, 0.0);
         match global {
             GlobalSolve::Cholesky => {
                 cholesky = Some(match old {
                     // same free set: the numeric factorisation only
-                    Some(LgRuntime { cholesky: Some(mut c), stale: false, .. }) => {
+                    Some(LocalGlobalRuntime { cholesky: Some(mut c), stale: false, .. }) => {
                         c.refactor(m, &params)?;
                         c
                     }
@@ -329,9 +330,9 @@ impl LocalGlobalIntegrator {
             Preconditioner::Jacobi | Preconditioner::Auto => None,
         };
         let chebyshev = global == GlobalSolve::Chebyshev;
-        let table = LgPassTable::new(device, &mut alloc, &self.kernels, budget, rho, chebyshev, multigrid.is_none())?;
+        let table = LocalGlobalPassTable::new(device, &mut alloc, &self.kernels, budget, rho, chebyshev, multigrid.is_none())?;
         let bytes = alloc.bytes();
-        self.runtime = Some(LgRuntime {
+        self.runtime = Some(LocalGlobalRuntime {
             global,
             h,
             budget,
@@ -342,13 +343,13 @@ impl LocalGlobalIntegrator {
             multigrid,
             precond,
             precision: settings.factor_precision,
-            split: LgSplit::default(),
+            split: LocalGlobalSplit::default(),
             bytes,
         });
         Ok(())
     }
 
-    fn runtime(&self) -> Result<&LgRuntime> {
+    fn runtime(&self) -> Result<&LocalGlobalRuntime> {
         self.runtime.as_ref().ok_or_else(|| Error::internal_solver("local/global solver not prepared"))
     }
 
@@ -358,14 +359,14 @@ impl LocalGlobalIntegrator {
     }
 
     /// Records one phase of a step from state\[p\] into `pass`.
-    fn encode_phase(&self, pass: &mut CountedPass, rt: &LgRuntime, phase: LgPhase, p: usize, st: &GpuState) {
+    fn encode_phase(&self, pass: &mut CountedPass, rt: &LocalGlobalRuntime, phase: LocalGlobalPhase, p: usize, st: &GpuState) {
         let operator = &self.operator_groups[p];
         self.kernels.encode(pass, phase, operator, &self.pcg_groups, &rt.table, st.n, rt.multigrid.as_ref());
     }
 
     /// Records one phase of a step from state\[p\] into a compute pass of its own.
-    fn record_phase(&self, encoder: &mut wgpu::CommandEncoder, rt: &LgRuntime, phase: LgPhase, p: usize, st: &GpuState) {
-        let mut pass = st.counters.begin_pass(encoder, "springsim.lg", None);
+    fn record_phase(&self, encoder: &mut wgpu::CommandEncoder, rt: &LocalGlobalRuntime, phase: LocalGlobalPhase, p: usize, st: &GpuState) {
+        let mut pass = st.counters.begin_pass(encoder, "springsim.local_global", None);
         self.encode_phase(&mut CountedPass::new(&mut pass, &st.counters), rt, phase, p, st);
     }
 
@@ -387,13 +388,13 @@ impl LocalGlobalIntegrator {
             return Err(host_global_error());
         }
         let mut advances = 0;
-        for op in lg_ops(rt.global, settings.lg_iterations, settings.global_iterations) {
-            if let LgOp::Gpu(phase) = op {
+        for op in local_global_ops(rt.global, settings.local_global_iterations, settings.global_iterations) {
+            if let LocalGlobalOp::Gpu(phase) = op {
                 self.encode_phase(pass, rt, phase, p, st);
-                if let (LgPhase::Advance, Some((c, slot))) = (phase, contact) {
+                if let (LocalGlobalPhase::Advance, Some((c, slot))) = (phase, contact) {
                     advances += 1;
                     // every iteration's iterate but the last (see cpu::local_global::LocalGlobal::step)
-                    if advances < settings.lg_iterations {
+                    if advances < settings.local_global_iterations {
                         c.encode_positions(pass, 1 - p, st.n, slot);
                     }
                 }
@@ -404,7 +405,7 @@ impl LocalGlobalIntegrator {
 
     /// `steps` steps by several submits: the `cholesky` path (Liu et al. 2013 §4 with the global step on
     /// the host: per iteration one read-back of r, n `vec4`, and one upload of δ, n `vec4`, into the PCG's
-    /// solution vector, which `lg_advance` adds), or any solver phase by phase when `profile` (each phase
+    /// solution vector, which `local_global_advance` adds), or any solver phase by phase when `profile` (each phase
     /// its own submit, timed). Blocks until the steps are done; the state ends in state\[0\]. The split is
     /// kept for [`LocalGlobalIntegrator::last_split`] and returned.
     #[allow(clippy::too_many_arguments)]
@@ -417,12 +418,12 @@ impl LocalGlobalIntegrator {
         settings: &StepSettings,
         steps: usize,
         profile: bool,
-    ) -> Result<LgSplit> {
+    ) -> Result<LocalGlobalSplit> {
         let mut rt = self.runtime.take().ok_or_else(|| Error::internal_solver("local/global solver not prepared"))?;
         if rt.global == GlobalSolve::Cholesky && st.n > 0 && self.residual_staging.is_none() {
             let mut alloc = Allocator::new(device);
             let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
-            match alloc.buffer("springsim.lg_residual_staging", (st.n * 16) as u64, usage) {
+            match alloc.buffer("springsim.local_global_residual_staging", (st.n * 16) as u64, usage) {
                 Ok(buffer) => self.residual_staging = Some(buffer),
                 Err(e) => {
                     self.runtime = Some(rt);
@@ -441,7 +442,7 @@ impl LocalGlobalIntegrator {
     #[allow(clippy::too_many_arguments)]
     fn host_frame_with(
         &self,
-        rt: &mut LgRuntime,
+        rt: &mut LocalGlobalRuntime,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         st: &GpuState,
@@ -449,14 +450,14 @@ impl LocalGlobalIntegrator {
         settings: &StepSettings,
         steps: usize,
         profile: bool,
-    ) -> Result<LgSplit> {
-        let new_encoder = || device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.lg_frame") });
+    ) -> Result<LocalGlobalSplit> {
+        let new_encoder = || device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.local_global_frame") });
         let wait = || st.counters.wait(device);
         let t_frame = web_time::Instant::now();
         let n = st.n;
         let vector_bytes = (n * 16) as u64;
-        let mut split = LgSplit { frames: 1, ..Default::default() };
-        let ops = lg_ops(rt.global, settings.lg_iterations, settings.global_iterations);
+        let mut split = LocalGlobalSplit { frames: 1, ..Default::default() };
+        let ops = local_global_ops(rt.global, settings.local_global_iterations, settings.global_iterations);
         // r travels through a staging buffer of its own (the state's is small)
         let staging = self.residual_staging.as_ref().filter(|_| rt.global == GlobalSolve::Cholesky);
         let mut enc = new_encoder();
@@ -477,11 +478,11 @@ impl LocalGlobalIntegrator {
             }
             for op in &ops {
                 match *op {
-                    LgOp::Gpu(phase) => {
+                    LocalGlobalOp::Gpu(phase) => {
                         self.record_phase(&mut enc, rt, phase, p, st);
-                        if let (LgPhase::Advance, Some(c)) = (phase, end.colliders) {
+                        if let (LocalGlobalPhase::Advance, Some(c)) = (phase, end.colliders) {
                             advances += 1;
-                            if advances < settings.lg_iterations && c.counts.0 > 0 {
+                            if advances < settings.local_global_iterations && c.counts.0 > 0 {
                                 let mut pass = st.counters.begin_pass(&mut enc, "springsim.collide", None);
                                 c.encode_positions(&mut CountedPass::new(&mut pass, &st.counters), 1 - p, n, step);
                             }
@@ -493,7 +494,7 @@ impl LocalGlobalIntegrator {
                             *split.bucket(phase) += t.elapsed().as_secs_f64() * 1e3;
                         }
                     }
-                    LgOp::HostSolve => {
+                    LocalGlobalOp::HostSolve => {
                         let t = web_time::Instant::now();
                         if let Some(staging) = staging {
                             // r is the first vector of the PCG's (r, z, p0, p1, Ap, x, P⁻¹)
@@ -518,7 +519,7 @@ impl LocalGlobalIntegrator {
                         }
                         split.solve_ms += t.elapsed().as_secs_f64() * 1e3;
                         let t = web_time::Instant::now();
-                        // the PCG's solution x; lg_advance reads it
+                        // the PCG's solution x; local_global_advance reads it
                         st.counters.write_buffer(
                             queue,
                             &self.buffers.pcg.vectors,
@@ -548,10 +549,10 @@ impl LocalGlobalIntegrator {
         Ok(split)
     }
 
-    /// (‖∇g(y)‖, ‖∇g(x)‖, their ratio) of the last step (eq. 7; `lg_report`), and the PCG's status words:
+    /// (‖∇g(y)‖, ‖∇g(x)‖, their ratio) of the last step (eq. 7; `local_global_report`), and the PCG's status words:
     /// one read-back of both.
     pub fn read_report(&self, device: &wgpu::Device, queue: &wgpu::Queue, st: &GpuState) -> Result<([f64; 3], GpuCgState)> {
-        let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.lg_report") });
+        let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.local_global_report") });
         let bytes = self.encode_report(&mut enc, st, &st.readback, 0);
         st.counters.submit(queue, enc.finish());
         Ok(Self::decode_report(&read_buffer(device, &st.counters, &st.readback, bytes)?))
@@ -578,26 +579,26 @@ impl LocalGlobalIntegrator {
         Ok(GpuCgState::from_words(&read_words(device, queue, st, &self.buffers.pcg.status, 0, CG_STATE_WORDS)?))
     }
 
-    /// For checks against the CPU twins: runs `lg_inertia` on the current state (q, v), then
-    /// `lg_local_residual` at the positions `x` (pinned particles: give their q), and reads back y, r and
+    /// For checks against the CPU twins: runs `local_global_inertia` on the current state (q, v), then
+    /// `local_global_local_residual` at the positions `x` (pinned particles: give their q), and reads back y, r and
     /// the inverse diagonal. state\[0\] is left as it was.
-    pub fn eval(&self, device: &wgpu::Device, queue: &wgpu::Queue, st: &GpuState, m: &CpuModel, x: &[[f64; 3]]) -> Result<LgEval> {
+    pub fn eval(&self, device: &wgpu::Device, queue: &wgpu::Queue, st: &GpuState, m: &CpuModel, x: &[[f64; 3]]) -> Result<LocalGlobalEval> {
         let rt = self.runtime()?;
         let n = m.n;
-        let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.lg_eval") });
-        self.record_phase(&mut enc, rt, LgPhase::Inertia, 0, st);
+        let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.local_global_eval") });
+        self.record_phase(&mut enc, rt, LocalGlobalPhase::Inertia, 0, st);
         st.counters.submit(queue, enc.finish());
         let y = xyz(&read_vec4s(device, queue, &st.counters, &st.state[1], n, n)?);
         let packed: Vec<[f32; 4]> = (0..n).map(|i| [x[i][0] as f32, x[i][1] as f32, x[i][2] as f32, m.inv_mass[i] as f32]).collect();
         if n > 0 {
             st.counters.write_buffer(queue, &st.state[1], 0, bytemuck::cast_slice(&packed));
         }
-        let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.lg_eval") });
-        self.record_phase(&mut enc, rt, LgPhase::LocalResidual(0), 0, st);
+        let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.local_global_eval") });
+        self.record_phase(&mut enc, rt, LocalGlobalPhase::LocalResidual(0), 0, st);
         st.counters.submit(queue, enc.finish());
         let r = xyz(&read_vec4s(device, queue, &st.counters, &self.buffers.pcg.vectors, 0, n)?);
         let inv_diag = xyz(&read_vec4s(device, queue, &st.counters, &self.buffers.pcg.vectors, INVERSE_DIAGONAL_VECTOR * n, n)?);
-        Ok(LgEval { y, r, inv_diag })
+        Ok(LocalGlobalEval { y, r, inv_diag })
     }
 }
 

@@ -6,7 +6,7 @@
 //! [`crate::linalg::multigrid::Multigrid::for_global`] without its finest matrix stored) and uploaded in
 //! f32: [`MultigridData`] holds its matrices, the coarse levels' vectors and one [`MgPass`] per
 //! dispatch. A V-cycle is recorded into the PCG's compute pass after `pcg_begin` and after every
-//! `pcg_update`, or between `lg_cheb_residual` and `lg_cheb_combine` of each Chebyshev iteration
+//! `pcg_update`, or between `local_global_cheb_residual` and `local_global_cheb_combine` of each Chebyshev iteration
 //! ([`MultigridData::encode`]); nothing is read back.
 
 use crate::error::{Error, Result};
@@ -171,7 +171,7 @@ fn expect_at(w: &UploadWriter, word: u32) -> Result<()> {
 pub enum MgUse {
     /// The PCG: b = r, x = z, t = Ap; r·z partials into the PCG's slot; a no-op once the PCG stopped.
     Pcg,
-    /// Chebyshev's iteration: b = the PCG's p0 (s = r − Aδ from `lg_cheb_residual`), x = z, t = Ap; no
+    /// Chebyshev's iteration: b = the PCG's p0 (s = r − Aδ from `local_global_cheb_residual`), x = z, t = Ap; no
     /// partials, always run.
     Chebyshev,
 }

@@ -1,5 +1,5 @@
 //! Local/global's global matrix as a sliced ELL table (SELL-C with C = the workgroup size): the rows that
-//! `lg_local_residual`, `lg_apply` (the PCG's operator) and `lg_chebyshev` gather over in
+//! `local_global_local_residual`, `local_global_apply` (the PCG's operator) and `local_global_chebyshev` gather over in
 //! `shaders/local_global.wgsl`, in place of the CSR incidence lists the force kernels walk.
 //!
 //! Why: a thread that walks its own CSR list reads records 16 B × its degree apart from its neighbour
@@ -46,7 +46,7 @@ pub const UNIFORM_MAX_PACKETS: u64 = 4;
 
 /// The plan of a model's table: its block offsets and its stencil.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LgRows {
+pub struct LocalGlobalRows {
     /// Packet offset of each block's planes (the stencil's for the blocks that read it), then the
     /// table's length in packets (nb + 1 words).
     pub offsets: Vec<u32>,
@@ -70,13 +70,13 @@ pub struct Stencil {
 /// What the kernels and the cost model need of a table: its slots and widths.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TableShape {
-    /// Slots a sweep reads, the padding included ([`LgRows::slots`]).
+    /// Slots a sweep reads, the padding included ([`LocalGlobalRows::slots`]).
     pub slots: u64,
-    /// Slots the blocks' own rows hold ([`LgRows::table_slots`]).
+    /// Slots the blocks' own rows hold ([`LocalGlobalRows::table_slots`]).
     pub table_slots: u64,
-    /// `LG_PACKETS` ([`LgRows::uniform_packets`]).
+    /// `LOCAL_GLOBAL_PACKETS` ([`LocalGlobalRows::uniform_packets`]).
     pub packets: u32,
-    /// `LG_STENCIL`: whether blocks read a stencil.
+    /// `LOCAL_GLOBAL_STENCIL`: whether blocks read a stencil.
     pub stencil: bool,
 }
 
@@ -134,7 +134,7 @@ fn find_stencil(m: &CpuModel, nb: usize) -> Option<(Stencil, Vec<bool>)> {
 /// One width G for every block of `widths` (`None`: the block reads the stencil of `least` packets)
 /// where that pads the blocks by at most a quarter and unrolls at most [`UNIFORM_MAX_PACKETS`] packets:
 /// the kernels then find a row from one header word or by arithmetic and run a loop of a constant count
-/// (`LG_PACKETS`), all of a row's loads at once.
+/// (`LOCAL_GLOBAL_PACKETS`), all of a row's loads at once.
 fn uniform_width(widths: &[Option<u64>], least: u64) -> Option<u64> {
     let own = widths.iter().flatten();
     let widest = own.clone().copied().max().unwrap_or(0).max(least);
@@ -142,7 +142,7 @@ fn uniform_width(widths: &[Option<u64>], least: u64) -> Option<u64> {
     (widest > 0 && widest <= UNIFORM_MAX_PACKETS && 4 * widest * count <= 5 * sum).then_some(widest)
 }
 
-impl LgRows {
+impl LocalGlobalRows {
     /// The blocks, widths and stencil of `m`'s table; an error when it would pass 2³² packets.
     pub fn plan(m: &CpuModel) -> Result<Self> {
         let nb = m.n.div_ceil(C);
@@ -176,12 +176,12 @@ impl LgRows {
         }
         offsets.push(at);
         if at > u32::MAX as u64 {
-            return Err(Error::IndexOverflow { what: "springsim.lg_rows: the local/global table", count: at });
+            return Err(Error::IndexOverflow { what: "springsim.local_global_rows: the local/global table", count: at });
         }
-        Ok(LgRows { offsets: offsets.into_iter().map(|o| o as u32).collect(), uniform: uniform.map(|g| g as u32), stencil })
+        Ok(LocalGlobalRows { offsets: offsets.into_iter().map(|o| o as u32).collect(), uniform: uniform.map(|g| g as u32), stencil })
     }
 
-    /// Packets a particle in every block, where the table is uniform (`LG_PACKETS` in the shader; 0: per
+    /// Packets a particle in every block, where the table is uniform (`LOCAL_GLOBAL_PACKETS` in the shader; 0: per
     /// block, from the header).
     pub fn uniform_packets(&self) -> u32 {
         self.uniform.unwrap_or(0)
@@ -224,7 +224,7 @@ impl LgRows {
         self.table_slots() + self.stencil.as_ref().map_or(0, |s| (s.blocks * C * self.uniform_packets() as usize * P) as u64)
     }
 
-    /// Particle i's row, as `lg_row` in the shader finds it.
+    /// Particle i's row, as `local_global_row` in the shader finds it.
     pub fn row(&self, i: usize) -> Row {
         let b = i / C;
         let o = self.offsets[b] as usize;
@@ -237,7 +237,7 @@ impl LgRows {
         Row { first: o + i % C, packets: plane / C, plane, base: 0 }
     }
 
-    /// Writes the table of `m` (planned by [`LgRows::plan`] for it) into `w`, a block at a time.
+    /// Writes the table of `m` (planned by [`LocalGlobalRows::plan`] for it) into `w`, a block at a time.
     pub fn write(&self, m: &CpuModel, w: &mut UploadWriter) -> Result<()> {
         self.emit(m, |words| w.words(words))
     }
@@ -306,7 +306,7 @@ mod tests {
     fn rows_are_the_incidence_lists() {
         let model = curtain(13, None).unwrap();
         let m = CpuModel::new(&model).unwrap();
-        let rows = LgRows::plan(&m).unwrap();
+        let rows = LocalGlobalRows::plan(&m).unwrap();
         assert_eq!(rows.uniform, Some(3), "a curtain's rows: 12 slots, uniform");
         assert_eq!(rows.stencil, None, "13 columns: no block of 64 inside the curtain's interior");
         let padded = check(&m, &rows);
@@ -320,7 +320,7 @@ mod tests {
     #[test]
     fn a_cloths_interior_reads_the_stencil() {
         let m = CpuModel::new(&cloth(256, None).unwrap()).unwrap();
-        let rows = LgRows::plan(&m).unwrap();
+        let rows = LocalGlobalRows::plan(&m).unwrap();
         let s = rows.stencil.clone().expect("a stencil");
         assert_eq!((s.slots, rows.uniform), (12, Some(3)));
         assert_eq!(s.blocks, 2 * (256 - 4), "the blocks of columns 64-191, rows 2-253");
@@ -335,14 +335,14 @@ mod tests {
     #[test]
     fn a_rope_reads_the_stencil_but_at_its_ends() {
         let m = CpuModel::new(&rope(1000, None).unwrap()).unwrap();
-        let rows = LgRows::plan(&m).unwrap();
+        let rows = LocalGlobalRows::plan(&m).unwrap();
         let nb = 1000usize.div_ceil(C);
         assert_eq!((rows.stencil.as_ref().map(|s| s.blocks), rows.uniform), (Some(nb - 2), Some(1)));
         check(&m, &rows);
     }
 
     /// Checks every row of `rows` against `m`'s lists; returns the padding slots.
-    fn check(m: &CpuModel, rows: &LgRows) -> u64 {
+    fn check(m: &CpuModel, rows: &LocalGlobalRows) -> u64 {
         let mut t = Vec::new();
         rows.emit(m, |w| {
             t.extend_from_slice(w);
@@ -413,7 +413,7 @@ mod tests {
             model.springs.push(crate::model::Spring { a: 100, b: (j * 4 + 1) % n, rest: 0.5, k: 10.0, kd: 0.0 });
         }
         let m = CpuModel::new(&model).unwrap();
-        let rows = LgRows::plan(&m).unwrap();
+        let rows = LocalGlobalRows::plan(&m).unwrap();
         assert_eq!(rows.uniform, None);
         assert_eq!(rows.uniform_packets(), 0);
         assert_eq!(rows.row(100).packets, m.incidence.of(100).len().div_ceil(P));
@@ -432,7 +432,7 @@ mod tests {
         }
         let m = CpuModel::new(&model).unwrap();
         assert_eq!(find_stencil(&m, 16).map(|(s, _)| s.blocks), Some(13), "the stencil's blocks");
-        let rows = LgRows::plan(&m).unwrap();
+        let rows = LocalGlobalRows::plan(&m).unwrap();
         assert_eq!((rows.uniform, &rows.stencil), (None, &None));
         check(&m, &rows);
     }
