@@ -62,9 +62,10 @@ impl ImplicitMgKernels {
         "implicit_mg_post",
     ];
 
-    /// [`ImplicitMgKernels::ENTRY_POINTS`] with `implicit_mg_post` in two dispatches (`implicit_mg_post_smooth`, then
-    /// `implicit_mg_post_tail` on level 0), each within 8 storage buffers, where `implicit_mg_post`'s 9 are more than the
-    /// device allows (WebGPU's default limits). The same numbers.
+    /// [`ImplicitMgKernels::ENTRY_POINTS`] with `implicit_mg_post` in two dispatches
+    /// (`implicit_mg_post_smooth`, then `implicit_mg_post_tail` on level 0), each within 8 storage
+    /// buffers, where `implicit_mg_post`'s 9 are more than the device allows (WebGPU's default
+    /// limits). The same numbers.
     pub const ENTRY_POINTS_APART: [&'static str; 10] = [
         "implicit_mg_sum0",
         "implicit_mg_sum",
