@@ -152,14 +152,15 @@ impl Stepper<GpuEngine> {
         self
     }
 
-    /// Moves, pins or frees particle `i` (x, v), told to the divergence guard (the user's work is not judged).
+    /// Moves, pins or frees particle `i` (x, v), told to the divergence guard (the user's work is not
+    /// judged).
     pub fn set_particle(&mut self, i: usize, x: [f64; 3], v: [f64; 3], pinned: bool) -> Result<()> {
         self.mark_edited();
         self.engine.set_particle(i, x, v, pinned)
     }
 
-    /// Sets or clears the cursor spring that drags one particle, told to the divergence guard (while the cursor spring acts, only
-    /// finiteness is judged).
+    /// Sets or clears the cursor spring that drags one particle, told to the divergence guard (while
+    /// the cursor spring acts, only finiteness is judged).
     pub fn set_cursor(&mut self, cursor: Option<Cursor>) -> Result<()> {
         self.engine.set_cursor(cursor)?;
         self.mark_cursor(cursor.is_some());

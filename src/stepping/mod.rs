@@ -77,8 +77,9 @@ pub fn needs_k0(method: Method) -> bool {
 }
 
 /// The stepping policy around one engine: the plan, implicit Euler's adaptive step, the divergence
-/// guard and the GPU's pipelined reports. The engine is reached only through the calls it forwards
-/// (on the GPU, [`GpuSimulator::probe`] for what benchmarks and tests inspect).
+/// guard and the GPU's pipelined reports. The GPU engine is reached only through the calls it
+/// forwards, and [`GpuSimulator::probe`] for what benchmarks and tests inspect; the CPU engine also
+/// through `engine()` and `engine_mut()` (its state is on the host: reading it waits on nothing).
 pub struct Stepper<E> {
     engine: E,
     plan: StepPlan,
