@@ -362,6 +362,13 @@ pub struct StepSettings {
     /// and a step that far from its solution stretches springs where the cloth is held. (0.01 held the
     /// 256×256 cloth's strain to 0.10 instead of 0.16 for 13× the CG iterations.)
     pub retry_residual: f64,
+    /// Implicit Euler's adaptive step on the GPU's pipelined frame ([`crate::GpuSimulator::encode_frame`]):
+    /// the frame is recorded once, with room for this many halvings (two trial slots each: the
+    /// discarded step and the second half; default 4). A frame that needs more takes its remaining
+    /// steps at the planned h, accepted as they are and counted in the frame's report
+    /// ([`crate::FrameReport::forced_steps`]). The blocking `step_frame` halves without a bound (down to
+    /// h/1024).
+    pub max_frame_halvings: usize,
     /// Implicit Euler: use the exact spring Jacobian (Kauppila §2.2). Off (default): its transverse term
     /// k(1 − L/l)(I − n̂n̂ᵀ) is clamped at zero for compressed springs (Choi & Ko), which keeps the matrix
     /// symmetric positive definite; the exact one is indefinite for a compressed spring with large h²k/m
@@ -501,6 +508,7 @@ impl Default for StepSettings {
             strain_limit: 1.0,
             step_strain_limit: 0.1,
             retry_residual: 0.1,
+            max_frame_halvings: 4,
             exact_jacobian: false,
             allow_unstable: false,
             guard: GuardSettings::default(),
@@ -533,6 +541,9 @@ impl StepSettings {
         }
         if self.cg_max_iterations == 0 || self.cg_max_iterations > 100_000 {
             return Err(Error::invalid("cg_max_iterations", self.cg_max_iterations, Bound::int_range(1, 100_000)));
+        }
+        if self.max_frame_halvings > 64 {
+            return Err(Error::invalid("max_frame_halvings", self.max_frame_halvings, Bound::int_range(0, 64)));
         }
         for (name, v) in [
             ("local_global_iterations", self.local_global_iterations),

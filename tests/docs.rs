@@ -287,6 +287,7 @@ fn full_scene() -> SceneFile {
             strain_limit: Some(1.0),
             step_strain_limit: Some(0.1),
             retry_residual: Some(0.1),
+            max_frame_halvings: Some(4),
             divergence: Some(DivergencePolicy::Report),
             guard_every: Some(8),
             allow_unstable: Some(false),

@@ -185,6 +185,10 @@ pub struct BenchCli {
     /// Implicit Euler: the CG relative residual above which the adaptive step retakes a step with h/2.
     #[arg(long, allow_negative_numbers = true)]
     retry_residual: Option<f64>,
+    /// Implicit Euler on the GPU: the adaptive step's halvings a pipelined frame has room for (default
+    /// 4; beyond them the frame's last steps are taken at the planned h, counted as forced).
+    #[arg(long)]
+    max_frame_halvings: Option<usize>,
     /// What the divergence guard does: report (the record's `diverged`, exit status 3), recover (roll
     /// back, halve h, list it in `recoveries`) or ignore.
     #[arg(long, default_value = "report")]
@@ -322,6 +326,9 @@ fn base_settings(b: &BenchCli) -> Result<StepSettings> {
     }
     if let Some(v) = b.retry_residual {
         settings.retry_residual = v;
+    }
+    if let Some(v) = b.max_frame_halvings {
+        settings.max_frame_halvings = v;
     }
     settings.exact_jacobian = b.exact_jacobian;
     settings.cg_warm_start = b.cg_warm_start;

@@ -8,6 +8,7 @@
 //! poll, no read-back); the blocking calls (the [`Engine`] steps, the host's Cholesky global step, the
 //! read-backs) are in `engine/blocking.rs`.
 
+mod adaptive;
 mod blocking;
 mod frames;
 mod guard;
@@ -513,6 +514,9 @@ impl Engine for GpuEngine {
     fn set_plan(&mut self, plan: &StepPlan) -> Result<()> {
         self.plan = *plan;
         self.integrator.relinearize();
+        if let Integrator::Implicit(i) = &self.integrator {
+            i.reset_adaptive(&self.queue, &self.state.counters);
+        }
         self.write_params();
         self.prepare_local_global()
     }

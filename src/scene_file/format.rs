@@ -217,6 +217,9 @@ pub struct MethodSpec {
     /// Implicit Euler: the CG residual above which the adaptive step retakes a step with h/2.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_residual: Option<f64>,
+    /// Implicit Euler: the halvings a GPU pipelined frame has room for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_frame_halvings: Option<usize>,
     /// The divergence guard: `report`, `recover` or `ignore`.
     #[serde(default, with = "opt_named", skip_serializing_if = "Option::is_none")]
     pub divergence: Option<DivergencePolicy>,
@@ -252,6 +255,7 @@ impl MethodSpec {
             strain_limit: None,
             step_strain_limit: None,
             retry_residual: None,
+            max_frame_halvings: None,
             divergence: None,
             guard_every: None,
             allow_unstable: None,
@@ -292,6 +296,7 @@ impl MethodSpec {
         set!("strain_limit", self.strain_limit, s.strain_limit);
         set!("step_strain_limit", self.step_strain_limit, s.step_strain_limit);
         set!("retry_residual", self.retry_residual, s.retry_residual);
+        set!("max_frame_halvings", self.max_frame_halvings, s.max_frame_halvings);
         set!("divergence", self.divergence, s.guard.policy);
         set!("guard_every", self.guard_every, s.guard.every);
         set!("allow_unstable", self.allow_unstable, s.allow_unstable);

@@ -60,6 +60,11 @@ impl AdaptiveStep {
         self.good_steps = 0;
     }
 
+    /// Adds steps tried elsewhere (the GPU's adaptive frame, from its report) to the log.
+    pub fn record(&mut self, tried: &[(f64, bool)]) {
+        self.log.extend_from_slice(tried);
+    }
+
     /// Every step tried so far: (h, accepted).
     pub fn log(&self) -> &[(f64, bool)] {
         &self.log

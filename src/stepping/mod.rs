@@ -37,6 +37,10 @@ pub struct FrameReport {
     /// The divergence the guard found at this frame's check, and what it did (`None`: none found, or
     /// no check this frame).
     pub divergence: Option<Divergence>,
+    /// Implicit Euler's adaptive step on the GPU's pipelined frame: steps accepted although they strained
+    /// a spring or their solve stopped short, because the frame's recorded trial slots ran out
+    /// ([`crate::StepSettings::max_frame_halvings`]); 0 elsewhere.
+    pub forced_steps: usize,
 }
 
 /// A simulator of one model on one backend. The window, the bench and the tests drive this.
@@ -189,7 +193,7 @@ impl<E: Engine> Stepper<E> {
             t += h;
             steps += 1;
         }
-        Ok(FrameReport { substeps: steps, leu_retries: 0, iterations, residual, divergence: None })
+        Ok(FrameReport { substeps: steps, leu_retries: 0, iterations, residual, divergence: None, forced_steps: 0 })
     }
 
     /// One frame without the guard; whether a kernel flagged a speed over the limit (the guard then
@@ -210,7 +214,14 @@ impl<E: Engine> Stepper<E> {
             // Shinya §5.3: recompute k₀ when divergence is detected.
             self.replan()?;
         }
-        let report = FrameReport { substeps, leu_retries: r.leu_retries, iterations: r.iterations, residual: r.residual, divergence: None };
+        let report = FrameReport {
+            substeps,
+            leu_retries: r.leu_retries,
+            iterations: r.iterations,
+            residual: r.residual,
+            divergence: None,
+            forced_steps: 0,
+        };
         Ok((report, r.speed_exceeded))
     }
 }

@@ -253,7 +253,7 @@ impl GpuSimulator {
     pub fn needs_blocking_frame(&self) -> bool {
         let (method, s) = (self.engine.method(), self.engine.settings());
         (method == Method::LocalGlobal && s.global.resolve(method).ok() == Some(crate::method::GlobalSolve::Cholesky))
-            || (method == Method::ImplicitEuler && s.adaptive)
+            || (method == Method::ImplicitEuler && s.adaptive && !self.engine.adaptive_on_device())
     }
 
     /// After the host's submit: polls the device without waiting and judges the frame reports that have
@@ -378,13 +378,19 @@ impl GpuSimulator {
             if (report.speed_exceeded && method != Method::Leu) || retried {
                 self.pipe.power_wanted = true;
             }
-            let frame_report = FrameReport {
+            let mut frame_report = FrameReport {
                 substeps: tag.steps,
                 leu_retries: report.leu_retries,
                 iterations: report.iterations,
                 residual: report.residual,
                 divergence: None,
+                forced_steps: 0,
             };
+            if let Some(a) = self.engine.decode_adaptive_report(a.integrator()) {
+                frame_report.substeps = a.accepted;
+                frame_report.forced_steps = a.forced;
+                self.adaptive.record(&a.log);
+            }
             let sums = a.signals().map(decode_signals);
             let signals = sums.map(|s| Signals::from_sums(self.engine.model(), &s));
             let mut event = FrameEvent::Report { frame: tag.frame, report: frame_report, signals, sums };

@@ -384,7 +384,7 @@ pub const SHARED_WGSL: [(&str, &str); 4] = [
 ///
 /// The PCG (`shaders/pcg.wgsl`) is a solver without an operator: each linear system composes its
 /// operator file in front of it (`implicit.wgsl` for implicit Euler, `local_global.wgsl` for Liu's global step).
-pub const KERNEL_WGSL: [(&str, &str); 12] = [
+pub const KERNEL_WGSL: [(&str, &str); 13] = [
     ("explicit.wgsl", include_str!("../../../shaders/explicit.wgsl")),
     ("leu.wgsl", include_str!("../../../shaders/leu.wgsl")),
     ("power.wgsl", include_str!("../../../shaders/power.wgsl")),
@@ -406,6 +406,7 @@ pub const KERNEL_WGSL: [(&str, &str); 12] = [
     ("strain_limit.wgsl", include_str!("../../../shaders/strain_limit.wgsl")),
     ("wind.wgsl", include_str!("../../../shaders/wind.wgsl")),
     ("signals.wgsl", include_str!("../../../shaders/signals.wgsl")),
+    ("adaptive.wgsl", include_str!("../../../shaders/adaptive.wgsl")),
 ];
 
 /// The source of the kernel file `name` in [`KERNEL_WGSL`] (e.g. `"implicit.wgsl"`).

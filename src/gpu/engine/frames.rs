@@ -92,7 +92,12 @@ impl GpuEngine {
         if let Some(k) = parts.save_before {
             encoder.copy_buffer_to_buffer(&self.state.state[0], 0, &self.frame_checkpoints[k], 0, bytes);
         }
-        self.encode_steps(encoder, parts.steps.unwrap_or(self.plan.substeps))?;
+        let adaptive = parts.steps.is_none() && self.adaptive_on_device();
+        if adaptive {
+            self.encode_adaptive_frame(encoder)?;
+        } else {
+            self.encode_steps(encoder, parts.steps.unwrap_or(self.plan.substeps))?;
+        }
         let mut recorded = FrameRecorded::default();
         if parts.signals {
             if self.signals.is_none() {
@@ -126,6 +131,9 @@ impl GpuEngine {
                 recorded.power = true;
             }
             recorded.integrator_bytes = self.integrator.encode_report(encoder, &self.state, dst, INTEGRATOR_AT);
+            if adaptive {
+                recorded.integrator_bytes += self.encode_adaptive_report(encoder, dst, INTEGRATOR_AT);
+            }
         }
         Ok(recorded)
     }

@@ -223,6 +223,55 @@ pub struct CountedPass<'a, 'e> {
     /// The dynamic offsets a kernel's own group keeps, gathered at each rebind (reused: no allocation
     /// per dispatch).
     kept_offsets: Vec<u32>,
+    /// While set, each dispatch runs indirectly through the gate's arguments (see [`Gate`]).
+    gate: Option<Gate<'a>>,
+}
+
+/// Dispatches gated by the device: while a gate is set on a [`CountedPass`], each `dispatch_workgroups(x,
+/// y, 1)` is recorded as an indirect dispatch whose arguments are the gate's slot for (x, y): the host
+/// writes (x, y, 0) into the slot once ([`Gate::sizes`], in the order first recorded), and a kernel that
+/// runs before the gated dispatches writes the third word, 1 to run them or 0 to skip them (zero
+/// workgroups). Implicit Euler's adaptive step on the device records each trial step this way.
+pub struct Gate<'a> {
+    buffer: &'a wgpu::Buffer,
+    /// Slots the buffer holds.
+    capacity: usize,
+    sizes: Vec<[u32; 2]>,
+    /// A dispatch found no free slot (more distinct sizes than `capacity`).
+    overflow: bool,
+}
+
+impl<'a> Gate<'a> {
+    /// A gate over the `capacity` 12-byte argument slots at the start of `buffer` (usage `INDIRECT`).
+    pub fn new(buffer: &'a wgpu::Buffer, capacity: usize) -> Self {
+        Gate { buffer, capacity, sizes: Vec::new(), overflow: false }
+    }
+
+    /// The (x, y) of each slot used, in slot order.
+    pub fn sizes(&self) -> &[[u32; 2]] {
+        &self.sizes
+    }
+
+    /// Whether more distinct sizes were dispatched than the gate has slots.
+    pub fn overflowed(&self) -> bool {
+        self.overflow
+    }
+
+    /// The byte offset of the slot for (x, y), taking a new slot for a new size.
+    fn slot(&mut self, x: u32, y: u32) -> Option<u64> {
+        let k = match self.sizes.iter().position(|s| *s == [x, y]) {
+            Some(k) => k,
+            None if self.sizes.len() < self.capacity => {
+                self.sizes.push([x, y]);
+                self.sizes.len() - 1
+            }
+            None => {
+                self.overflow = true;
+                return None;
+            }
+        };
+        Some(12 * k as u64)
+    }
 }
 
 impl<'a, 'e> CountedPass<'a, 'e> {
@@ -237,7 +286,14 @@ impl<'a, 'e> CountedPass<'a, 'e> {
             pending: Vec::new(),
             rebind: false,
             kept_offsets: Vec::new(),
+            gate: None,
         }
+    }
+
+    /// Gates the dispatches that follow through `gate` (see [`Gate`]), or stops gating with `None`;
+    /// returns the gate set before.
+    pub fn set_gate(&mut self, gate: Option<Gate<'a>>) -> Option<Gate<'a>> {
+        std::mem::replace(&mut self.gate, gate)
     }
 
     /// Also writes a timestamp through `timer` before the first dispatch of every phase change (before
@@ -300,7 +356,24 @@ impl<'a, 'e> CountedPass<'a, 'e> {
             t.mark(self.pass, Some(self.phase), self.kernel, workgroups);
         }
         self.counters.dispatch(self.phase, workgroups);
+        if let Some(g) = self.gate.as_mut().filter(|_| z == 1) {
+            if let Some(at) = g.slot(x, y) {
+                self.pass.dispatch_workgroups_indirect(g.buffer, at);
+                return;
+            }
+        }
         self.pass.dispatch_workgroups(x, y, z);
+    }
+
+    /// `ComputePass::dispatch_workgroups_indirect` with the arguments at byte `at` of `buffer`, counted
+    /// as one dispatch of `workgroups` (the most the arguments may ask for).
+    pub fn dispatch_indirect(&mut self, buffer: &wgpu::Buffer, at: u64, workgroups: u64) {
+        self.bind_for_kernel();
+        if let Some(t) = self.timer.as_deref_mut() {
+            t.mark(self.pass, Some(self.phase), self.kernel, workgroups);
+        }
+        self.counters.dispatch(self.phase, workgroups);
+        self.pass.dispatch_workgroups_indirect(buffer, at);
     }
 
     /// Writes the closing timestamp (after the last dispatch) when a timer rides along.

@@ -8,7 +8,7 @@
 //! |---|---|
 //! | 0–63 | the guard's signals ([`crate::gpu::reports::signals::SIGNAL_BYTES`], when the frame reduced them) |
 //! | 64–79 | the power iteration's scalars (`power.wgsl`: x·y is k₀, when the frame re-estimated it) |
-//! | 128–255 | the integrator's report ([`crate::gpu::methods::integrator::Integrator::encode_report`]) |
+//! | 128–511 | the integrator's report ([`crate::gpu::methods::integrator::Integrator::encode_report`]; implicit Euler's adaptive frame adds the steps it tried, [`crate::gpu::methods::implicit::adaptive::AdaptiveReport`]) |
 //!
 //! A slot is free, recorded (its copy is in a command buffer the host has not yet submitted, or whose
 //! work has not finished) or mapped. The ring grows while every slot is busy, up to [`MAX_SLOTS`]; past
@@ -24,12 +24,12 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
 /// Bytes of one slot.
-pub const REPORT_SLOT_BYTES: u64 = 256;
+pub const REPORT_SLOT_BYTES: u64 = 512;
 /// Where the signals lie in a slot.
 pub const SIGNALS_AT: u64 = 0;
 /// Where the power iteration's scalars lie in a slot.
 pub const POWER_AT: u64 = 64;
-/// Where the integrator's report lies in a slot (at most 128 bytes).
+/// Where the integrator's report lies in a slot (at most 384 bytes: implicit Euler's adaptive frame has 304).
 pub const INTEGRATOR_AT: u64 = 128;
 /// The most slots (frames whose reports are in flight at once).
 pub const MAX_SLOTS: usize = 16;

@@ -5,6 +5,7 @@
 //! (the same files followed by `shaders/implicit_mg.wgsl`, [`crate::gpu::methods::implicit::multigrid`]) and the PCG is
 //! preconditioned by its V-cycle.
 
+pub mod adaptive;
 pub mod multigrid;
 
 use crate::error::{Bound, Error, Result};
@@ -14,6 +15,7 @@ use crate::gpu::base::options::GpuOptions;
 use crate::gpu::base::pipelines::{bind, build_specialized, fits, params, storage, Bindings, GroupLayout, Kernel};
 use crate::gpu::base::specialize::{split_constant, ForceFeatures, Splits};
 use crate::gpu::base::state::{read_vec4s, read_words, xyz, GpuState};
+use crate::gpu::methods::implicit::adaptive::DeviceAdaptive;
 use crate::gpu::methods::implicit::multigrid::{ImplicitMg, ImplicitMgKernels};
 use crate::gpu::methods::pcg::{GpuCgState, PcgBuffers, PcgKernels, SOLUTION_VECTOR};
 use crate::gpu::profiling::cost::{CountedPass, GpuCounters, Phase};
@@ -134,6 +136,8 @@ pub struct ImplicitIntegrator {
     pcg_groups: [Bindings; 2],
     /// The multigrid preconditioner, when chosen (and the model has a coarse level to solve).
     mg: Option<Box<ImplicitMg>>,
+    /// The adaptive step on the device, made with the first pipelined adaptive frame.
+    adaptive: Option<Box<DeviceAdaptive>>,
 }
 
 impl ImplicitIntegrator {
@@ -164,12 +168,32 @@ impl ImplicitIntegrator {
             bind(device, &kernels.layout, "springsim.implicit", &buffers)
         });
         let pcg_groups = kernels.pcg.bind_groups(device, &b.pcg);
-        Ok(ImplicitIntegrator { kernels, buffers, operator_groups, pcg_groups, mg })
+        Ok(ImplicitIntegrator { kernels, buffers, operator_groups, pcg_groups, mg, adaptive: None })
     }
 
     /// Bytes of the method's buffers.
     pub fn bytes(&self) -> u64 {
-        self.buffers.bytes + self.mg.as_ref().map_or(0, |g| g.bytes)
+        self.buffers.bytes + self.mg.as_ref().map_or(0, |g| g.bytes) + self.adaptive.as_ref().map_or(0, |a| a.bytes)
+    }
+
+    /// The adaptive step on the device, made on first use (its kernels compiled, its state allocated).
+    pub fn device_adaptive(&mut self, device: &wgpu::Device, options: &GpuOptions, st: &GpuState) -> Result<&mut DeviceAdaptive> {
+        if self.adaptive.is_none() {
+            self.adaptive = Some(Box::new(DeviceAdaptive::new(device, options, st, &self.buffers.pcg.status)?));
+        }
+        self.adaptive.as_deref_mut().ok_or_else(|| Error::internal_gpu("the adaptive step's state".to_string()))
+    }
+
+    /// The adaptive step on the device, when made.
+    pub fn adaptive(&self) -> Option<&DeviceAdaptive> {
+        self.adaptive.as_deref()
+    }
+
+    /// Starts the device's adaptive step again from the planned step (a new plan or state).
+    pub fn reset_adaptive(&self, queue: &wgpu::Queue, counters: &GpuCounters) {
+        if let Some(a) = &self.adaptive {
+            a.reset(queue, counters);
+        }
     }
 
     /// The multigrid preconditioner's shape for the cost model, when it runs: one V-cycle's
