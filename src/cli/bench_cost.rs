@@ -23,8 +23,8 @@ pub struct CostRecord {
     pub readbacks_per_frame: Option<f64>,
     /// Times per timed frame that the host blocked until the device finished (`device.poll` with a
     /// wait): 0 on the pipelined path, which every GPU method takes except local/global with the host's
-    /// Cholesky step (a read-back per iteration), implicit Euler's adaptive step (a read-back per trial
-    /// step) and `--timestamps` (read after each frame).
+    /// Cholesky step (a read-back per iteration), implicit Euler's adaptive step on a model that depends
+    /// on time (a read-back per trial step) and `--timestamps` (read after each frame).
     pub host_waits_per_frame: Option<f64>,
     /// Bytes read back per timed frame.
     pub readback_bytes_per_frame: Option<f64>,

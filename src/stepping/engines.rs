@@ -99,6 +99,15 @@ impl Stepper<GpuEngine> {
 
     /// [`GpuSimulator::new`] with explicit [`GpuOptions`]. Every buffer is checked against the device's
     /// limits before it is allocated: one that would not fit is an [`crate::Error::BufferTooLarge`].
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// use springsim::{gpu::GpuOptions, GpuSimulator, Method, StepSettings};
+    /// let model = springsim::model::curtain(41, None)?;
+    /// // storage bindings of at most 128 MiB, as WebGPU's default limit allows
+    /// let options = GpuOptions::default().with_max_binding_bytes(128 << 20);
+    /// let sim = GpuSimulator::new_with_options(device, queue, &model, Method::ImplicitEuler, StepSettings::default(), options)?;
+    /// # let _ = sim; Ok(()) }
+    /// ```
     pub fn new_with_options(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
@@ -126,13 +135,22 @@ impl Stepper<GpuEngine> {
     }
 
     /// Simulated time (s) at the end of the last recorded frame or step.
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// sim.run_frames(30)?;
+    /// println!("t = {:.3} s", sim.time()); // 30 frames of 1/30 s: 1 s
+    /// # Ok(()) }
+    /// ```
     pub fn time(&self) -> f64 {
         self.engine.time()
     }
 
     /// `steps` steps of the planned h, submitted and waited for, outside the frame's guard and reports:
     /// the blocking call for a single step of a method whose frame is blocking anyway (local/global with
-    /// the host's Cholesky step, implicit Euler's adaptive step; see
+    /// the host's Cholesky step, implicit Euler's adaptive step on a model that depends on time; see
     /// [`GpuSimulator::needs_blocking_frame`]). Every other method steps by [`GpuSimulator::encode_steps`].
     /// ```no_run
     /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
@@ -147,6 +165,15 @@ impl Stepper<GpuEngine> {
     }
 
     /// Names the adapter in reports.
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue, adapter: &springsim::wgpu::Adapter) -> springsim::Result<()> {
+    /// use springsim::{GpuSimulator, Method, Simulator, StepSettings};
+    /// let model = springsim::model::curtain(21, None)?;
+    /// let sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?
+    ///     .with_adapter_name(adapter.get_info().name);
+    /// println!("{}", sim.backend_name()); // "gpu: <the adapter's name>"
+    /// # Ok(()) }
+    /// ```
     pub fn with_adapter_name(mut self, name: impl Into<String>) -> Self {
         self.engine.set_adapter_name(name.into());
         self
@@ -154,6 +181,16 @@ impl Stepper<GpuEngine> {
 
     /// Moves, pins or frees particle `i` (x, v), told to the divergence guard (the user's work is not
     /// judged).
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// // pin particle 0 where it is, at rest (the window's pin tool)
+    /// sim.set_particle(0, model.positions[0], [0.0; 3], true)?;
+    /// assert!(sim.is_pinned(0));
+    /// # Ok(()) }
+    /// ```
     pub fn set_particle(&mut self, i: usize, x: [f64; 3], v: [f64; 3], pinned: bool) -> Result<()> {
         self.mark_edited();
         self.engine.set_particle(i, x, v, pinned)
@@ -161,6 +198,18 @@ impl Stepper<GpuEngine> {
 
     /// Sets or clears the cursor spring that drags one particle, told to the divergence guard (while
     /// the cursor spring acts, only finiteness is judged).
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// use springsim::model::Cursor;
+    /// // drag particle 220 towards a point, as the window's mouse does
+    /// sim.set_cursor(Some(Cursor { particle: 220, target: [0.0, 0.5, 0.3], stiffness: 200.0, damping: 5.0 }))?;
+    /// assert_eq!(sim.cursor().map(|c| c.particle), Some(220));
+    /// sim.set_cursor(None)?; // released
+    /// # Ok(()) }
+    /// ```
     pub fn set_cursor(&mut self, cursor: Option<Cursor>) -> Result<()> {
         self.engine.set_cursor(cursor)?;
         self.mark_cursor(cursor.is_some());
@@ -168,11 +217,30 @@ impl Stepper<GpuEngine> {
     }
 
     /// The cursor spring set by [`GpuSimulator::set_cursor`].
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// if let Some(c) = sim.cursor() {
+    ///     println!("dragging particle {} towards {:?}", c.particle, c.target);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn cursor(&self) -> Option<Cursor> {
         self.engine.cursor()
     }
 
     /// Whether particle `i` is pinned now.
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// let pinned = (0..sim.model().n).filter(|&i| sim.is_pinned(i)).count();
+    /// println!("{pinned} pinned particles"); // the curtain hangs from its top row
+    /// # Ok(()) }
+    /// ```
     pub fn is_pinned(&self, i: usize) -> bool {
         self.engine.is_pinned(i)
     }
@@ -194,16 +262,42 @@ impl Stepper<GpuEngine> {
     }
 
     /// The byte range of the positions in [`GpuSimulator::positions_buffer`].
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// let range = sim.positions_range();
+    /// assert_eq!(range.end - range.start, 16 * sim.model().n as u64); // one vec4<f32> a particle
+    /// # Ok(()) }
+    /// ```
     pub fn positions_range(&self) -> std::ops::Range<u64> {
         self.engine.state().positions_range()
     }
 
     /// The laid-out model.
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// let m = sim.model();
+    /// println!("{} particles, {} springs", m.n, m.end_a.len());
+    /// # Ok(()) }
+    /// ```
     pub fn model(&self) -> &crate::reference::model::CpuModel {
         self.engine.model()
     }
 
     /// Bytes of every GPU buffer the simulation holds now.
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// println!("{:.1} KiB on the GPU, {} B a particle", sim.gpu_bytes() as f64 / 1024.0, sim.gpu_bytes() / sim.model().n as u64);
+    /// # Ok(()) }
+    /// ```
     pub fn gpu_bytes(&self) -> u64 {
         self.engine.gpu_bytes()
     }
@@ -226,6 +320,18 @@ impl Stepper<GpuEngine> {
 
     /// Whether the model depends on time (moving colliders or pins, gusting wind): then
     /// [`GpuSimulator::prepare_frame`] comes before every [`GpuSimulator::encode_frame`].
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// # let mut encoder = device.create_command_encoder(&Default::default());
+    /// if sim.needs_prepare() {
+    ///     sim.prepare_frame()?;
+    /// }
+    /// sim.encode_frame(&mut encoder)?;
+    /// # Ok(()) }
+    /// ```
     pub fn needs_prepare(&self) -> bool {
         self.engine.needs_prepare()
     }
@@ -250,6 +356,17 @@ impl Stepper<GpuEngine> {
 
     /// [`GpuSimulator::prepare_frame`] for `steps` steps of the planned h, before
     /// [`GpuSimulator::encode_steps`] records them.
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// # let mut encoder = device.create_command_encoder(&Default::default());
+    /// // the window's slowed-down view: 3 steps a drawn frame
+    /// sim.prepare_steps(3)?;
+    /// sim.encode_steps(&mut encoder, 3)?;
+    /// # Ok(()) }
+    /// ```
     pub fn prepare_steps(&mut self, steps: usize) -> Result<()> {
         let h = self.plan.h;
         self.engine.prepare_steps(steps, h)

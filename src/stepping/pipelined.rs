@@ -15,9 +15,12 @@
 //!
 //! Recorded, submitted, polled: nothing here blocks, except re-preparing local/global's global solver
 //! for a halved step after a rollback (its uploads may wait; counted in
-//! [`crate::gpu::GpuCost::waits`]). Implicit Euler's adaptive step decides on each trial step's
-//! outcome, so this path records the planned steps (as with `adaptive: false`); the guard (policy
-//! `recover`) is its protection here.
+//! [`crate::gpu::GpuCost::waits`]). Implicit Euler's adaptive step is decided on the device
+//! ([`crate::gpu::methods::implicit::adaptive`]): the frame records its trial slots once, a kernel
+//! judges each trial and gates the next one's dispatches, and the steps tried come back in the report
+//! (into [`super::Stepper::step_log`], the accepted steps in [`FrameReport::substeps`]). A model that
+//! depends on time (the gusting wind, moving colliders) keeps the blocking adaptive frame
+//! ([`GpuSimulator::needs_blocking_frame`]); `encode_frame` records the planned steps for it.
 
 use super::guard::{Action, Cause, Divergence, DivergencePolicy};
 use super::guarded::{solver_tolerance, DEVICE_CHECK_EVERY};
@@ -233,9 +236,10 @@ impl GpuSimulator {
     /// Whether this method's frame needs the host between its steps, so that only the blocking
     /// [`crate::Simulator::step_frame`] runs it as planned: local/global with the host's Cholesky global
     /// step (`global: cholesky`, local/global's default; [`GpuSimulator::encode_frame`] refuses it: each
-    /// iteration reads r back and uploads δ), and implicit Euler's adaptive step (on by default;
-    /// `encode_frame` records the planned steps instead, as with `adaptive: false`, since each trial
-    /// step's acceptance is read back). Every other method and setting runs pipelined.
+    /// iteration reads r back and uploads δ), and implicit Euler's adaptive step on a model that depends
+    /// on time (the gusting wind or moving colliders, whose per-step inputs the host writes; there
+    /// `encode_frame` records the planned steps instead, as with `adaptive: false`). Implicit Euler's
+    /// adaptive step otherwise runs on the device, pipelined; so does every other method and setting.
     /// ```no_run
     /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
     /// # use springsim::{GpuSimulator, Method, StepSettings};
@@ -244,7 +248,7 @@ impl GpuSimulator {
     /// # let mut encoder = device.create_command_encoder(&Default::default());
     /// use springsim::Simulator;
     /// if sim.needs_blocking_frame() {
-    ///     sim.step_frame()?; // waits: local/global's Cholesky step, implicit Euler's adaptive step
+    ///     sim.step_frame()?; // waits: local/global's Cholesky step
     /// } else {
     ///     sim.encode_frame(&mut encoder)?;
     /// }
@@ -314,12 +318,33 @@ impl GpuSimulator {
     }
 
     /// Frame reports recorded and not yet collected.
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// # let mut encoder = device.create_command_encoder(&Default::default());
+    /// // a host that keeps at most two frames on the GPU before recording the next
+    /// if sim.reports_in_flight() < 2 {
+    ///     sim.encode_frame(&mut encoder)?;
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn reports_in_flight(&self) -> usize {
         self.pipe.ring.in_flight()
     }
 
     /// Frames recorded without a report because every report slot was busy (a host that records frames
     /// without submitting them or without polling).
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// sim.run_frames(10)?;
+    /// assert_eq!(sim.reports_dropped(), 0, "every frame's report came back");
+    /// # Ok(()) }
+    /// ```
     pub fn reports_dropped(&self) -> u64 {
         self.pipe.ring.dropped()
     }
@@ -390,6 +415,8 @@ impl GpuSimulator {
                 frame_report.substeps = a.accepted;
                 frame_report.forced_steps = a.forced;
                 self.adaptive.record(&a.log);
+                // the steps that ran, retries included (recorded as trial slots, counted now)
+                self.engine.counters().steps(a.trials);
             }
             let sums = a.signals().map(decode_signals);
             let signals = sums.map(|s| Signals::from_sums(self.engine.model(), &s));

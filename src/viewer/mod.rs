@@ -402,10 +402,13 @@ impl Demo {
             return Ok(false);
         }
         let steps = if self.step_once && (self.paused || self.diverged) { 1 } else { self.steps_per_draw };
-        // local/global's Cholesky step (every frame) and implicit Euler's adaptive step (a whole frame)
-        // decide on the host between their steps: the blocking frame (it waits), before the drawing
+        // local/global's Cholesky step (every frame) and implicit Euler's adaptive step on a model that
+        // depends on time (a whole frame) decide on the host between their steps: the blocking frame
+        // (it waits), before the drawing. A page cannot wait: there the adaptive frame takes the
+        // planned steps (encode_frame), and local/global runs the GPU's CG (web_settings).
         let cholesky = self.sim.method() == Method::LocalGlobal && self.sim.needs_blocking_frame();
-        if self.sim.needs_blocking_frame() && (steps == 0 || cholesky) {
+        let blocking = self.sim.needs_blocking_frame() && (cholesky || !cfg!(target_arch = "wasm32"));
+        if blocking && (steps == 0 || cholesky) {
             if steps == 0 {
                 self.stats.report = self.sim.step_frame()?;
                 if let Some(d) = self.stats.report.divergence {

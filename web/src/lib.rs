@@ -5,8 +5,10 @@
 //! polled after it. What a page cannot do is said in the page, never a panic or a blank canvas:
 //!
 //! - no wait on the GPU: local/global's global step runs the GPU's CG (the native default, the CPU
-//!   Cholesky, waits for each solve), implicit Euler steps at the planned h (its adaptive step decides
-//!   on the host between trial steps); a call that would wait returns an error the panel shows;
+//!   Cholesky, waits for each solve); implicit Euler's adaptive step runs on the device as natively,
+//!   except on a scene with gusting wind or moving colliders, where the page takes the planned steps
+//!   (natively the blocking frame decides there); a call that would wait returns an error the panel
+//!   shows;
 //! - no threads (faer and rayon run on the page's thread) and no file paths (the built-in scenes, or a
 //!   scene file's text).
 //!
@@ -34,11 +36,11 @@ pub fn start() {
     }));
 }
 
-/// The step settings a page runs: local/global's global step by the GPU's CG and implicit Euler at
-/// the planned step (neither waits on the GPU); the rest as natively.
+/// The step settings a page runs: local/global's global step by the GPU's CG (it does not wait on the
+/// GPU); the rest as natively.
 pub fn web_settings(base: StepSettings) -> StepSettings {
     let global = if base.global == GlobalSolve::Cholesky || base.global == GlobalSolve::Auto { GlobalSolve::Cg } else { base.global };
-    StepSettings { global, adaptive: false, ..base }
+    StepSettings { global, ..base }
 }
 
 /// The page's WebGPU errors that no error scope caught (a shader Chrome's compiler rejects, an invalid

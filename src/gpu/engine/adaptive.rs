@@ -40,7 +40,7 @@ impl GpuEngine {
             let writes = self.timer.as_mut().and_then(|t| t.pass_writes());
             let mut raw = self.state.counters.begin_pass(encoder, "springsim.adaptive_frame", writes);
             let mut pass = CountedPass::new(&mut raw, &self.state.counters).with_timer(self.timer.as_mut());
-            self.state.counters.steps(self.plan.substeps);
+            // the steps are counted when the frame's report tells how many ran (GpuSimulator::poll_reports)
             let end =
                 StepEnd { strain: self.strain.as_ref(), self_collider: self.self_collider.as_ref(), colliders: self.colliders.as_ref() };
             ad.encode_begin(&mut pass);
