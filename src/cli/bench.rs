@@ -156,6 +156,10 @@ pub struct BenchResult {
     pub residual: f64,
     /// LEU divergence retries over the run.
     pub leu_retries: usize,
+    /// Implicit Euler's adaptive step on the GPU's pipelined frame: steps accepted although strained or
+    /// short because the frame's room for halvings (`--max-frame-halvings`) ran out, over the timed
+    /// frames (0 elsewhere).
+    pub forced_steps: usize,
     /// Warm-up frames run before the timed ones (not timed).
     pub warmup: usize,
     /// Frames timed (fewer than asked when a coordinate went non-finite).
@@ -462,6 +466,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     let mut failed_frame = None;
     let mut report: springsim::stepping::FrameReport = Default::default();
     let mut iterations = 0usize;
+    let mut forced_steps = 0usize;
     let mut peak = start.max_strain;
     let tau = sim.model().strain_limit.map(|sl| sl.limit);
     let stretch_of = |m: &CpuModel, x: &[[f64; 3]]| springsim::reference::stats::strain_stats(m, x, tau).max_stretch;
@@ -472,6 +477,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         (Sim::Gpu(g), Some(ctx)) if !(g.needs_blocking_frame() || cfg.timestamps) => {
             let t = crate::bench_frames::run(g, &ctx.device, &ctx.queue, (cfg.warmup, cfg.frames), tick)?;
             (times, iterations, report, failed_frame, counted) = (t.times, t.iterations, t.report, t.failed_frame, t.counted);
+            forced_steps = t.forced_steps;
             peak = peak.max(t.peak_strain);
             stretch_peak = stretch_peak.map(|p| p.max(t.peak_stretch));
         }
@@ -591,6 +597,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         iterations: if times.is_empty() { 0 } else { (iterations as f64 / times.len() as f64).round() as usize },
         residual: report.residual,
         leu_retries: report.leu_retries,
+        forced_steps,
         warmup: cfg.warmup,
         frames: times.len(),
         ms_per_frame: spread.median,

@@ -25,6 +25,9 @@ pub struct TimedFrames {
     pub iterations: usize,
     /// The last timed frame's report.
     pub report: FrameReport,
+    /// Implicit Euler's adaptive frame: steps accepted as they were because the frame's room for
+    /// halvings ran out, summed over the timed frames.
+    pub forced_steps: usize,
     /// The largest |l − L|/L seen in any frame's report.
     pub peak_strain: f64,
     /// The largest stretch (l − L)/L seen.
@@ -78,6 +81,7 @@ pub fn run(
                     out.times.push(now.duration_since(t).as_secs_f64() * 1e3);
                 }
                 out.iterations += report.iterations;
+                out.forced_steps += report.forced_steps;
                 out.report = report;
             }
             last_arrival = Some(now);

@@ -77,6 +77,7 @@ fn columns() -> Vec<Column> {
         ("iterations", |r| r.iterations.to_string()),
         ("residual", |r| num(r.residual)),
         ("leu_retries", |r| r.leu_retries.to_string()),
+        ("forced_steps", |r| r.forced_steps.to_string()),
         ("finite", |r| r.finite.to_string()),
         ("failed_frame", |r| opt(&r.failed_frame)),
         ("max_strain", |r| num(r.max_strain)),
