@@ -363,8 +363,8 @@ pub struct StepSettings {
     /// 256×256 cloth's strain to 0.10 instead of 0.16 for 13× the CG iterations.)
     pub retry_residual: f64,
     /// Implicit Euler's adaptive step on the GPU's pipelined frame ([`crate::GpuSimulator::encode_frame`]):
-    /// the frame is recorded once, with room for this many halvings (two trial slots each: the
-    /// discarded step and the second half; default 4). A frame that needs more takes its remaining
+    /// the frame is recorded once, with room for this many halvings (three trial slots each: the
+    /// discarded step and the climb back, two steps at each halved h; default 4). A frame that needs more takes its remaining
     /// steps at the planned h, accepted as they are and counted in the frame's report
     /// ([`crate::FrameReport::forced_steps`]). The blocking `step_frame` halves without a bound (down to
     /// h/1024).

@@ -132,9 +132,11 @@ impl DeviceAdaptive {
         })
     }
 
-    /// Trial slots a frame of `substeps` planned steps records.
+    /// Trial slots a frame of `substeps` planned steps records: three for each halving it has room for
+    /// (the discarded step, and the climb back: two steps at each halved h before h doubles), so that a
+    /// frame halving k ≤ `max_frame_halvings` times in a row still ends as the blocking driver's does.
     pub fn slots(substeps: usize, settings: &StepSettings) -> usize {
-        substeps + 2 * settings.max_frame_halvings
+        substeps + 3 * settings.max_frame_halvings
     }
 
     /// The config for the planned step `planned` and `slots` trial slots of a frame of `frame` seconds.
