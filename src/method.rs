@@ -3,6 +3,11 @@
 
 use crate::error::{Bound, Error, Result};
 
+/// Implicit Euler's adaptive step: the smallest step, as a fraction of the planned one, that is still
+/// halved (below it a step is accepted as it is, so a frame always ends); the host's
+/// `stepping::adaptive` and the device's adaptive frame both read it.
+pub const ADAPTIVE_MIN_FRACTION: f64 = 1.0 / 1024.0;
+
 /// An integration method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Method {

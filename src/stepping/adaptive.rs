@@ -6,7 +6,7 @@
 //! module only decides.
 
 /// The smallest step, as a fraction of the planned one, that the adaptive step still halves.
-pub const MIN_FRACTION: f64 = 1.0 / 1024.0;
+pub const MIN_FRACTION: f64 = crate::method::ADAPTIVE_MIN_FRACTION;
 
 /// The adaptive step's state between frames, and the log of every step tried.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -14,8 +14,7 @@ use crate::gpu::base::options::GpuOptions;
 use crate::gpu::base::pipelines::{bind, build_specialized, params, storage, Bindings, Kernel};
 use crate::gpu::base::state::GpuState;
 use crate::gpu::profiling::cost::{CountedPass, Gate, GpuCounters, Phase};
-use crate::method::StepSettings;
-use crate::stepping::adaptive::MIN_FRACTION;
+use crate::method::{StepSettings, ADAPTIVE_MIN_FRACTION};
 
 /// Steps logged per frame in the report (a frame tries more only with many halvings; they are counted).
 pub const ADAPTIVE_LOG: usize = 64;
@@ -144,7 +143,7 @@ impl DeviceAdaptive {
         AdaptiveConfig {
             planned: planned as f32,
             frame: frame as f32,
-            floor: (planned * MIN_FRACTION) as f32,
+            floor: (planned * ADAPTIVE_MIN_FRACTION) as f32,
             retry_residual: settings.retry_residual as f32,
             slots: slots as u32,
             gate_slots: GATE_SLOTS as u32,
