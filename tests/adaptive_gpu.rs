@@ -147,7 +147,7 @@ fn the_device_takes_the_blocking_drivers_steps_on_the_curtain_and_a_cloth() {
 /// The 256 × 256 cloth, 5 frames: beyond the suite's budget on lavapipe (about 13 s a frame), run by
 /// hand with `cargo test --test adaptive_gpu -- --ignored`.
 #[test]
-#[ignore]
+#[ignore = "256² on lavapipe takes about 3 minutes, beyond the suite's budget: run by hand with --ignored"]
 fn the_device_takes_the_blocking_drivers_steps_on_the_256_cloth() {
     let Some(ctx) = gpu() else { return };
     compare(&ctx, "cloth 256", &springsim::model::cloth(256, None).unwrap(), 5, true);

@@ -51,8 +51,7 @@ impl GpuEngine {
                 end.encode(&mut pass, 1, n, 0);
                 implicit.encode_strain(&mut pass, 0, n);
                 let gate = pass.set_gate(None);
-                let s = ad.encode_judge(&mut pass, gate, n)?;
-                if k == 0 {
+                if let Some(s) = ad.encode_judge(&mut pass, gate, n, k == 0)? {
                     sizes = s;
                 }
             }

@@ -178,15 +178,16 @@ impl DeviceAdaptive {
     }
 
     /// Records the trial's judgement (`adaptive_judge`) and the gated copy of an accepted state
-    /// (`adaptive_accept`), after the trial recorded through `gate`; returns the gate's sizes. An error
-    /// where the trial recorded more distinct dispatch sizes than [`GATE_SLOTS`].
-    pub fn encode_judge(&self, pass: &mut CountedPass, gate: Option<Gate>, n: usize) -> Result<Vec<[u32; 2]>> {
+    /// (`adaptive_accept`), after the trial recorded through `gate`; returns the gate's sizes when
+    /// `sizes` (every trial records the same ones: the first slot's are kept). An error where the trial
+    /// recorded more distinct dispatch sizes than [`GATE_SLOTS`].
+    pub fn encode_judge(&self, pass: &mut CountedPass, gate: Option<Gate>, n: usize, sizes: bool) -> Result<Option<Vec<[u32; 2]>>> {
         let sizes = match gate {
             Some(g) if g.overflowed() => {
                 return Err(Error::internal_gpu(format!("the adaptive step's trial records more than {GATE_SLOTS} dispatch sizes")));
             }
-            Some(g) => g.sizes().to_vec(),
-            None => Vec::new(),
+            Some(g) => sizes.then(|| g.sizes().to_vec()),
+            None => None,
         };
         self.one(pass, &self.judge);
         let (x, y) = accept_grid(n);
