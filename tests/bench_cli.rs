@@ -156,7 +156,7 @@ fn median_spread_startup_and_quality() {
     assert_eq!((rs[0]["frames"].as_u64(), rs[0]["warmup"].as_u64()), (Some(3), Some(5)));
 }
 
-/// `--sustained N`: N frames stepped back to back after the timed ones, their median and spread, and
+/// `--sustained N`: the timed frames stepped again back to back on a fresh simulator, their median and spread, and
 /// whether they stayed finite; none (and nulls) without it; on the CPU and the GPU alike, in every format.
 #[test]
 fn sustained_frames_after_the_timed_ones() {
@@ -166,7 +166,7 @@ fn sustained_frames_after_the_timed_ones() {
     assert_eq!((r["sustained_finite"].as_bool(), r["sustained_divergences"].as_u64()), (Some(true), Some(0)), "{r}");
     let r = &records(&["bench", "--scene", "rope", "--backend", "cpu", "--frames", "2"])[0];
     assert_eq!(r["sustained_frames"].as_u64(), Some(0), "{r}");
-    for k in ["sustained_ms_per_frame", "sustained_ms_iqr", "sustained_finite", "sustained_divergences"] {
+    for k in ["sustained_ms_per_frame", "sustained_ms_iqr", "sustained_iterations", "sustained_finite", "sustained_divergences"] {
         assert!(r[k].is_null(), "{k} without --sustained: {r}");
     }
     // the markdown column and the CSV fields
@@ -187,6 +187,46 @@ fn sustained_frames_after_the_timed_ones() {
     let r = &records(&args)[0];
     assert_eq!((r["sustained_frames"].as_u64(), r["sustained_finite"].as_bool()), (Some(3), Some(true)), "{r}");
     assert!(f(r, "sustained_ms_per_frame") > 0.0, "{r}");
+}
+
+/// The sustained frames are the timed frames again (a fresh simulator, its warm-up untimed): implicit
+/// Euler's CG takes as many iterations a frame in both, on the CPU and the GPU, where the frames after
+/// a longer warm-up take a different number (so the count tells the frames apart).
+#[test]
+fn sustained_frames_are_the_timed_frames() {
+    for backend in ["cpu", "gpu"] {
+        let run = |warmup: &str| {
+            let args = [
+                "bench",
+                "--scene",
+                "curtain",
+                "--size",
+                "21",
+                "--method",
+                "implicit-euler",
+                "--backend",
+                backend,
+                "--warmup",
+                warmup,
+                "--frames",
+                "4",
+                "--sustained",
+                "4",
+            ];
+            let out = springsim(&args);
+            if !out.status.success() && backend == "gpu" && !gpu_required() {
+                eprintln!("test gpu: skipped (no GPU: {})", text(&out.stderr).trim());
+                return None;
+            }
+            let r = records(&args)[0].clone();
+            Some((r["iterations"].as_u64(), r["sustained_iterations"].as_u64()))
+        };
+        let (Some(early), Some(late)) = (run("1"), run("6")) else { return };
+        eprintln!("{backend}: CG iterations a frame, timed / sustained: frames 2–5 {early:?}, frames 7–10 {late:?}");
+        assert!(early.0.is_some() && early.0 == early.1, "{backend}: {early:?}");
+        assert!(late.0 == late.1, "{backend}: {late:?}");
+        assert_ne!(early.0, late.0, "{backend}: the counts tell the frames apart");
+    }
 }
 
 /// `--paced HZ`: 3 s of frames at an HZ clock's ticks, each tick either a frame recorded or a missed

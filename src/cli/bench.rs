@@ -357,6 +357,22 @@ enum Sim {
 }
 
 impl Sim {
+    /// Builds the linear solver's set-up before the first frame, untimed: local/global's global step
+    /// (the factor or the GPU's tables), Newton's symbolic factorization.
+    fn prepare_solver(&mut self, method: Method) -> Result<()> {
+        match self {
+            Sim::Gpu(g) => g.probe().prepare_local_global(),
+            Sim::Cpu(c) => {
+                let h = c.plan().h;
+                match method {
+                    Method::LocalGlobal => c.engine_mut().local_global(h).map(|_| ()),
+                    Method::Newton => c.engine_mut().newton(h).map(|_| ()),
+                    _ => Ok(()),
+                }
+            }
+        }
+    }
+
     /// The engine's laid-out model (for the quality figures: the bench keeps no copy of its own).
     fn model(&self) -> &CpuModel {
         match self {
@@ -436,17 +452,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     };
     let k0_ms = ms(t);
     let t = Instant::now();
-    match &mut sim {
-        Sim::Gpu(g) => g.probe().prepare_local_global()?,
-        Sim::Cpu(c) => {
-            let h = c.plan().h;
-            match method {
-                Method::LocalGlobal => c.engine_mut().local_global(h).map(|_| ())?,
-                Method::Newton => c.engine_mut().newton(h).map(|_| ())?,
-                _ => {}
-            }
-        }
-    }
+    sim.prepare_solver(method)?;
     let factor_ms = ms(t);
     let timestamps = match &mut sim {
         Sim::Gpu(g) if cfg.timestamps => {
@@ -545,12 +551,34 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
             }
         }
     }
-    let sustained = match (&mut sim, gpu) {
-        _ if failed_frame.is_some() => Default::default(),
-        (Sim::Gpu(g), Some(ctx)) if !(g.needs_blocking_frame() || cfg.timestamps) => {
-            crate::sustained::Sustained::run_pipelined(g, &ctx.device, &ctx.queue, cfg.sustained_frames)?
+    // the timed run's host memory (the sustained frames below run on a second simulator)
+    let host_bytes = rss_before
+        .zip(springsim::memory::peak_resident())
+        .map(|(before, peak)| peak.saturating_sub(before) as f64 / model.n_particles().max(1) as f64);
+    // the sustained frames are the timed frames again, on a simulator built afresh from the same model
+    // and settings: its warm-up untimed, then the same frames back to back, so that both figures time
+    // the same physics (implicit Euler's adaptive step halves in some frames and not in others)
+    let sustained = if failed_frame.is_some() || cfg.sustained_frames == 0 {
+        Default::default()
+    } else {
+        let mut fresh = match (cfg.backend, gpu) {
+            (Backend::Gpu, Some(ctx)) => {
+                Sim::Gpu(Box::new(GpuSimulator::new(&ctx.device, &ctx.queue, &model, method, cfg.settings.clone())?))
+            }
+            (Backend::Gpu, None) => return Err(Error::NoAdapter("the gpu backend needs a device".into())),
+            (backend, _) => {
+                let mut c = CpuSimulator::new(&model, method, cfg.settings.clone())?;
+                c.engine_mut().set_fast_kernel(backend == Backend::Cpu);
+                Sim::Cpu(Box::new(c))
+            }
+        };
+        fresh.prepare_solver(method)?;
+        match (&mut fresh, gpu) {
+            (Sim::Gpu(g), Some(ctx)) if !(g.needs_blocking_frame() || cfg.timestamps) => {
+                crate::sustained::Sustained::run_pipelined(g, &ctx.device, &ctx.queue, cfg.warmup, cfg.sustained_frames)?
+            }
+            _ => crate::sustained::Sustained::run(fresh.as_dyn(), cfg.warmup, cfg.sustained_frames)?,
         }
-        _ => crate::sustained::Sustained::run(sim.as_dyn(), cfg.sustained_frames)?,
     };
     let paced = match (&mut sim, gpu, cfg.paced_hz) {
         (_, _, None) => Default::default(),
@@ -561,9 +589,6 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         (_, _, Some(hz)) => crate::paced::Paced::run(sim.as_dyn(), hz)?,
     };
     let gpu_info = gpu.filter(|_| cfg.backend == Backend::Gpu).map(|g| g.adapter.get_info());
-    let host_bytes = rss_before
-        .zip(springsim::memory::peak_resident())
-        .map(|(before, peak)| peak.saturating_sub(before) as f64 / model.n_particles().max(1) as f64);
     // the engine's own laid-out model (the bench builds no copy of its own)
     let cm = sim.model();
     Ok(BenchResult {

@@ -142,9 +142,10 @@ pub struct BenchCli {
     /// `SPRINGSIM_LIMITS`.
     #[arg(long)]
     limits: Option<String>,
-    /// After the timed frames, step this many back to back (as many as start within 5 s) with no
-    /// read-back between them and report their median (`sustained_ms_per_frame`): what a real-time loop
-    /// sees, where the timed frames leave the GPU idle while the host checks the state (0: none).
+    /// After the timed frames, step them again on a simulator built afresh (its warm-up untimed), this
+    /// many back to back with no read-back or statistics between them (as many as start within 5 s where
+    /// the frames are not pipelined), and report their median (`sustained_ms_per_frame`): the same frames
+    /// as the timed ones, as a real-time loop steps them (0: none).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     sustained: i64,
     /// After the sustained frames, 3 s of frames paced at this refresh rate (Hz), as a window that

@@ -107,6 +107,7 @@ fn columns() -> Vec<Column> {
         ("sustained_frames", |r| r.sustained.sustained_frames.to_string()),
         ("sustained_ms_per_frame", |r| onum(r.sustained.sustained_ms_per_frame)),
         ("sustained_ms_iqr", |r| onum(r.sustained.sustained_ms_iqr)),
+        ("sustained_iterations", |r| opt(&r.sustained.sustained_iterations)),
         ("sustained_finite", |r| opt(&r.sustained.sustained_finite)),
         ("sustained_divergences", |r| opt(&r.sustained.sustained_divergences)),
         ("paced_hz", |r| onum(r.paced.paced_hz)),

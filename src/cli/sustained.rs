@@ -10,10 +10,12 @@ use std::time::Instant;
 /// busy anyway).
 pub const SUSTAINED_SECONDS: f64 = 5.0;
 
-/// `--sustained N`: N frames (as many as start within [`SUSTAINED_SECONDS`]) stepped back to back after
-/// the timed frames (and after `--local-global-split`'s), each timed alone by the wall clock less the guard's
-/// checks, as the timed frames are, but with nothing between them: no state read back and no statistics
-/// on the host. Between timed frames the device idles while the host reads the state and computes the
+/// `--sustained N`: the timed frames again, N of them (as many as start within [`SUSTAINED_SECONDS`] where
+/// the frames are not pipelined), on a second simulator built from the same model and settings after
+/// the timed run: its `--warmup` frames untimed, then N frames stepped back to back, each timed alone by
+/// the wall clock less the guard's checks, as the timed frames are, but with nothing between them: no
+/// state read back and no statistics on the host. Both figures time the same frames of the same
+/// physics, so their ratio is what the host's work between frames costs. Between timed frames the device idles while the host reads the state and computes the
 /// quality figures (at 1024², 0.15–0.2 s a frame), and a GPU's power management may keep an idling
 /// device slow: on an NVIDIA H200 the 1024² local/global frame took 26.8 ms timed one at a time and
 /// 8–11 ms back to back after about a second of load (docs/PERFORMANCE.md, "Frames back to back"). These
@@ -28,6 +30,9 @@ pub struct Sustained {
     pub sustained_ms_per_frame: Option<f64>,
     /// Their interquartile range (ms; null when none ran).
     pub sustained_ms_iqr: Option<f64>,
+    /// Solver iterations per frame over them, the mean rounded, as the timed frames' `iterations` (null
+    /// when none ran): the same frames give the same count.
+    pub sustained_iterations: Option<usize>,
     /// Every coordinate finite after them (null when none ran).
     pub sustained_finite: Option<bool>,
     /// Divergences the guard found in them (null when none ran; see `diverged` and `recoveries` for the
@@ -36,37 +41,43 @@ pub struct Sustained {
 }
 
 impl Sustained {
-    /// The sustained frames of a GPU simulation that runs pipelined: [`crate::bench_frames::run`]'s
-    /// frames (no warm-up), which are back to back already.
+    /// The sustained frames of a fresh GPU simulation that runs pipelined: [`crate::bench_frames::run`]'s
+    /// `warmup` + `frames` frames, which are back to back already, the last `frames` timed.
     pub fn run_pipelined(
         sim: &mut springsim::GpuSimulator,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
+        warmup: usize,
         frames: usize,
     ) -> Result<Sustained> {
         if frames == 0 {
             return Ok(Sustained::default());
         }
         let found = sim.divergences().len();
-        let t = crate::bench_frames::run(sim, device, queue, (0, frames), &|| {})?;
+        let t = crate::bench_frames::run(sim, device, queue, (warmup, frames), &|| {})?;
         let (x, v) = sim.read_state()?;
         let spread = Spread::of(&t.times);
         Ok(Sustained {
             sustained_frames: t.times.len(),
             sustained_ms_per_frame: Some(spread.median),
             sustained_ms_iqr: Some(spread.q3 - spread.q1),
+            sustained_iterations: Some(per_frame(t.iterations, t.times.len())),
             sustained_finite: Some(springsim::reference::stats::all_finite(&x, &v)),
             sustained_divergences: Some(sim.divergences().len() - found),
         })
     }
 
-    /// Steps `frames` frames of `sim` back to back, or as many as start within [`SUSTAINED_SECONDS`] (at
-    /// least one).
-    pub fn run(sim: &mut dyn Simulator, frames: usize) -> Result<Sustained> {
+    /// Steps `warmup` frames of a fresh `sim` untimed, then `frames` frames back to back, or as many as
+    /// start within [`SUSTAINED_SECONDS`] (at least one).
+    pub fn run(sim: &mut dyn Simulator, warmup: usize, frames: usize) -> Result<Sustained> {
         if frames == 0 {
             return Ok(Sustained::default());
         }
+        for _ in 0..warmup {
+            sim.step_frame()?;
+        }
         let mut times = Vec::with_capacity(frames);
+        let mut iterations = 0;
         let found = sim.divergences().len();
         let start = Instant::now();
         for _ in 0..frames {
@@ -74,7 +85,7 @@ impl Sustained {
                 break;
             }
             let (t, guard) = (Instant::now(), sim.guard_seconds());
-            sim.step_frame()?;
+            iterations += sim.step_frame()?.iterations;
             times.push((t.elapsed().as_secs_f64() - (sim.guard_seconds() - guard)) * 1e3);
         }
         let (x, v) = sim.read_state()?;
@@ -84,8 +95,18 @@ impl Sustained {
             sustained_frames: times.len(),
             sustained_ms_per_frame: Some(spread.median),
             sustained_ms_iqr: Some(spread.q3 - spread.q1),
+            sustained_iterations: Some(per_frame(iterations, times.len())),
             sustained_finite: Some(finite),
             sustained_divergences: Some(sim.divergences().len() - found),
         })
+    }
+}
+
+/// `total` iterations over `frames` frames: the mean, rounded (0 without frames).
+fn per_frame(total: usize, frames: usize) -> usize {
+    if frames == 0 {
+        0
+    } else {
+        (total as f64 / frames as f64).round() as usize
     }
 }
