@@ -27,6 +27,7 @@ mod bench;
 mod bench_cli;
 mod bench_cost;
 mod bench_frames;
+mod blocking;
 mod converge;
 mod export;
 mod logging;
@@ -39,7 +40,6 @@ mod scenes;
 mod spread;
 mod sustained;
 
-use springsim::gpu::base::context::{adapter_name, instance_from_env};
 #[cfg(feature = "viewer")]
 use springsim::method::DivergencePolicy;
 use springsim::scene::{self, SceneOptions};
@@ -277,29 +277,7 @@ fn run() -> Result<()> {
         Command::Demo(d) => run_demo(d, &given),
         Command::Scene { action } => scenes::run(action),
         Command::Run(r) => run::run(r),
-        Command::Info => {
-            let instance = instance_from_env();
-            let adapters = pollster::block_on(instance.enumerate_adapters(springsim::wgpu::Backends::all()));
-            if adapters.is_empty() {
-                outln!("no adapters found (WGPU_BACKEND={})", std::env::var("WGPU_BACKEND").unwrap_or_else(|_| "all".into()))?;
-            }
-            for a in adapters {
-                let info = a.get_info();
-                let l = a.limits();
-                outln!("{}", adapter_name(&info))?;
-                outln!("  driver: {} {}", info.driver, info.driver_info)?;
-                outln!(
-                    "  limits: max_storage_buffer_binding_size = {}, max_buffer_size = {}, max_storage_buffers_per_shader_stage = {}, max_compute_workgroup_size_x = {}, max_compute_invocations_per_workgroup = {}, max_compute_workgroups_per_dimension = {}",
-                    l.max_storage_buffer_binding_size,
-                    l.max_buffer_size,
-                    l.max_storage_buffers_per_shader_stage,
-                    l.max_compute_workgroup_size_x,
-                    l.max_compute_invocations_per_workgroup,
-                    l.max_compute_workgroups_per_dimension
-                )?;
-            }
-            Ok(())
-        }
+        Command::Info => blocking::info(),
         Command::Bench(b) => bench_cli::run(b, sub),
         Command::Converge {
             scene: name,

@@ -15,9 +15,9 @@ pub const SUSTAINED_SECONDS: f64 = 5.0;
 /// the timed run: its `--warmup` frames untimed, then N frames stepped back to back, each timed alone by
 /// the wall clock less the guard's checks, as the timed frames are, but with nothing between them: no
 /// state read back and no statistics on the host. Both figures time the same frames of the same
-/// physics, so their ratio is what the host's work between frames costs. Between timed frames the device idles while the host reads the state and computes the
-/// quality figures (at 1024², 0.15–0.2 s a frame), and a GPU's power management may keep an idling
-/// device slow: on an NVIDIA H200 the 1024² local/global frame took 26.8 ms timed one at a time and
+/// physics, so their ratio is what the host's work between frames costs. Between blocking timed frames
+/// the device idles while the host reads the state and computes the quality figures (at 1024²,
+/// 0.15–0.2 s a frame), and a GPU's power management may keep an idling device slow: on an NVIDIA H200 the 1024² local/global frame took 26.8 ms timed one at a time and
 /// 8–11 ms back to back after about a second of load (docs/PERFORMANCE.md, "Frames back to back"). These
 /// frames are what a real-time loop that draws from the position buffer sees. The record's cost fields
 /// and timestamps count the timed frames alone.

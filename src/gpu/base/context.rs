@@ -2,6 +2,11 @@
 
 use crate::error::{Error, Result};
 
+#[cfg(not(target_arch = "wasm32"))]
+mod blocking;
+#[cfg(not(target_arch = "wasm32"))]
+pub use blocking::select_adapter;
+
 /// An instance, adapter, device and queue.
 pub struct GpuContext {
     /// The instance.
@@ -22,14 +27,6 @@ pub fn adapter_name(info: &wgpu::AdapterInfo) -> String {
 /// An instance whose backends follow `WGPU_BACKEND` (e.g. `vulkan`, `metal`, `dx12`, `gl`).
 pub fn instance_from_env() -> wgpu::Instance {
     wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env())
-}
-
-/// Picks an adapter: the first whose name contains `WGPU_ADAPTER_NAME` (case-insensitive) when it is
-/// set, else the high-performance one (or `WGPU_POWER_PREF`). Waits for the adapter: not in a browser
-/// page, where [`select_adapter_async`] is the way.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn select_adapter(instance: &wgpu::Instance) -> Result<wgpu::Adapter> {
-    pollster::block_on(select_adapter_async(instance))
 }
 
 /// [`select_adapter`] as a future (a browser page awaits it).
@@ -126,13 +123,6 @@ impl GpuContext {
     #[cfg(not(target_arch = "wasm32"))]
     pub fn headless_with(wanted: wgpu::Features) -> Result<Self> {
         Self::headless_with_limits(wanted, LimitsRequest::from_env()?)
-    }
-
-    /// A headless context whose device has those of `wanted` features that the adapter offers, and the
-    /// limits `limits` names (e.g. [`LimitsRequest::WebGpuDefaults`], to prove a model fits a browser).
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn headless_with_limits(wanted: wgpu::Features, limits: LimitsRequest) -> Result<Self> {
-        pollster::block_on(Self::request(wanted, limits))
     }
 
     /// A context whose device has those of `wanted` features that the adapter offers and the limits

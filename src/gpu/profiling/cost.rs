@@ -6,6 +6,8 @@
 //! along, writes a GPU timestamp where the phase changes. The plan-derived figures that these counts
 //! are checked against, and the bytes each kernel touches, are in [`crate::gpu::profiling::cost_model`].
 
+mod blocking;
+
 use crate::gpu::base::kernel::{Bindings, Kernel};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -166,23 +168,6 @@ impl GpuCounters {
     pub fn readback(&self, bytes: u64) {
         self.readbacks.fetch_add(1, Relaxed);
         self.readback_bytes.fetch_add(bytes, Relaxed);
-    }
-
-    /// Blocks until the device has finished the work submitted so far (`device.poll` with a wait),
-    /// counted in [`GpuCost::waits`]. Every wait of the engine goes through here.
-    pub fn wait(&self, device: &wgpu::Device) -> crate::error::Result<()> {
-        self.waits.fetch_add(1, Relaxed);
-        #[cfg(target_arch = "wasm32")]
-        {
-            // a browser page cannot block: the map callbacks run only when control returns to its
-            // event loop. One line, where waiting would hang the page.
-            let _ = device;
-            Err(crate::error::Error::Gpu(
-                "this call waits on the GPU, which a browser page cannot do: use the pipelined frame (encode_frame, poll_reports)".into(),
-            ))
-        }
-        #[cfg(not(target_arch = "wasm32"))]
-        device.poll(wgpu::PollType::wait_indefinitely()).map(|_| ()).map_err(|e| crate::error::Error::Gpu(e.to_string()))
     }
 
     /// Counts `steps` simulation steps recorded.
