@@ -18,7 +18,7 @@ use springsim::stepping::GpuSimulator;
 use springsim::{Method, StepSettings};
 
 #[test]
-fn resident_memory_is_flat_over_forty_pipelined_frames() {
+fn resident_memory_is_flat_over_pipelined_frames() {
     let Some(ctx) = common::gpu() else { return };
     let model = springsim::model::cloth(32, None).unwrap();
     let cases = [
@@ -31,23 +31,37 @@ fn resident_memory_is_flat_over_forty_pipelined_frames() {
     for (method, settings) in cases {
         let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, method, settings).unwrap();
         // 20 frames first: the adaptive frame's recorded commands (two frames in flight) reach their
-        // plateau by then (measured 191.9 MB from frame 20 to frame 160 at 32²)
+        // plateau by then (measured 191.9 MB from frame 20 to frame 160 at 32²); then two windows of 40
+        // frames. A leak grows in both (the multigrid growth this guards against was ~3 KB a particle a
+        // frame, 3 MB a frame here: +60% a window); the process's resident memory can also step once
+        // (the allocator's arenas, the driver's threads: one CI run read 195.1 → 225.1 MB between frames
+        // 20 and 60), which shows in one window only.
         sim.run_frames(20).unwrap();
-        let Some(early) = springsim::memory::resident() else {
+        let Some(first) = springsim::memory::resident() else {
             common::skipped("no /proc/self/status");
             return;
         };
-        sim.run_frames(40).unwrap();
-        let late = springsim::memory::resident().unwrap();
-        let growth = late as f64 / early as f64 - 1.0;
+        let mut marks = vec![first];
+        for _ in 0..2 {
+            sim.run_frames(40).unwrap();
+            marks.push(springsim::memory::resident().unwrap());
+        }
+        let growth: Vec<f64> = marks.windows(2).map(|w| w[1] as f64 / w[0] as f64 - 1.0).collect();
         eprintln!(
-            "{method}: resident {:.1} MB after 20 frames, {:.1} MB after 60 ({:+.2}%)",
-            early as f64 / 1e6,
-            late as f64 / 1e6,
-            100.0 * growth
+            "{method}: resident {:.1} / {:.1} / {:.1} MB after 20 / 60 / 100 frames ({:+.2}%, {:+.2}%)",
+            marks[0] as f64 / 1e6,
+            marks[1] as f64 / 1e6,
+            marks[2] as f64 / 1e6,
+            100.0 * growth[0],
+            100.0 * growth[1]
         );
-        // the multigrid growth this guards against was ~3 KB a particle a frame (3 MB a frame here)
-        assert!(growth < 0.05, "{method}: resident memory grew {:.1}% over 40 frames", 100.0 * growth);
+        let least = growth.iter().copied().fold(f64::INFINITY, f64::min);
+        assert!(
+            least < 0.05,
+            "{method}: resident memory grew {:.1}% and {:.1}% over two windows of 40 frames",
+            100.0 * growth[0],
+            100.0 * growth[1]
+        );
         assert_eq!(sim.reports_in_flight(), 0);
     }
 }
