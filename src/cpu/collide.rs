@@ -4,7 +4,8 @@
 use super::forces::MIN_PAR_LEN;
 use super::{CpuModel, V3};
 pub use crate::reference::collide::{collide_particle, contact_velocity};
-use crate::reference::collide::{move_pins, project_particle};
+use crate::reference::collide::move_pins;
+use crate::reference::contact::{project_contact, Contact};
 use rayon::prelude::*;
 
 /// The `collide` kernel on every particle of the state (x, v), in place.
@@ -18,9 +19,12 @@ pub fn collide(m: &CpuModel, x: &mut [V3], v: &mut [V3]) {
     });
 }
 
-/// The `collide_positions` kernel on every particle of `x` (local/global's iterate), in place.
-pub fn project(m: &CpuModel, x: &mut [V3]) {
-    x[..m.n].par_iter_mut().with_min_len(MIN_PAR_LEN).enumerate().for_each(|(i, xi)| *xi = project_particle(m, i, *xi));
+/// The `collide_positions` kernel on every particle of `x` (local/global's iterate), in place, with
+/// the contacts it holds ([`crate::reference::contact`]).
+pub fn project(m: &CpuModel, x: &mut [V3], contacts: &mut [Contact]) {
+    x[..m.n].par_iter_mut().zip(contacts.par_iter_mut()).with_min_len(MIN_PAR_LEN).enumerate().for_each(|(i, (xi, c))| {
+        (*xi, *c) = project_contact(m, i, *xi, *c);
+    });
 }
 
 /// The end of every step of size `h` at time `t_end` (s) on the state (x, v): the moving pins placed on

@@ -26,7 +26,7 @@
 //! gather, [`local_global_residual`]), A δ = r, x_{k+1} = xₖ + δ, so that the f32 GPU keeps the physics although
 //! A has a condition number near 3e5 on a 256×256 curtain.
 
-use super::forces::EPS_LEN;
+use super::forces::{EPS_LEN, MIN_PAR_LEN};
 use super::sweep::{Rows, SpringSweep};
 use super::{CpuModel, V3};
 use crate::error::{Error, Result};
@@ -41,7 +41,9 @@ use crate::linalg::{
     for_each_particle,
 };
 use crate::method::{FactorPrecision, GlobalSolve, Method, Preconditioner};
+use crate::reference::contact::{contact_filter, contact_friction, local_global_contact, local_global_release, Contact};
 use crate::reference::local_global as kernel;
+use rayon::prelude::*;
 pub use crate::reference::local_global::{entry_spring, LocalGlobalParams};
 
 /// The damped inertia y = q + h α v (Liu §4.1); pinned particles: y = q (`local_global_inertia` per particle).
@@ -292,6 +294,71 @@ pub fn chebyshev_solve_with(
     relative_residual(m, p, r, delta, &mut w.ad)
 }
 
+/// The filtered solve's tolerance and budget when the `cholesky` global step holds contacts.
+pub const HELD_CHOLESKY_TOL: f64 = 1e-6;
+/// See [`HELD_CHOLESKY_TOL`].
+pub const HELD_CHOLESKY_ITERATIONS: usize = 20;
+
+/// The `cholesky` global step A δ = r (r filtered) with the contacts held: the prefactored Cholesky
+/// alone when none is held, else the filtered system S A S δ = S r by PCG with S C⁻¹ S as the
+/// preconditioner ([`HELD_CHOLESKY_TOL`], at most [`HELD_CHOLESKY_ITERATIONS`]; the factor is of A, not
+/// of S A S, so one application of it overshoots along the held normals). Returns the solves. The
+/// GPU engine's host-driven frame calls it too.
+pub fn cholesky_solve_held(
+    m: &CpuModel,
+    p: &LocalGlobalParams,
+    chol: &mut GlobalCholesky,
+    contacts: &[Contact],
+    r: &[V3],
+    delta: &mut [V3],
+    cg: &mut CgWork,
+) -> Result<usize> {
+    if !contacts.iter().any(Contact::held) {
+        chol.solve(r, delta)?;
+        return Ok(1);
+    }
+    delta.iter_mut().for_each(|a| *a = V3::zeros());
+    let (mut su, mut sr) = (Vec::new(), Vec::new());
+    let rep = pcg_solve_with(
+        |u, out| filtered_apply(m, p, contacts, u, out, &mut su),
+        |res, z| {
+            sr.clear();
+            sr.extend_from_slice(res);
+            filter(contacts, &mut sr);
+            // a failed solve leaves z as it was; the PCG's breakdown check stops on it
+            let _ = chol.solve(&sr, z);
+            filter(contacts, z);
+        },
+        r,
+        delta,
+        HELD_CHOLESKY_TOL,
+        HELD_CHOLESKY_ITERATIONS,
+        cg,
+    )?;
+    Ok(rep.iterations.max(1))
+}
+
+/// S v in place at the held contacts (nothing without contacts).
+fn filter(contacts: &[Contact], v: &mut [V3]) {
+    if contacts.is_empty() {
+        return;
+    }
+    v.par_iter_mut().with_min_len(MIN_PAR_LEN).enumerate().for_each(|(i, a)| *a = contact_filter(contacts, i, *a));
+}
+
+/// The global step's operator with the contacts held: S A S u (A alone without contacts), with `su` as
+/// room for S u.
+fn filtered_apply(m: &CpuModel, p: &LocalGlobalParams, contacts: &[Contact], u: &[V3], out: &mut [V3], su: &mut Vec<V3>) {
+    if contacts.is_empty() {
+        return local_global_apply(m, p, u, out);
+    }
+    su.clear();
+    su.extend_from_slice(u);
+    filter(contacts, su);
+    local_global_apply(m, p, su, out);
+    filter(contacts, out);
+}
+
 /// What a local/global step did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LocalGlobalReport {
@@ -322,6 +389,9 @@ pub struct LocalGlobal {
     delta: Vec<V3>,
     cg: CgWork,
     cheb: ChebyshevWork,
+    /// The contacts held through the step's global solves (n with colliders, none without:
+    /// [`crate::reference::contact`]).
+    contacts: Vec<Contact>,
     precond: Preconditioner,
     /// The precision of the `cholesky` solves.
     precision: FactorPrecision,
@@ -353,6 +423,7 @@ impl LocalGlobal {
             delta: z,
             cg: CgWork::default(),
             cheb: ChebyshevWork::default(),
+            contacts: if m.colliders.is_empty() { Vec::new() } else { vec![Contact::NONE; m.n] },
             precond: Preconditioner::Jacobi,
             precision: FactorPrecision::default(),
             mg: None,
@@ -478,14 +549,18 @@ impl LocalGlobal {
         let rnorm = self.r.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt();
         let its = match self.global {
             GlobalSolve::Cholesky => {
-                self.chol.as_mut().ok_or_else(|| Error::internal_solver("no Cholesky factor"))?.solve(&self.r, &mut self.delta)?;
-                1
+                let chol = self.chol.as_mut().ok_or_else(|| Error::internal_solver("no Cholesky factor"))?;
+                cholesky_solve_held(m, &self.params, chol, &self.contacts, &self.r, &mut self.delta, &mut self.cg)?
             }
             GlobalSolve::Chebyshev => {
-                let (inv_diag, mut mg) = (&self.inv_diag, self.mg.as_mut());
-                let precondition = |s: &[V3], z: &mut [V3]| match mg.as_deref_mut() {
-                    Some(mg) => mg.apply(s, z),
-                    None => jacobi_apply(inv_diag, s, z),
+                let (inv_diag, mut mg, contacts) = (&self.inv_diag, self.mg.as_mut(), &self.contacts);
+                // the iterates stay filtered: δ̂ = δₖ + S B (r − A δₖ) (the GPU filters δ̂)
+                let precondition = |s: &[V3], z: &mut [V3]| {
+                    match mg.as_deref_mut() {
+                        Some(mg) => mg.apply(s, z),
+                        None => jacobi_apply(inv_diag, s, z),
+                    }
+                    filter(contacts, z);
                 };
                 let rho = chebyshev_rho_used(self.rho);
                 chebyshev_solve_with(m, &self.params, precondition, &self.r, &mut self.delta, rho, self.budget, &mut self.cheb);
@@ -493,9 +568,10 @@ impl LocalGlobal {
             }
             _ if self.mg.is_some() => {
                 self.delta.iter_mut().for_each(|a| *a = V3::zeros());
-                let (params, mg) = (&self.params, self.mg.as_mut().expect("checked"));
+                let (params, mg, contacts) = (&self.params, self.mg.as_mut().expect("checked"), &self.contacts);
+                let mut su = Vec::new();
                 let rep = pcg_solve_with(
-                    |u, out| local_global_apply(m, params, u, out),
+                    |u, out| filtered_apply(m, params, contacts, u, out, &mut su),
                     |r, z| mg.apply(r, z),
                     &self.r,
                     &mut self.delta,
@@ -507,9 +583,10 @@ impl LocalGlobal {
             }
             _ => {
                 self.delta.iter_mut().for_each(|a| *a = V3::zeros());
-                let (params, inv_diag) = (&self.params, &self.inv_diag);
+                let (params, inv_diag, contacts) = (&self.params, &self.inv_diag, &self.contacts);
+                let mut su = Vec::new();
                 let rep = pcg_solve(
-                    |u, out| local_global_apply(m, params, u, out),
+                    |u, out| filtered_apply(m, params, contacts, u, out, &mut su),
                     inv_diag,
                     &self.r,
                     &mut self.delta,
@@ -520,10 +597,24 @@ impl LocalGlobal {
                 rep.iterations
             }
         };
+        filter(&self.contacts, &mut self.delta);
+        let (params, delta) = (&self.params, &self.delta);
+        self.contacts.par_iter_mut().with_min_len(MIN_PAR_LEN).enumerate().for_each(|(i, c)| {
+            *c = local_global_release(i, m, params, *c, delta);
+        });
         for i in 0..m.n {
             x[i] = kernel::local_global_advance(i, m, x, &self.delta);
         }
         Ok((its, rnorm))
+    }
+
+    /// The contact part of the fused local step and residual on `r` ([`local_global_contact`]): held
+    /// contacts filtered or released; at the step's `last` residual, their friction.
+    fn hold_contacts(&mut self, m: &CpuModel, last: bool) {
+        let h = self.params.h;
+        self.r.par_iter_mut().zip(self.contacts.par_iter_mut()).with_min_len(MIN_PAR_LEN).enumerate().for_each(|(i, (r, c))| {
+            (*r, *c) = local_global_contact(i, m, h, *r, *c, last);
+        });
     }
 
     /// ‖∇g(x)‖ (eq. 7): the global residual with the local step refreshed at x (fused, see
@@ -545,11 +636,13 @@ impl LocalGlobal {
         v_out: &mut [V3],
     ) -> Result<LocalGlobalReport> {
         self.begin(m, q, v, x_out);
+        self.contacts.iter_mut().for_each(|c| *c = Contact::NONE);
         let mut rep = LocalGlobalReport { iterations, ..Default::default() };
         let mut g0 = 0.0;
         for k in 0..iterations {
             // the local step and the residual in one sweep (d is not kept)
             local_global_local_residual(m, &self.params, &self.sweep, &self.y, x_out, &mut self.r);
+            self.hold_contacts(m, false);
             let (its, rnorm) = self.solve_residual(m, x_out)?;
             if k == 0 {
                 g0 = rnorm;
@@ -557,16 +650,19 @@ impl LocalGlobal {
             rep.solver_iterations += its;
             if !m.colliders.is_empty() && k + 1 < iterations {
                 // Liu §4.1: the iterate moved to its collision-free position after every iteration but
-                // the last, whose contacts get the full response after the step (projection, the inward
-                // velocity removed and Coulomb friction on it: a projection here would leave no inward
-                // velocity for friction to act on, and the cloth would slide off frictionless)
-                super::collide::project(m, x_out);
+                // the last, and the particles moved held on the surface through the later global solves
+                // (reference::contact); what the last solve pushes in gets the step-end response
+                super::collide::project(m, x_out, &mut self.contacts);
             }
         }
-        let g = self.gradient_norm(m, x_out);
+        // ‖∇g(x)‖ with the local step refreshed at x, filtered at the held contacts, whose friction it sets
+        local_global_local_residual(m, &self.params, &self.sweep, &self.y, x_out, &mut self.r);
+        self.hold_contacts(m, true);
+        let g = self.r.iter().map(|a| a.norm_squared()).sum::<f64>().sqrt();
         rep.residual = if g0 > 0.0 { g / g0 } else { 0.0 };
         for i in 0..m.n {
-            (x_out[i], v_out[i]) = kernel::local_global_velocity(i, m, &self.params, q, x_out);
+            let (x, v) = kernel::local_global_velocity(i, m, &self.params, q, x_out);
+            (x_out[i], v_out[i]) = (x, self.contacts.get(i).map_or(v, |c| contact_friction(c, v)));
         }
         if !x_out.iter().all(|p| p.iter().all(|c| c.is_finite())) {
             return Err(Error::NonFinite { what: format!("local/global ({})", self.global.name()), quantity: "position" });

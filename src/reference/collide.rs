@@ -135,28 +135,6 @@ pub fn contact(c: &Collider, xi: V3) -> Option<(V3, f64)> {
     }
 }
 
-/// `collide_positions`: the position projection of [`collide`] alone, for local/global's iterate
-/// (Liu et al. 2013 §4.1: "we directly move x to the desired collision-free state", after every
-/// iteration); particle `i` of the positions `x`. The velocity response comes after the step, from
-/// [`collide`].
-pub fn collide_positions(i: usize, m: &CpuModel, x: &[V3]) -> V3 {
-    project_particle(m, i, x[i])
-}
-
-/// The body of [`collide_positions`] for particle `i` at xᵢ.
-#[inline]
-pub fn project_particle(m: &CpuModel, i: usize, mut xi: V3) -> V3 {
-    if m.inv_mass[i] == 0.0 {
-        return xi;
-    }
-    for c in &m.colliders {
-        if let Some((n, push)) = contact(c, xi) {
-            xi += n * push;
-        }
-    }
-    xi
-}
-
 /// `move_pins`: entry `k` of the model's moving pins at the placement `motion` (each motion's offset
 /// and velocity at the step's end time, [`CpuModel::motion_at`]) on the state (x, v): the particle and
 /// its new (x, v), x = its model position + the offset, v = the path's velocity; a pin the host has

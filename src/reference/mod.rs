@@ -5,7 +5,8 @@
 //!
 //! What is where: the force model ([`forces`]: `accel`), the force fields ([`fields`]: `field_accel`,
 //! `wind_kick`), [`explicit`] (`euler_step` … `rk4_stage4`),
-//! [`collide`] (`collide`, `collide_positions`, `move_pins`), [`strain_limit`] (`strain_limit_first`,
+//! [`collide`] (`collide`, `move_pins`), [`contact`] (`collide_positions` and the contact filter of
+//! local/global's kernels), [`strain_limit`] (`strain_limit_first`,
 //! `strain_limit_check`, `strain_limit_pass`, `strain_limit_copy`), [`self_collision`], [`implicit`] (`implicit_prepare`, `implicit_integrate`, `implicit_strain` and the PCG
 //! operator `operator_apply`), [`leu`] (`leu_linearize`, `leu_step`, `leu_fixup`), [`power`]
 //! (`power_matvec`, `power_reduce` and the shared start vector), [`local_global`] (`local_global_inertia`,
@@ -20,6 +21,7 @@
 //! (from read-back positions, no kernel of its own).
 
 pub mod collide;
+pub mod contact;
 pub mod explicit;
 pub mod fields;
 pub mod forces;
