@@ -50,6 +50,8 @@ const COLLIDER_BOX: u32 = 3u;
 @group(0) @binding(3) var<storage, read> pins: array<MovingPin>;
 @group(1) @binding(0) var<storage, read> colliders: array<Collider>;
 @group(1) @binding(1) var<storage, read> paths: array<vec4<f32>>;   // per motion: offset, velocity
+// collide_positions only: local/global's contacts (the layout of shaders/local_global.wgsl's `contacts`).
+@group(2) @binding(0) var<storage, read_write> contacts: array<vec4<f32>>;
 
 // The velocity after a contact with unit normal n and friction mu (twin: reference::collide::contact_velocity).
 fn contact_velocity(v: vec3<f32>, n: vec3<f32>, mu: f32) -> vec3<f32> {
@@ -165,25 +167,35 @@ fn collide(@builtin(global_invocation_id) gid: vec3<u32>) {
     collide_one(gid.x);
 }
 
-// Particle i's position alone, moved out of every collider (twin: reference::collide::collide_positions);
-// `state` is local/global's iterate here (positions at [0, n), its second half untouched).
+// Particle i's position alone, moved out of every collider, and the contact local/global then holds
+// along the move's direction (twin: reference::contact::collide_positions); `state` is local/global's
+// iterate here (positions at [0, n), its second half untouched).
 @compute @workgroup_size(WG)
 fn collide_positions(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
-    if (i >= P.n_particles) { return; }
+    let n = P.n_particles;
+    if (i >= n) { return; }
     let xw = state[i];
     if (xw.w == 0.0) { return; }
     var x = xw.xyz;
-    var hit = false;
+    var u = vec3<f32>(0.0);
+    var mu = 0.0;
     for (var c = 0u; c < C.n_colliders; c++) {
-        let k = contact(colliders[c], x);
+        let col = colliders[c];
+        let k = contact(col, x);
         if (k.w >= 0.0) {
             x += k.xyz * k.w;
-            hit = true;
+            u = col.u.xyz;
+            mu = max(mu, col.friction);
         }
     }
-    if (hit) {
+    let d = x - xw.xyz;
+    let l = length(d);
+    if (l > 0.0) {
         state[i] = vec4<f32>(x, xw.w);
+        contacts[i] = vec4<f32>(d / l, 0.0);
+        contacts[n + i] = vec4<f32>(u, mu);
+        contacts[2u * n + i] = vec4<f32>(0.0);
     }
 }
 

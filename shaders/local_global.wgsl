@@ -59,6 +59,25 @@ struct LocalGlobalPass {
 // size is src/gpu/base/alloc.rs split_bytes): tab.
 @group(0) @binding(6) var<storage, read> local_global_rows_1: array<vec4<u32>>;
 @group(2) @binding(0) var<storage, read> K: LocalGlobalPass;
+// The contacts held through the global solves (twin: reference::contact; written by collide.wgsl's
+// collide_positions): at i (n̂, state: < 0 none, ≥ 0 held, after the last residual the friction's
+// speed loss), at n + i (the collider's velocity u, μ), at 2n + i (n̂·r of the step's residual, 1 when
+// the last solve released it, 0, 0). A placeholder without colliders.
+@group(0) @binding(7) var<storage, read_write> contacts: array<vec4<f32>>;
+
+// HELD_CONTACTS: the model has colliders (set per pipeline); without it nothing below reads `contacts`.
+override HELD_CONTACTS: bool = false;
+
+// S v at particle i: v without its part along a held contact's normal (twin: reference::contact::contact_filter).
+fn contact_filter(i: u32, v: vec3<f32>) -> vec3<f32> {
+    if (HELD_CONTACTS) {
+        let c = contacts[i];
+        if (c.w >= 0.0) {
+            return v - c.xyz * dot(c.xyz, v);
+        }
+    }
+    return v;
+}
 
 // TABLES_SPLIT: whether the table spans both bindings (set per pipeline from the buffer,
 // gpu::base::specialize::split_constant); without it `tab` reads `local_global_rows` alone, with no branch (lavapipe runs the
@@ -140,6 +159,9 @@ fn local_global_inertia(@builtin(global_invocation_id) gid: vec3<u32>) {
     let n = L.n;
     if (i >= n) { return; }
     let q = src[i];
+    if (HELD_CONTACTS) {
+        contacts[i] = vec4<f32>(0.0, 0.0, 0.0, -1.0);
+    }
     if (q.w == 0.0) {
         dst[i] = q;
         dst[n + i] = vec4<f32>(q.xyz, 0.0);
@@ -212,7 +234,25 @@ fn local_global_local_residual(
                 }
             }
             let s = L.mass_diag - L.inertia; // h² s
-            let r = (dst[n + i].xyz - xi) * (mi * L.inertia) - xi * (mi * s) + (acc + L.fext.xyz * mi) * h2;
+            var r = (dst[n + i].xyz - xi) * (mi * L.inertia) - xi * (mi * s) + (acc + L.fext.xyz * mi) * h2;
+            // a held contact (twin: reference::contact::local_global_contact): released if the last
+            // solve said so, else r filtered with n̂·r kept; at the last residual (slot 1) released if
+            // n̂·r > 0, else the friction's speed loss μ Δv_n into its state
+            if (HELD_CONTACTS) {
+                let c = contacts[i];
+                if (c.w >= 0.0) {
+                    let rn = dot(c.xyz, r);
+                    if (contacts[2u * n + i].y != 0.0 || (K.slot == 1u && rn > 0.0)) {
+                        contacts[i] = vec4<f32>(c.xyz, -1.0);
+                    } else {
+                        if (K.slot == 1u) {
+                            contacts[i] = vec4<f32>(c.xyz, contacts[n + i].w * (-rn) * xi4.w / L.h);
+                        }
+                        contacts[2u * n + i] = vec4<f32>(rn, 0.0, 0.0, 0.0);
+                        r -= c.xyz * rn;
+                    }
+                }
+            }
             let inv_diag = 1.0 / (mi * L.mass_diag + h2 * ksum);
             // pcg_set_rhs, with D⁻¹ also in r's w (Chebyshev-Jacobi's, which needs no D: a started solve
             // writes δ₁ instead)
@@ -253,18 +293,22 @@ fn local_global_apply(i: u32, u_i: vec3<f32>, slot: u32) -> vec3<f32> {
             var u_j: vec3<f32>;
             if (slot == 3u) {
                 u_j = pcg_dir(j[c]);
+            } else if (slot == 4u) {
+                u_j = pcg_solution(j[c]);
             } else {
                 u_j = local_global_work[slot * L.n + j[c]].xyz;
             }
+            u_j = contact_filter(j[c], u_j);
             acc += (u_i - u_j) * k[c];
         }
     }
     return u_i * (L.mass_diag / w) + acc * (L.h * L.h);
 }
 
-// The PCG's operator: the global matrix times its search direction.
+// The PCG's operator: the global matrix times its search direction, S A S p with contacts held
+// (twin: cpu::local_global's filtered_apply).
 fn operator_apply(i: u32, p_i: vec3<f32>) -> vec3<f32> {
-    return local_global_apply(i, p_i, 3u);
+    return contact_filter(i, local_global_apply(i, contact_filter(i, p_i), 3u));
 }
 
 // One Chebyshev-accelerated Jacobi iteration on A δ = r (Wang 2015, eq. 12; twin:
@@ -285,7 +329,7 @@ fn cheb_sweep(i: u32, n: u32) -> vec3<f32> {
         acc += local_global_work[j.x].xyz * k.x + local_global_work[j.y].xyz * k.y + local_global_work[j.z].xyz * k.z + local_global_work[j.w].xyz * k.w;
     }
     let rd = cg_vectors[seg(SEG_R, i)];
-    let hat = (rd.xyz + acc * (L.h * L.h)) * rd.w;
+    let hat = contact_filter(i, (rd.xyz + acc * (L.h * L.h)) * rd.w);
     return (hat - prev) * K.omega + prev;
 }
 
@@ -331,7 +375,7 @@ fn local_global_cheb_combine(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (i >= n) { return; }
     let dk = local_global_work[(K.k % 3u) * n + i].xyz;
     let prev = local_global_work[((K.k + 2u) % 3u) * n + i].xyz;
-    let hat = dk + cg_vectors[seg(SEG_Z, i)].xyz;
+    let hat = dk + contact_filter(i, cg_vectors[seg(SEG_Z, i)].xyz);
     local_global_work[((K.k + 1u) % 3u) * n + i] = vec4<f32>((hat - prev) * K.omega + prev, 0.0);
 }
 
@@ -349,6 +393,19 @@ fn local_global_advance(@builtin(global_invocation_id) gid: vec3<u32>) {
     } else {
         delta = local_global_work[K.slot * L.n + i].xyz;
     }
+    // a held contact: δ filtered, and marked for release if n̂·(r − A δ) > 0 (twin:
+    // reference::contact::local_global_release; the state itself changes in the next residual, so
+    // that every thread here filters its neighbours' δ alike)
+    if (HELD_CONTACTS) {
+        let c = contacts[i];
+        if (c.w >= 0.0) {
+            delta = contact_filter(i, delta);
+            let ad = local_global_apply(i, delta, select(K.slot, 4u, K.slot == 3u));
+            if (contacts[2u * L.n + i].x - dot(c.xyz, ad) > 0.0) {
+                contacts[2u * L.n + i] = vec4<f32>(contacts[2u * L.n + i].x, 1.0, 0.0, 0.0);
+            }
+        }
+    }
     dst[i] = vec4<f32>(x.xyz + delta, x.w);
 }
 
@@ -364,7 +421,24 @@ fn local_global_velocity(@builtin(global_invocation_id) gid: vec3<u32>) {
         dst[n + i] = vec4<f32>(0.0);
         return;
     }
-    dst[n + i] = vec4<f32>((dst[i].xyz - q.xyz) / L.h, 0.0);
+    var v = (dst[i].xyz - q.xyz) / L.h;
+    // a held contact (twin: reference::contact::contact_friction): relative to the collider, the inward
+    // normal velocity removed and the tangential one reduced by μ Δv_n, clamped at zero
+    if (HELD_CONTACTS) {
+        let c = contacts[i];
+        if (c.w >= 0.0) {
+            let u = contacts[n + i].xyz;
+            let rel = v - u;
+            let vn = dot(c.xyz, rel);
+            var vt = rel - c.xyz * vn;
+            let t = length(vt);
+            if (t > 0.0) {
+                vt *= max(1.0 - c.w / t, 0.0);
+            }
+            v = u + c.xyz * max(vn, 0.0) + vt;
+        }
+    }
+    dst[n + i] = vec4<f32>(v, 0.0);
 }
 
 // One workgroup: ‖r₀‖ = ‖∇g(y)‖ (the first residual of the step, slot 0), ‖r‖ = ‖∇g(x)‖ (the last one, slot 1,

@@ -137,29 +137,34 @@ fn folds_cpu(method: Method, settings: StepSettings, self_collision: bool) -> f6
 }
 
 /// The folds settle onto each other with no two unjoined particles closer than half the thickness, on
-/// the CPU in symplectic Euler, implicit Euler and local/global (with h = 4 ms: the check is discrete,
-/// so a layer must not move more than the thickness in one step); without self-collision the layers
-/// fall through each other and the gap is far smaller.
+/// the CPU in every method at its default step: local/global's is one step a frame, where a layer
+/// moves more than the thickness in one step, held apart by the contacts it keeps through its global
+/// solves (reference::contact); without self-collision the layers fall through each other and the
+/// gap is far smaller.
 #[test]
 fn folds_settle_apart_on_the_cpu() {
-    let lg = StepSettings { fixed_h: Some(0.004), ..Default::default() };
-    for (method, s) in
-        [(Method::SymplecticEuler, StepSettings::default()), (Method::ImplicitEuler, StepSettings::default()), (Method::LocalGlobal, lg)]
-    {
-        let gap = folds_cpu(method, s, true);
+    for method in Method::ALL {
+        let gap = folds_cpu(method, StepSettings::default(), true);
         assert!(gap >= 0.5, "{method}: self_gap {gap}");
     }
     let off = folds_cpu(Method::SymplecticEuler, StepSettings::default(), false);
     assert!(off < 0.25, "without self-collision: self_gap {off}");
 }
 
-/// The same on the GPU (symplectic Euler, the scene's method), the gap checked by the reference hash;
-/// a frame records exactly the dispatches the cost model plans.
+/// The same on the GPU (symplectic Euler, the scene's method, and local/global at its one step a
+/// frame), the gap checked by the reference hash; a frame records exactly the dispatches the cost
+/// model plans.
 #[test]
 fn folds_settle_apart_on_the_gpu() {
     let Some(ctx) = gpu() else { return };
+    for method in [Method::SymplecticEuler, Method::LocalGlobal] {
+        folds_gpu(&ctx, method);
+    }
+}
+
+fn folds_gpu(ctx: &springsim::gpu::GpuContext, method: Method) {
     let m = model::folds(24, None).unwrap();
-    let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, Method::SymplecticEuler, StepSettings::default()).unwrap();
+    let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, method, StepSettings::default()).unwrap();
     let before = g.cost();
     g.step_frame().unwrap();
     let got = g.cost().since(&before);
@@ -174,8 +179,8 @@ fn folds_settle_apart_on_the_gpu() {
     }
     let (x, _) = g.read_state().unwrap();
     let gap = self_gap(g.model(), &m.self_collision.unwrap(), &v3(&x));
-    eprintln!("folds on the GPU: self_gap {gap:.3}, {} dispatches a frame", model.dispatches());
-    assert!(gap >= 0.5, "self_gap {gap}");
+    eprintln!("folds on the GPU, {method}: self_gap {gap:.3}, {} dispatches a frame", model.dispatches());
+    assert!(gap >= 0.5, "{method}: self_gap {gap}");
 }
 
 /// Two strands crossing at right angles, one 0.05 m above the other and moving down onto it at

@@ -3,8 +3,8 @@
 
 use super::forces::MIN_PAR_LEN;
 use super::{CpuModel, V3};
-pub use crate::reference::collide::{collide_particle, contact_velocity};
 use crate::reference::collide::move_pins;
+pub use crate::reference::collide::{collide_particle, contact_velocity};
 use crate::reference::contact::{project_contact, Contact};
 use rayon::prelude::*;
 

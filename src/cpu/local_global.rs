@@ -26,6 +26,8 @@
 //! gather, [`local_global_residual`]), A δ = r, x_{k+1} = xₖ + δ, so that the f32 GPU keeps the physics although
 //! A has a condition number near 3e5 on a 256×256 curtain.
 
+pub use super::contact::{cholesky_solve_held, HELD_CHOLESKY_ITERATIONS, HELD_CHOLESKY_TOL};
+use super::contact::{filter, filtered_apply};
 use super::forces::{EPS_LEN, MIN_PAR_LEN};
 use super::sweep::{Rows, SpringSweep};
 use super::{CpuModel, V3};
@@ -41,10 +43,10 @@ use crate::linalg::{
     for_each_particle,
 };
 use crate::method::{FactorPrecision, GlobalSolve, Method, Preconditioner};
-use crate::reference::contact::{contact_filter, contact_friction, local_global_contact, local_global_release, Contact};
+use crate::reference::contact::{contact_friction, local_global_contact, local_global_release, Contact};
 use crate::reference::local_global as kernel;
-use rayon::prelude::*;
 pub use crate::reference::local_global::{entry_spring, LocalGlobalParams};
+use rayon::prelude::*;
 
 /// The damped inertia y = q + h α v (Liu §4.1); pinned particles: y = q (`local_global_inertia` per particle).
 pub fn local_global_inertia(m: &CpuModel, p: &LocalGlobalParams, q: &[V3], v: &[V3], y: &mut [V3]) {
@@ -292,71 +294,6 @@ pub fn chebyshev_solve_with(
         w.rotate(delta);
     }
     relative_residual(m, p, r, delta, &mut w.ad)
-}
-
-/// The filtered solve's tolerance and budget when the `cholesky` global step holds contacts.
-pub const HELD_CHOLESKY_TOL: f64 = 1e-6;
-/// See [`HELD_CHOLESKY_TOL`].
-pub const HELD_CHOLESKY_ITERATIONS: usize = 20;
-
-/// The `cholesky` global step A δ = r (r filtered) with the contacts held: the prefactored Cholesky
-/// alone when none is held, else the filtered system S A S δ = S r by PCG with S C⁻¹ S as the
-/// preconditioner ([`HELD_CHOLESKY_TOL`], at most [`HELD_CHOLESKY_ITERATIONS`]; the factor is of A, not
-/// of S A S, so one application of it overshoots along the held normals). Returns the solves. The
-/// GPU engine's host-driven frame calls it too.
-pub fn cholesky_solve_held(
-    m: &CpuModel,
-    p: &LocalGlobalParams,
-    chol: &mut GlobalCholesky,
-    contacts: &[Contact],
-    r: &[V3],
-    delta: &mut [V3],
-    cg: &mut CgWork,
-) -> Result<usize> {
-    if !contacts.iter().any(Contact::held) {
-        chol.solve(r, delta)?;
-        return Ok(1);
-    }
-    delta.iter_mut().for_each(|a| *a = V3::zeros());
-    let (mut su, mut sr) = (Vec::new(), Vec::new());
-    let rep = pcg_solve_with(
-        |u, out| filtered_apply(m, p, contacts, u, out, &mut su),
-        |res, z| {
-            sr.clear();
-            sr.extend_from_slice(res);
-            filter(contacts, &mut sr);
-            // a failed solve leaves z as it was; the PCG's breakdown check stops on it
-            let _ = chol.solve(&sr, z);
-            filter(contacts, z);
-        },
-        r,
-        delta,
-        HELD_CHOLESKY_TOL,
-        HELD_CHOLESKY_ITERATIONS,
-        cg,
-    )?;
-    Ok(rep.iterations.max(1))
-}
-
-/// S v in place at the held contacts (nothing without contacts).
-fn filter(contacts: &[Contact], v: &mut [V3]) {
-    if contacts.is_empty() {
-        return;
-    }
-    v.par_iter_mut().with_min_len(MIN_PAR_LEN).enumerate().for_each(|(i, a)| *a = contact_filter(contacts, i, *a));
-}
-
-/// The global step's operator with the contacts held: S A S u (A alone without contacts), with `su` as
-/// room for S u.
-fn filtered_apply(m: &CpuModel, p: &LocalGlobalParams, contacts: &[Contact], u: &[V3], out: &mut [V3], su: &mut Vec<V3>) {
-    if contacts.is_empty() {
-        return local_global_apply(m, p, u, out);
-    }
-    su.clear();
-    su.extend_from_slice(u);
-    filter(contacts, su);
-    local_global_apply(m, p, su, out);
-    filter(contacts, out);
 }
 
 /// What a local/global step did.

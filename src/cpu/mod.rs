@@ -5,6 +5,7 @@
 //! call except the pool's, which sleep between jobs.
 
 pub mod collide;
+pub mod contact;
 pub mod explicit;
 pub mod fast;
 pub mod fields;

@@ -150,11 +150,11 @@ impl GpuEngine {
         )?;
         let mut cm = CpuModel::new(model)?;
         let state = GpuState::new(device, queue, &options, &cm, &model.positions, &model.velocities)?;
-        let integrator = Integrator::new(device, &options, &state, &cm, method, &settings)?;
         let mut colliders = Colliders::new(device, &options, &state, &cm, 1)?;
         if let Some(c) = colliders.as_mut() {
             c.write_slots(device, queue, &state.counters, &mut cm, &[0.0])?;
         }
+        let integrator = Integrator::new(device, &options, &state, &cm, method, &settings, colliders.as_ref())?;
         let self_collider = SelfCollider::new(device, &options, &state, cm.self_collision.as_ref())?;
         let rule = crate::reference::strain_limit::VelocityRule::of(method);
         let strain = StrainLimiter::new(device, &options, &state, cm.strain_limit, rule)?;
@@ -493,7 +493,8 @@ impl Engine for GpuEngine {
     /// the state is kept.
     fn set_method(&mut self, method: Method) -> Result<()> {
         check_gpu_settings(method, &self.settings)?;
-        let integrator = Integrator::new(&self.device, &self.options, &self.state, &self.model, method, &self.settings)?;
+        let integrator =
+            Integrator::new(&self.device, &self.options, &self.state, &self.model, method, &self.settings, self.colliders.as_ref())?;
         self.integrator = integrator;
         if let Some(s) = self.strain.as_mut() {
             s.set_rule(&self.state.counters, &self.queue, crate::reference::strain_limit::VelocityRule::of(method));

@@ -22,9 +22,9 @@
 //!
 //! Contacts live for one step: `local_global_inertia` clears them.
 
-use super::model::{CpuModel, V3};
 use super::collide::contact;
 use super::local_global::{local_global_apply, LocalGlobalParams};
+use super::model::{CpuModel, V3};
 
 /// A particle's contact during a local/global step. On the GPU two `vec4`s per particle: (n̂, state)
 /// at i, (u, μ) at n + i.
@@ -44,7 +44,8 @@ pub struct Contact {
 
 impl Contact {
     /// No contact.
-    pub const NONE: Contact = Contact { normal: V3::new(0.0, 0.0, 0.0), state: -1.0, velocity: V3::new(0.0, 0.0, 0.0), friction: 0.0, pull: 0.0 };
+    pub const NONE: Contact =
+        Contact { normal: V3::new(0.0, 0.0, 0.0), state: -1.0, velocity: V3::new(0.0, 0.0, 0.0), friction: 0.0, pull: 0.0 };
 
     /// Whether the particle is held on the surface.
     #[inline]

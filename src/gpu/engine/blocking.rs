@@ -89,7 +89,15 @@ impl GpuEngine {
             ));
         };
         let end = StepEnd { strain: self.strain.as_ref(), self_collider: self.self_collider.as_ref(), colliders: self.colliders.as_ref() };
-        let split = lg.host_frame(&self.device, &self.queue, &self.state, (end, self.wind.as_ref()), &self.settings, steps, profile)?;
+        let split = lg.host_frame(
+            &self.device,
+            &self.queue,
+            (&self.state, &self.model),
+            (end, self.wind.as_ref()),
+            &self.settings,
+            steps,
+            profile,
+        )?;
         self.time += steps as f64 * self.plan.h;
         self.prepared = None;
         Ok(split)

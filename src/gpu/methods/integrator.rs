@@ -37,6 +37,7 @@ impl Integrator {
         m: &CpuModel,
         method: Method,
         settings: &StepSettings,
+        colliders: Option<&Colliders>,
     ) -> Result<Self> {
         let entries = m.incidence.entries.len();
         let features = ForceFeatures::of(m, method);
@@ -49,7 +50,9 @@ impl Integrator {
                 let multigrid = settings.preconditioner.resolve(method) == Preconditioner::Multigrid;
                 Integrator::Implicit(Box::new(ImplicitIntegrator::new(device, options, st, m, features, multigrid)?))
             }
-            Method::LocalGlobal => Integrator::LocalGlobal(Box::new(LocalGlobalIntegrator::new(device, options, st, m, settings)?)),
+            Method::LocalGlobal => {
+                Integrator::LocalGlobal(Box::new(LocalGlobalIntegrator::new(device, options, st, m, settings, colliders)?))
+            }
             Method::Newton => {
                 return Err(Error::invalid("method", method.name(), Bound::Unsupported("runs on the CPU only (use --backend cpu)".into())))
             }

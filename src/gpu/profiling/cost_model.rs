@@ -231,7 +231,9 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
             // that start a Chebyshev-Jacobi solve write R, δ₀ = 0 and its first iteration δ₁ = D⁻¹ r
             let solves = steps * li;
             let jacobi_chebyshev = global == GlobalSolve::Chebyshev && s.multigrid.is_none();
-            let (start, fused_advance) = (jacobi_chebyshev && budget > 0, jacobi_chebyshev && budget >= 2);
+            // with colliders the contacts held mark their release from δ itself: no fused ends
+            let fused = jacobi_chebyshev && s.colliders == 0;
+            let (start, fused_advance) = (fused && budget > 0, fused && budget >= 2);
             let started = if start { solves } else { 0 };
             m.add_total(
                 "local_global_local_residual",

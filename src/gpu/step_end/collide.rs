@@ -40,6 +40,8 @@ pub struct CollideKernels {
     pub layout: GroupLayout,
     /// Group 1: (colliders, paths) of one step, at a dynamic offset.
     pub placed_layout: GroupLayout,
+    /// Group 2 of `collide_positions`: local/global's contacts.
+    pub contacts_layout: GroupLayout,
     /// `collide`.
     pub collide: Kernel,
     /// `collide_positions`.
@@ -53,12 +55,16 @@ impl CollideKernels {
     pub fn new(device: &wgpu::Device, options: &GpuOptions, colliders_bytes: u64, paths_bytes: u64) -> Result<Self> {
         let g0 = [params(0), storage(1, false), params(2), storage(3, true)];
         let g1 = [dynamic_storage(0, colliders_bytes), dynamic_storage(1, paths_bytes)];
-        let k = build(device, options, "collide.wgsl", &[&g0, &g1], &["collide", "collide_positions", "move_pins"])?;
+        let k = build(device, options, "collide.wgsl", &[&g0, &g1], &["collide", "move_pins"])?;
+        // collide_positions writes local/global's contacts too (group 2)
+        let g2 = [storage(0, false)];
+        let kp = build(device, options, "collide.wgsl", &[&g0, &g1, &g2], &["collide_positions"])?;
         Ok(CollideKernels {
             layout: k.layout(0)?,
             placed_layout: k.layout(1)?,
+            contacts_layout: kp.layout(2)?,
             collide: k.pipeline("collide")?,
-            collide_positions: k.pipeline("collide_positions")?,
+            collide_positions: kp.pipeline("collide_positions")?,
             move_pins: k.pipeline("move_pins")?,
         })
     }
@@ -255,14 +261,16 @@ impl Colliders {
     }
 
     /// Records `collide_positions` on the positions of `state[q]` (local/global's iterate x during a
-    /// step) with step slot `slot`'s colliders; nothing without colliders.
-    pub fn encode_positions(&self, pass: &mut CountedPass, q: usize, n: usize, slot: usize) {
+    /// step) with step slot `slot`'s colliders, writing the contacts of `contacts` (group 2 over
+    /// local/global's contacts, [`CollideKernels::contacts_layout`]); nothing without colliders.
+    pub fn encode_positions(&self, pass: &mut CountedPass, q: usize, n: usize, slot: usize, contacts: &Bindings) {
         if self.counts.0 == 0 {
             return;
         }
         pass.phase(Phase::Collide);
         pass.set_pipeline(&self.kernels.collide_positions);
         pass.set_bind_group(0, &self.groups[q], &[]);
+        pass.set_bind_group(2, contacts, &[]);
         let o = self.offset(slot);
         pass.set_bind_group(1, &self.placed_group, &[o, o]);
         pass.dispatch_workgroups(groups(n), 1, 1);

@@ -24,13 +24,18 @@ use crate::gpu::profiling::cost::{CountedPass, GpuCounters};
 use crate::gpu::step_end::collide::Colliders;
 use crate::gpu::step_end::StepEnd;
 // ρ of the Chebyshev iteration is estimated in f64 by power iteration on the CPU engine's operator.
+use crate::cpu::local_global::cholesky_solve_held;
 use crate::error::{Error, HostCall, Result};
+use crate::linalg::cg::CgWork;
 use crate::linalg::chebyshev::{chebyshev_rho, CHEBYSHEV_POWER_ITERATIONS, MULTIGRID_RHO_ITERATIONS};
 use crate::linalg::global::GlobalCholesky;
 use crate::linalg::global_mg::GlobalMg;
 use crate::method::{FactorPrecision, GlobalSolve, Method, Preconditioner, StepSettings};
+use crate::reference::contact::Contact;
 use crate::reference::local_global::LocalGlobalParams;
 use crate::reference::model::{CpuModel, V3};
+
+mod host;
 
 /// Local/global's own buffers.
 pub struct LocalGlobalBuffers {
@@ -46,6 +51,9 @@ pub struct LocalGlobalBuffers {
     pub consts: wgpu::Buffer,
     /// The PCG's vectors (its r is the residual, its x the correction δ), partials and status.
     pub pcg: PcgBuffers,
+    /// The contacts held through the global solves (3n `vec4`, `contacts` of `shaders/local_global.wgsl`)
+    /// when the model has colliders; one `vec4` otherwise.
+    pub contacts: wgpu::Buffer,
     /// The queue the tables and the multigrid hierarchy are uploaded through.
     pub queue: wgpu::Queue,
     /// Bytes of the buffers above.
@@ -76,7 +84,10 @@ impl LocalGlobalBuffers {
         let work = alloc.storage("springsim.local_global_work", work_bytes, wgpu::BufferUsages::empty())?;
         let consts = alloc.params("springsim.local_global_consts", std::mem::size_of::<LocalGlobalConsts>() as u64)?;
         let pcg = PcgBuffers::new(&mut alloc, n)?;
-        Ok(LocalGlobalBuffers { tables, rows: rows.shape(), work, consts, pcg, queue: st.queue.clone(), bytes: alloc.bytes() })
+        let contact_bytes = if m.colliders.is_empty() { 16 } else { (3 * n * 16) as u64 };
+        alloc.check("springsim.local_global_contacts", contact_bytes, crate::gpu::base::alloc::STORAGE_RW)?;
+        let contacts = alloc.storage("springsim.local_global_contacts", contact_bytes, wgpu::BufferUsages::empty())?;
+        Ok(LocalGlobalBuffers { tables, rows: rows.shape(), work, consts, pcg, contacts, queue: st.queue.clone(), bytes: alloc.bytes() })
     }
 }
 
@@ -156,15 +167,30 @@ pub struct LocalGlobalIntegrator {
     runtime: Option<LocalGlobalRuntime>,
     /// `cholesky`: the staging buffer r is read back through (n `vec4`), made by the first host frame.
     residual_staging: Option<wgpu::Buffer>,
+    /// Whether the model has colliders (then contacts are held through the global solves).
+    held: bool,
+    /// `collide_positions`'s group 2 over the contacts (with colliders).
+    contacts_group: Option<Bindings>,
 }
 
 impl LocalGlobalIntegrator {
     /// Allocates the buffers, compiles the kernels (the V-cycle's with the multigrid preconditioner) and
     /// builds the groups; the global solver is prepared by [`LocalGlobalIntegrator::prepare`].
-    pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState, m: &CpuModel, settings: &StepSettings) -> Result<Self> {
+    ///
+    /// With `colliders` (the engine's), `collide_positions`'s group over the contacts is built with
+    /// their layout.
+    pub fn new(
+        device: &wgpu::Device,
+        options: &GpuOptions,
+        st: &GpuState,
+        m: &CpuModel,
+        settings: &StepSettings,
+        colliders: Option<&Colliders>,
+    ) -> Result<Self> {
         let buffers = LocalGlobalBuffers::new(device, st, m)?;
         let multigrid = settings.preconditioner == Preconditioner::Multigrid;
-        let kernels = LocalGlobalKernels::new(device, options, multigrid, buffers.tables.parts(), buffers.rows)?;
+        let held = !m.colliders.is_empty();
+        let kernels = LocalGlobalKernels::new(device, options, multigrid, buffers.tables.parts(), buffers.rows, held)?;
         let b = &buffers;
         let tables = b.tables.bindings();
         let operator_groups = [0, 1].map(|p| {
@@ -172,11 +198,27 @@ impl LocalGlobalIntegrator {
                 device,
                 &kernels.layout,
                 "springsim.local_global",
-                &[&st.params, &b.consts, tables[0], &st.state[p], &st.state[1 - p], &b.work, tables[1]],
+                &[&st.params, &b.consts, tables[0], &st.state[p], &st.state[1 - p], &b.work, tables[1], &b.contacts],
             )
         });
         let pcg_groups = kernels.pcg.bind_groups(device, &b.pcg);
-        Ok(LocalGlobalIntegrator { kernels, buffers, operator_groups, pcg_groups, runtime: None, residual_staging: None })
+        let contacts_group =
+            colliders.filter(|_| held).map(|c| bind(device, &c.kernels.contacts_layout, "springsim.local_global_contacts", &[&b.contacts]));
+        Ok(LocalGlobalIntegrator {
+            kernels,
+            buffers,
+            operator_groups,
+            pcg_groups,
+            runtime: None,
+            residual_staging: None,
+            held,
+            contacts_group,
+        })
+    }
+
+    /// The contacts' group for `collide_positions`, an error where none was built.
+    fn contacts_group(&self) -> Result<&Bindings> {
+        self.contacts_group.as_ref().ok_or_else(|| Error::internal_solver("local/global: no contacts group for the colliders"))
     }
 
     /// Bytes of the method's buffers, the per-dispatch table, the multigrid hierarchy and the Cholesky
@@ -330,7 +372,9 @@ impl LocalGlobalIntegrator {
             Preconditioner::Jacobi | Preconditioner::Auto => None,
         };
         let chebyshev = global == GlobalSolve::Chebyshev;
-        let table = LocalGlobalPassTable::new(device, &mut alloc, &self.kernels, budget, rho, chebyshev, multigrid.is_none())?;
+        // held contacts mark their release after the solve from δ itself: no fused last iteration
+        let table =
+            LocalGlobalPassTable::new(device, &mut alloc, &self.kernels, budget, rho, chebyshev, multigrid.is_none() && !self.held)?;
         let bytes = alloc.bytes();
         self.runtime = Some(LocalGlobalRuntime {
             global,
@@ -395,158 +439,12 @@ impl LocalGlobalIntegrator {
                     advances += 1;
                     // every iteration's iterate but the last (see cpu::local_global::LocalGlobal::step)
                     if advances < settings.local_global_iterations {
-                        c.encode_positions(pass, 1 - p, st.n, slot);
+                        c.encode_positions(pass, 1 - p, st.n, slot, self.contacts_group()?);
                     }
                 }
             }
         }
         Ok(())
-    }
-
-    /// `steps` steps by several submits: the `cholesky` path (Liu et al. 2013 §4 with the global step on
-    /// the host: per iteration one read-back of r, n `vec4`, and one upload of δ, n `vec4`, into the PCG's
-    /// solution vector, which `local_global_advance` adds), or any solver phase by phase when `profile` (each phase
-    /// its own submit, timed). Blocks until the steps are done; the state ends in state\[0\]. The split is
-    /// kept for [`LocalGlobalIntegrator::last_split`] and returned.
-    #[allow(clippy::too_many_arguments)]
-    pub fn host_frame(
-        &mut self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        st: &GpuState,
-        (end, wind): (StepEnd, Option<&crate::gpu::step_end::wind::Wind>),
-        settings: &StepSettings,
-        steps: usize,
-        profile: bool,
-    ) -> Result<LocalGlobalSplit> {
-        let mut rt = self.runtime.take().ok_or_else(|| Error::internal_solver("local/global solver not prepared"))?;
-        if rt.global == GlobalSolve::Cholesky && st.n > 0 && self.residual_staging.is_none() {
-            let mut alloc = Allocator::new(device);
-            let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
-            match alloc.buffer("springsim.local_global_residual_staging", (st.n * 16) as u64, usage) {
-                Ok(buffer) => self.residual_staging = Some(buffer),
-                Err(e) => {
-                    self.runtime = Some(rt);
-                    return Err(e);
-                }
-            }
-        }
-        let result = self.host_frame_with(&mut rt, device, queue, st, (end, wind), settings, steps, profile);
-        if let Ok(split) = &result {
-            rt.split = *split;
-        }
-        self.runtime = Some(rt);
-        result
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn host_frame_with(
-        &self,
-        rt: &mut LocalGlobalRuntime,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        st: &GpuState,
-        (end, wind): (StepEnd, Option<&crate::gpu::step_end::wind::Wind>),
-        settings: &StepSettings,
-        steps: usize,
-        profile: bool,
-    ) -> Result<LocalGlobalSplit> {
-        let new_encoder = || device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.local_global_frame") });
-        let wait = || st.counters.wait(device);
-        let t_frame = web_time::Instant::now();
-        let n = st.n;
-        let vector_bytes = (n * 16) as u64;
-        let mut split = LocalGlobalSplit { frames: 1, ..Default::default() };
-        let ops = local_global_ops(rt.global, settings.local_global_iterations, settings.global_iterations);
-        // r travels through a staging buffer of its own (the state's is small)
-        let staging = self.residual_staging.as_ref().filter(|_| rt.global == GlobalSolve::Cholesky);
-        let mut enc = new_encoder();
-        self.begin_frame(&mut enc);
-        let mut p = 0usize;
-        let mut r = vec![V3::zeros(); n];
-        let mut delta = vec![V3::zeros(); n];
-        let mut upload = vec![[0f32; 4]; n];
-        st.counters.steps(steps);
-        for step in 0..steps {
-            let mut advances = 0;
-            if let Some(w) = wind {
-                // the wind's impulse into the other buffer; the step runs from there
-                let mut pass = st.counters.begin_pass(&mut enc, "springsim.wind", None);
-                w.encode(&mut CountedPass::new(&mut pass, &st.counters), p, n);
-                drop(pass);
-                p ^= 1;
-            }
-            for op in &ops {
-                match *op {
-                    LocalGlobalOp::Gpu(phase) => {
-                        self.record_phase(&mut enc, rt, phase, p, st);
-                        if let (LocalGlobalPhase::Advance, Some(c)) = (phase, end.colliders) {
-                            advances += 1;
-                            if advances < settings.local_global_iterations && c.counts.0 > 0 {
-                                let mut pass = st.counters.begin_pass(&mut enc, "springsim.collide", None);
-                                c.encode_positions(&mut CountedPass::new(&mut pass, &st.counters), 1 - p, n, step);
-                            }
-                        }
-                        if profile {
-                            let t = web_time::Instant::now();
-                            st.counters.submit(queue, std::mem::replace(&mut enc, new_encoder()).finish());
-                            wait()?;
-                            *split.bucket(phase) += t.elapsed().as_secs_f64() * 1e3;
-                        }
-                    }
-                    LocalGlobalOp::HostSolve => {
-                        let t = web_time::Instant::now();
-                        if let Some(staging) = staging {
-                            // r is the first vector of the PCG's (r, z, p0, p1, Ap, x, P⁻¹)
-                            enc.copy_buffer_to_buffer(&self.buffers.pcg.vectors, 0, staging, 0, vector_bytes);
-                        }
-                        st.counters.submit(queue, std::mem::replace(&mut enc, new_encoder()).finish());
-                        wait()?;
-                        split.global_ms += t.elapsed().as_secs_f64() * 1e3;
-                        let Some(staging) = staging else { continue };
-                        let t = web_time::Instant::now();
-                        let bytes = read_buffer(device, &st.counters, staging, vector_bytes)?;
-                        split.readback_ms += t.elapsed().as_secs_f64() * 1e3;
-                        let t = web_time::Instant::now();
-                        let v4: &[[f32; 4]] = bytemuck::cast_slice(&bytes);
-                        for (ri, a) in r.iter_mut().zip(v4) {
-                            *ri = V3::new(a[0] as f64, a[1] as f64, a[2] as f64);
-                        }
-                        let cholesky = rt.cholesky.as_mut().ok_or_else(|| Error::internal_solver("no Cholesky factor"))?;
-                        cholesky.solve(&r, &mut delta)?;
-                        for (u, d) in upload.iter_mut().zip(&delta) {
-                            *u = [d.x as f32, d.y as f32, d.z as f32, 0.0];
-                        }
-                        split.solve_ms += t.elapsed().as_secs_f64() * 1e3;
-                        let t = web_time::Instant::now();
-                        // the PCG's solution x; local_global_advance reads it
-                        st.counters.write_buffer(
-                            queue,
-                            &self.buffers.pcg.vectors,
-                            SOLUTION_VECTOR as u64 * vector_bytes,
-                            bytemuck::cast_slice(&upload),
-                        );
-                        split.upload_ms += t.elapsed().as_secs_f64() * 1e3;
-                    }
-                }
-            }
-            if !end.is_empty() {
-                let mut raw = st.counters.begin_pass(&mut enc, "springsim.collide", None);
-                end.encode(&mut CountedPass::new(&mut raw, &st.counters), 1 - p, n, step);
-            }
-            p ^= 1;
-        }
-        if p == 1 {
-            enc.copy_buffer_to_buffer(&st.state[1], 0, &st.state[0], 0, st.state_bytes());
-        }
-        let t = web_time::Instant::now();
-        st.counters.submit(queue, enc.finish());
-        wait()?;
-        if !profile {
-            split.global_ms += t.elapsed().as_secs_f64() * 1e3;
-        }
-        split.total_ms = t_frame.elapsed().as_secs_f64() * 1e3;
-        Ok(split)
     }
 
     /// (‖∇g(y)‖, ‖∇g(x)‖, their ratio) of the last step (eq. 7; `local_global_report`), and the PCG's status words:

@@ -187,8 +187,26 @@ impl LocalGlobalKernels {
     /// Compiles the kernels (the multigrid V-cycle's only when `multigrid`) for the global matrix's
     /// rows' table held in `table_parts` bindings (`TABLES_SPLIT`), of the widths `rows` (`LOCAL_GLOBAL_PACKETS`
     /// and `LOCAL_GLOBAL_STENCIL`, [`crate::gpu::methods::local_global::rows::LocalGlobalRows::shape`]).
-    pub fn new(device: &wgpu::Device, options: &GpuOptions, multigrid: bool, table_parts: usize, rows: TableShape) -> Result<Self> {
-        let operator = [params(0), params(1), storage(2, true), storage(3, true), storage(4, false), storage(5, false), storage(6, true)];
+    /// With `held` (a model with colliders) the kernels hold contacts through the global solves
+    /// (`HELD_CONTACTS`, [`crate::reference::contact`]).
+    pub fn new(
+        device: &wgpu::Device,
+        options: &GpuOptions,
+        multigrid: bool,
+        table_parts: usize,
+        rows: TableShape,
+        held: bool,
+    ) -> Result<Self> {
+        let operator = [
+            params(0),
+            params(1),
+            storage(2, true),
+            storage(3, true),
+            storage(4, false),
+            storage(5, false),
+            storage(6, true),
+            storage(7, false),
+        ];
         let pcg = PcgKernels::layout_entries();
         let pass = [dynamic_params(0, std::mem::size_of::<LocalGlobalPass>())];
         let mut names = Self::ENTRY_POINTS.to_vec();
@@ -198,6 +216,7 @@ impl LocalGlobalKernels {
             split_constant("TABLES_SPLIT", table_parts),
             ("LOCAL_GLOBAL_PACKETS", rows.packets as f64),
             ("LOCAL_GLOBAL_STENCIL", rows.stencil as u8 as f64),
+            ("HELD_CONTACTS", held as u8 as f64),
         ];
         let k = build_specialized(device, options, "local_global.wgsl", &[&operator, &pcg, &pass], &names, &constants)?;
         let mut kernels = LocalGlobalKernels {
