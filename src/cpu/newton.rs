@@ -17,6 +17,7 @@
 //! ∇g is −[`local_global_residual`] with the local step taken at x (eq. 7), so Newton and local/global share the
 //! objective exactly.
 
+use super::contact::{HELD_CHOLESKY_ITERATIONS, HELD_CHOLESKY_TOL};
 use super::forces::EPS_LEN;
 use super::local_global::{
     free_rows, local_global_energy, local_global_inertia, local_global_local, local_global_residual, LocalGlobalParams,
@@ -24,6 +25,8 @@ use super::local_global::{
 use super::sparse::SpdFactor;
 use super::{CpuModel, V3};
 use crate::error::{Error, Result};
+use crate::linalg::cg::{pcg_solve_with, CgWork};
+use crate::reference::contact::{contact_filter, contact_friction, local_global_contact, Contact};
 
 /// What a Newton step did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -55,6 +58,48 @@ pub struct Newton {
     trial: Vec<V3>,
     lambda: f64,
     mass_scale: f64,
+    /// The springs' Hessian blocks h²Kₛ of the last factorisation (the filtered solve's operator).
+    blocks: Vec<nalgebra::Matrix3<f64>>,
+    /// The contacts held through the iterations (n with colliders, none without:
+    /// [`crate::reference::contact`], as local/global holds them).
+    contacts: Vec<Contact>,
+    cg: CgWork,
+}
+
+/// z = (H + λM)⁻¹ b on the free particles by the factor (3 rows each, one column through `rhs`); 0 on
+/// the pinned ones.
+fn solve_factor(factor: &mut SpdFactor, rhs: &mut faer::Mat<f64>, free: &[u32], b: &[V3], z: &mut [V3]) -> Result<()> {
+    for (r, &i) in free.iter().enumerate() {
+        let v = b[i as usize];
+        (rhs[(3 * r, 0)], rhs[(3 * r + 1, 0)], rhs[(3 * r + 2, 0)]) = (v.x, v.y, v.z);
+    }
+    factor.solve_in_place(rhs.as_mut())?;
+    z.iter_mut().for_each(|a| *a = V3::zeros());
+    for (r, &i) in free.iter().enumerate() {
+        z[i as usize] = V3::new(rhs[(3 * r, 0)], rhs[(3 * r + 1, 0)], rhs[(3 * r + 2, 0)]);
+    }
+    Ok(())
+}
+
+/// (H + λM) u for the free particles: mᵢ·`mass_diag` uᵢ plus each spring's block h²Kₛ times the
+/// difference of its free ends' u (pinned ends 0); 0 on a pinned row.
+fn hessian_apply(m: &CpuModel, row: &[u32], blocks: &[nalgebra::Matrix3<f64>], mass_diag: f64, u: &[V3], out: &mut [V3]) {
+    let free = |i: usize| row[i] != u32::MAX;
+    for i in 0..m.n {
+        out[i] = if free(i) { u[i] * (m.mass[i] * mass_diag) } else { V3::zeros() };
+    }
+    for (s, k) in blocks.iter().enumerate() {
+        let (a, b) = (m.end_a[s] as usize, m.end_b[s] as usize);
+        let ua = if free(a) { u[a] } else { V3::zeros() };
+        let ub = if free(b) { u[b] } else { V3::zeros() };
+        let d = k * (ua - ub);
+        if free(a) {
+            out[a] += d;
+        }
+        if free(b) {
+            out[b] -= d;
+        }
+    }
 }
 
 /// The lower-triangle entries of a 3×3 diagonal block, in the order of [`Newton`]'s values.
@@ -120,6 +165,9 @@ impl Newton {
             trial: z,
             lambda: 0.0,
             mass_scale: m.mass.iter().sum::<f64>() / m.n.max(1) as f64,
+            blocks: vec![nalgebra::Matrix3::zeros(); m.end_a.len()],
+            contacts: if m.colliders.is_empty() && m.self_collision.is_none() { Vec::new() } else { vec![Contact::NONE; m.n] },
+            cg: CgWork::default(),
         })
     }
 
@@ -173,6 +221,7 @@ impl Newton {
                 continue;
             }
             let k = spring_hessian(m, s, x, project) * h2;
+            self.blocks[s] = k;
             if ra != u32::MAX {
                 diag[ra as usize] += k;
             }
@@ -194,6 +243,56 @@ impl Newton {
                 }
             }
         }
+    }
+
+    /// The direction p = −(H + λM)⁻¹∇g by the factor, into `dir`.
+    fn direction(&mut self) -> Result<()> {
+        let b: Vec<V3> = self.grad.iter().map(|g| -g).collect();
+        solve_factor(&mut self.factor, &mut self.rhs, &self.free, &b, &mut self.dir)
+    }
+
+    /// The direction with contacts held (as local/global holds them, [`crate::reference::contact`]):
+    /// S (H + λM) S p = −S ∇g by PCG preconditioned by the factor (filtered), at most
+    /// [`HELD_CHOLESKY_ITERATIONS`] iterations to [`HELD_CHOLESKY_TOL`]; then a contact whose
+    /// n̂·(−∇g − (H + λM) p) > 0 is released (the surface would pull).
+    fn held_direction(&mut self, m: &CpuModel) -> Result<()> {
+        let mass_diag = self.params.mass_diag + self.lambda / self.mass_scale;
+        let (blocks, contacts, free, row) = (&self.blocks, &self.contacts, &self.free, &self.row);
+        let (factor, rhs) = (&mut self.factor, &mut self.rhs);
+        let b: Vec<V3> = (0..m.n).map(|i| contact_filter(contacts, i, -self.grad[i])).collect();
+        let (mut su, mut sr) = (Vec::new(), Vec::new());
+        let apply = |u: &[V3], out: &mut [V3], su: &mut Vec<V3>| {
+            su.clear();
+            su.extend((0..m.n).map(|i| contact_filter(contacts, i, u[i])));
+            hessian_apply(m, row, blocks, mass_diag, su, out);
+            (0..m.n).for_each(|i| out[i] = contact_filter(contacts, i, out[i]));
+        };
+        self.dir.iter_mut().for_each(|d| *d = V3::zeros());
+        pcg_solve_with(
+            |u, out| apply(u, out, &mut su),
+            |r, z| {
+                sr.clear();
+                sr.extend((0..m.n).map(|i| contact_filter(contacts, i, r[i])));
+                // a failed solve leaves z zero; the PCG's breakdown check stops on it
+                if solve_factor(factor, rhs, free, &sr, z).is_err() {
+                    z.iter_mut().for_each(|a| *a = V3::zeros());
+                }
+                (0..m.n).for_each(|i| z[i] = contact_filter(contacts, i, z[i]));
+            },
+            &b,
+            &mut self.dir,
+            HELD_CHOLESKY_TOL,
+            HELD_CHOLESKY_ITERATIONS,
+            &mut self.cg,
+        )?;
+        let mut hp = vec![V3::zeros(); m.n];
+        hessian_apply(m, row, blocks, mass_diag, &self.dir, &mut hp);
+        for (i, c) in self.contacts.iter_mut().enumerate() {
+            if c.held() && c.normal.dot(&(-self.grad[i] - hp[i])) > 0.0 {
+                *c = Contact::NONE;
+            }
+        }
+        Ok(())
     }
 
     /// One Newton iteration from x (the gradient must be current, see [`Newton::gradient`]): the direction
@@ -221,23 +320,14 @@ impl Newton {
             }
         }
         let corrected = self.lambda > 0.0;
-        for (r, &i) in self.free.iter().enumerate() {
-            let g = self.grad[i as usize];
-            self.rhs[(3 * r, 0)] = -g.x;
-            self.rhs[(3 * r + 1, 0)] = -g.y;
-            self.rhs[(3 * r + 2, 0)] = -g.z;
+        if self.contacts.iter().any(Contact::held) {
+            self.held_direction(m)?;
+        } else {
+            self.direction()?;
         }
-        self.factor.solve_in_place(self.rhs.as_mut())?;
         let mut slope = 0.0;
-        for (i, dir) in self.dir.iter_mut().enumerate() {
-            let r = self.row[i];
-            *dir = if r == u32::MAX {
-                V3::zeros()
-            } else {
-                let r = 3 * r as usize;
-                V3::new(self.rhs[(r, 0)], self.rhs[(r + 1, 0)], self.rhs[(r + 2, 0)])
-            };
-            slope += dir.dot(&self.grad[i]);
+        for (dir, g) in self.dir.iter().zip(&self.grad) {
+            slope += dir.dot(g);
         }
         if !(slope < 0.0) {
             // at a minimum (or a direction that cannot descend): nothing to do
@@ -294,13 +384,33 @@ impl Newton {
         v_out: &mut [V3],
     ) -> Result<NewtonReport> {
         self.begin(m, q, v, x_out);
+        self.contacts.iter_mut().for_each(|c| *c = Contact::NONE);
         let g0 = self.gradient(m, x_out);
         let mut rep = NewtonReport::default();
         let mut g = g0;
         while rep.iterations < max_iter && g > tol * g0 && g0 > 0.0 {
             rep.corrected += self.iterate(m, x_out)? as usize;
             rep.iterations += 1;
-            g = self.gradient(m, x_out);
+            if m.self_collision.is_some() {
+                // the iterate's layers pushed apart, each particle the repulsion moved held along its push
+                let before = x_out[..m.n].to_vec();
+                let mut v = vec![V3::zeros(); m.n];
+                super::self_collision::self_collide(m, x_out, &mut v);
+                for i in 0..m.n {
+                    let d = x_out[i] - before[i];
+                    if d.norm() > 0.0 {
+                        self.contacts[i] = Contact { normal: d / d.norm(), state: 0.0, ..Contact::NONE };
+                    }
+                }
+            }
+            if !m.colliders.is_empty() {
+                // as local/global: the iterate moved out of the colliders, the particles moved held on the
+                // surface through the later iterations (reference::contact)
+                super::collide::project(m, x_out, &mut self.contacts);
+            }
+            self.gradient(m, x_out);
+            // the held normals' part of ∇g is the contacts' force, not a residual
+            g = (0..m.n).map(|i| contact_filter(&self.contacts, i, self.grad[i]).norm_squared()).sum::<f64>().sqrt();
         }
         rep.residual = if g0 > 0.0 { g / g0 } else { 0.0 };
         let inv_h = 1.0 / self.params.h;
@@ -310,6 +420,11 @@ impl Newton {
                 v_out[i] = V3::zeros();
             } else {
                 v_out[i] = (x_out[i] - q[i]) * inv_h;
+                if let Some(&c) = self.contacts.get(i) {
+                    // friction from the held contact's impulse (the residual r = −∇g)
+                    let (_, c) = local_global_contact(i, m, self.params.h, -self.grad[i], c, true);
+                    v_out[i] = contact_friction(&c, v_out[i]);
+                }
             }
         }
         if !x_out.iter().all(|p| p.iter().all(|c| c.is_finite())) {

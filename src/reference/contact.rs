@@ -6,11 +6,12 @@
 //! iteration. At one step a frame that alone does not hold: the next global solve, which knows nothing
 //! of the collider, pulls the projected particles back in, the projection pushes them out again, and
 //! the two feed energy into the cloth (a drape over a sphere diverges within a few frames). So a particle
-//! that a projection moved is held on the surface through the step's later global solves, as
-//! Baraff & Witkin 1998 (§5.3) hold constrained particles in their CG: with n̂ the direction it was
-//! moved in, the filter S = I − n̂n̂ᵀ removes the normal part of the right-hand side, of the operator's
-//! input and output (the solve is of S A S δ = S r), of every Chebyshev iterate and of the correction
-//! δ that the iterate advances by. The particle slides along the surface but does not cross it.
+//! that a projection moved is held on the surface through the step's later global solves, as Baraff
+//! & Witkin 1998 ("Large Steps in Cloth Simulation") hold constrained particles in their modified CG:
+//! with n̂ the direction it was moved in, the filter S = I − n̂n̂ᵀ removes the normal part of the
+//! right-hand side, of the operator's input and output (the solve is of S A S δ = S r), of every
+//! Chebyshev iterate and of the correction δ that the iterate advances by. The particle slides along
+//! the surface but does not cross it.
 //!
 //! A contact is released where the surface would have to pull: after a global solve, when the
 //! normal part of what the filtered solve left unbalanced, n̂·(r − A δ) (the constraint's force, times
@@ -142,4 +143,58 @@ pub fn contact_friction(c: &Contact, v: V3) -> V3 {
     let t = vt.norm();
     let vt = if t > 0.0 { vt * (1.0 - c.state / t).max(0.0) } else { vt };
     c.velocity + c.normal * vn + vt
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Collider, Forces, Model};
+
+    /// One free particle of mass 2 kg above the ground plane y ≥ 0 (friction 0.5).
+    fn particle() -> CpuModel {
+        let mut m = Model::new(Forces::default());
+        m.add_particle([0.0, 1.0, 0.0], 2.0);
+        m.colliders.push(Collider::ground(0.0, 0.5));
+        CpuModel::new(&m).unwrap()
+    }
+
+    #[test]
+    fn a_projection_holds_the_particle_along_its_move() {
+        let m = particle();
+        let (x, c) = collide_positions(0, &m, &[V3::new(0.3, -0.2, 0.0)], &[Contact::NONE]);
+        assert_eq!(x, V3::new(0.3, 0.0, 0.0));
+        assert!(c.held() && c.normal == V3::new(0.0, 1.0, 0.0) && c.friction == 0.5, "{c:?}");
+        // outside: the contact it had is kept
+        let held = Contact { state: 0.0, normal: V3::new(1.0, 0.0, 0.0), ..Contact::NONE };
+        assert_eq!(collide_positions(0, &m, &[V3::new(0.0, 0.5, 0.0)], &[held]), (V3::new(0.0, 0.5, 0.0), held));
+    }
+
+    #[test]
+    fn held_contacts_filter_release_and_give_friction() {
+        let m = particle();
+        let held = Contact { state: 0.0, normal: V3::new(0.0, 1.0, 0.0), friction: 0.5, ..Contact::NONE };
+        let v = V3::new(1.0, -2.0, 3.0);
+        assert_eq!(contact_filter(&[held], 0, v), V3::new(1.0, 0.0, 3.0));
+        assert_eq!(contact_filter(&[Contact::NONE], 0, v), v);
+        assert_eq!(contact_filter(&[], 0, v), v);
+        // pushed in (n·r < 0): filtered, n·r kept
+        let (r, c) = local_global_contact(0, &m, 0.1, v, held, false);
+        assert_eq!((r, c.pull, c.state), (V3::new(1.0, 0.0, 3.0), -2.0, 0.0));
+        // the last residual: friction's speed loss μ (−n·r)/(m h) = 0.5 · 2 / (2 · 0.1)
+        let (_, c) = local_global_contact(0, &m, 0.1, v, held, true);
+        assert!((c.state - 5.0).abs() < 1e-12, "{c:?}");
+        // pulled out at the last residual: released, r kept
+        assert_eq!(local_global_contact(0, &m, 0.1, -v, held, true), (-v, Contact::NONE));
+        // after a solve: released when n·(r − Aδ) > 0
+        let p = LocalGlobalParams::new(&m, 0.1);
+        let pulled = Contact { pull: 1.0, ..held };
+        assert_eq!(local_global_release(0, &m, &p, pulled, &[V3::zeros()]), Contact::NONE);
+        let pushed = Contact { pull: -1.0, ..held };
+        assert_eq!(local_global_release(0, &m, &p, pushed, &[V3::zeros()]), pushed);
+        // friction: the inward normal velocity removed, the tangential one less 5 m/s, clamped at zero
+        let c = Contact { state: 5.0, ..held };
+        assert_eq!(contact_friction(&c, V3::new(8.0, -1.0, 0.0)), V3::new(3.0, 0.0, 0.0));
+        assert_eq!(contact_friction(&c, V3::new(4.0, 1.0, 0.0)), V3::new(0.0, 1.0, 0.0));
+        assert_eq!(contact_friction(&Contact::NONE, v), v);
+    }
 }

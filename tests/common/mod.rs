@@ -96,3 +96,11 @@ pub fn liu8_gradient(model: &Model, h: f64, y: &[V3], x: &[V3]) -> Vec<V3> {
     }
     (0..x.len()).map(|i| if model.pinned[i] { V3::zeros() } else { r[i] }).collect()
 }
+
+/// How close the cloth comes to passing through itself: the smallest distance between two particles
+/// that no spring joins, over `spacing` (a cloth's grid spacing; [`springsim::reference::self_collision::self_gap`],
+/// 1 when no such pair is within it), for a model without self-collision of its own.
+pub fn cloth_gap(m: &springsim::reference::model::CpuModel, x: &[[f64; 3]], spacing: f64) -> f64 {
+    let x: Vec<V3> = x.iter().map(|p| V3::new(p[0], p[1], p[2])).collect();
+    springsim::reference::self_collision::self_gap(m, &springsim::model::SelfCollision::new(spacing), &x)
+}
