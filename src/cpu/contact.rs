@@ -3,13 +3,13 @@
 //! with contacts held.
 
 use super::forces::MIN_PAR_LEN;
-use super::local_global::local_global_apply;
 use super::{CpuModel, V3};
 use crate::error::Result;
 use crate::linalg::cg::{pcg_solve_with, CgWork};
+use crate::linalg::for_each_particle;
 use crate::linalg::global::GlobalCholesky;
 use crate::reference::contact::{contact_filter, Contact};
-use crate::reference::local_global::LocalGlobalParams;
+use crate::reference::local_global::{local_global_apply, LocalGlobalParams};
 use rayon::prelude::*;
 
 /// The filtered solve's tolerance and budget when the `cholesky` global step holds contacts.
@@ -68,11 +68,12 @@ pub fn filter(contacts: &[Contact], v: &mut [V3]) {
 /// room for S u.
 pub fn filtered_apply(m: &CpuModel, p: &LocalGlobalParams, contacts: &[Contact], u: &[V3], out: &mut [V3], su: &mut Vec<V3>) {
     if contacts.is_empty() {
-        return local_global_apply(m, p, u, out);
+        return for_each_particle(out, |i| local_global_apply(i, m, p, u));
     }
     su.clear();
     su.extend_from_slice(u);
     filter(contacts, su);
-    local_global_apply(m, p, su, out);
+    let su: &[V3] = su;
+    for_each_particle(out, |i| local_global_apply(i, m, p, su));
     filter(contacts, out);
 }
