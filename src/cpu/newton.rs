@@ -66,11 +66,11 @@ pub struct Newton {
     cg: CgWork,
 }
 
-/// z = (H + λM)⁻¹ b on the free particles by the factor (3 rows each, one column through `rhs`); 0 on
-/// the pinned ones.
-fn solve_factor(factor: &mut SpdFactor, rhs: &mut faer::Mat<f64>, free: &[u32], b: &[V3], z: &mut [V3]) -> Result<()> {
+/// z = (H + λM)⁻¹ b on the free particles by the factor (3 rows each, one column through `rhs`), bᵢ
+/// from `b(i)`; 0 on the pinned ones.
+fn solve_factor(factor: &mut SpdFactor, rhs: &mut faer::Mat<f64>, free: &[u32], b: impl Fn(usize) -> V3, z: &mut [V3]) -> Result<()> {
     for (r, &i) in free.iter().enumerate() {
-        let v = b[i as usize];
+        let v = b(i as usize);
         (rhs[(3 * r, 0)], rhs[(3 * r + 1, 0)], rhs[(3 * r + 2, 0)]) = (v.x, v.y, v.z);
     }
     factor.solve_in_place(rhs.as_mut())?;
@@ -247,8 +247,8 @@ impl Newton {
 
     /// The direction p = −(H + λM)⁻¹∇g by the factor, into `dir`.
     fn direction(&mut self) -> Result<()> {
-        let b: Vec<V3> = self.grad.iter().map(|g| -g).collect();
-        solve_factor(&mut self.factor, &mut self.rhs, &self.free, &b, &mut self.dir)
+        let grad = &self.grad;
+        solve_factor(&mut self.factor, &mut self.rhs, &self.free, |i| -grad[i], &mut self.dir)
     }
 
     /// The direction with contacts held (as local/global holds them, [`crate::reference::contact`]):
@@ -274,7 +274,7 @@ impl Newton {
                 sr.clear();
                 sr.extend((0..m.n).map(|i| contact_filter(contacts, i, r[i])));
                 // a failed solve leaves z zero; the PCG's breakdown check stops on it
-                if solve_factor(factor, rhs, free, &sr, z).is_err() {
+                if solve_factor(factor, rhs, free, |i| sr[i], z).is_err() {
                     z.iter_mut().for_each(|a| *a = V3::zeros());
                 }
                 (0..m.n).for_each(|i| z[i] = contact_filter(contacts, i, z[i]));
