@@ -79,7 +79,7 @@ fn gpu_kernels(c: &mut Criterion, ctx: &GpuContext, name: &str, m: &Model, side:
     ];
     for (label, method, settings, steps) in families {
         let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, m, method, settings).expect("gpu sim");
-        g.bench_function(label, |b| b.iter(|| sim.run_steps_blocking(steps).expect("gpu steps")));
+        g.bench_function(label, |b| b.iter(|| sim.probe().run_steps(steps).expect("gpu steps")));
     }
     // collide alone, on the drape's state (its parameters written by the simulator that owns it)
     let d = drape(side);

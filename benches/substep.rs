@@ -42,7 +42,7 @@ fn gpu_steps(c: &mut Criterion, ctx: &GpuContext, name: &str, m: &Model) {
         let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, m, method, settings()).expect("gpu sim");
         let steps = if method.is_implicit() { 1 } else { 10 };
         let label = if steps == 1 { method.name().to_string() } else { format!("{}_x{steps}", method.name()) };
-        g.bench_function(label, |b| b.iter(|| sim.run_steps_blocking(steps).expect("gpu steps")));
+        g.bench_function(label, |b| b.iter(|| sim.probe().run_steps(steps).expect("gpu steps")));
     }
     g.finish();
 }

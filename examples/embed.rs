@@ -317,7 +317,7 @@ impl HostRenderer {
         self.depth = Some((width, height, depth.create_view(&Default::default())));
     }
 
-    /// Records the host's render pass: the scenery, then the cloth from `sim.positions_buffer()`.
+    /// Records the host's render pass: the scenery, then the cloth from `sim.positions()`.
     fn draw(&self, encoder: &mut wgpu::CommandEncoder, target: &wgpu::TextureView, sim: &GpuSimulator) {
         let Some((_, _, depth)) = &self.depth else { return };
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
@@ -342,7 +342,7 @@ impl HostRenderer {
         pass.set_vertex_buffer(0, self.scenery.slice(..));
         pass.draw(0..self.scenery_vertices, 0..1);
         pass.set_pipeline(&self.cloth_pipeline);
-        pass.set_vertex_buffer(0, sim.positions_buffer().slice(sim.positions_range()));
+        pass.set_vertex_buffer(0, sim.positions());
         pass.set_index_buffer(self.cloth_indices.slice(..), wgpu::IndexFormat::Uint32);
         pass.draw_indexed(0..self.cloth_index_count, 0, 0..1);
     }

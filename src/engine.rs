@@ -176,6 +176,19 @@ pub trait Engine {
     fn write_state(&mut self, x: &[[f64; 3]], v: &[[f64; 3]]) -> Result<()>;
     /// The divergence guard's signals at the current state (the GPU reads the state back).
     fn signals(&mut self) -> Result<Signals>;
+    /// Simulated time (s) at the end of the last step taken (the GPU: recorded).
+    fn time(&self) -> f64;
+    /// The laid-out model.
+    fn model(&self) -> &CpuModel;
+    /// Overwrites particle `i`'s position and velocity and pins or frees it (1/m or 0), the rest of the
+    /// state untouched; from the next step on.
+    fn set_particle(&mut self, i: usize, x: [f64; 3], v: [f64; 3], pinned: bool) -> Result<()>;
+    /// Whether particle `i` is pinned now (1/m = 0).
+    fn is_pinned(&self, i: usize) -> bool;
+    /// Sets or clears the cursor spring ([`crate::model::Cursor`]); from the next step on.
+    fn set_cursor(&mut self, cursor: Option<crate::model::Cursor>) -> Result<()>;
+    /// The cursor spring set by [`Engine::set_cursor`].
+    fn cursor(&self) -> Option<crate::model::Cursor>;
     /// Strain limiting's passes since the engine was built; `None` without strain limiting. The GPU
     /// engine reads its tally back (a stall: call it at the end of a run, not every frame).
     fn strain_passes(&mut self) -> Result<Option<PassTally>> {

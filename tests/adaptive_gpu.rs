@@ -45,7 +45,7 @@ fn impact_settings() -> StepSettings {
 /// the end): the frame reports, the steps tried, the waits and submits of the frames themselves.
 fn pipelined(ctx: &GpuContext, sim: &mut GpuSimulator, frames: usize) -> (Vec<FrameReport>, u64, u64) {
     let (device, queue) = (&ctx.device, &ctx.queue);
-    let before = sim.cost();
+    let before = sim.probe().cost();
     let mut events = Vec::new();
     for _ in 0..frames {
         let mut encoder = device.create_command_encoder(&Default::default());
@@ -53,7 +53,7 @@ fn pipelined(ctx: &GpuContext, sim: &mut GpuSimulator, frames: usize) -> (Vec<Fr
         queue.submit([encoder.finish()]);
         events.extend(sim.poll_reports().unwrap());
     }
-    let during = sim.cost();
+    let during = sim.probe().cost();
     events.extend(sim.flush_reports().unwrap());
     let reports = events
         .into_iter()

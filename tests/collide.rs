@@ -47,7 +47,7 @@ fn collide_gpu_matches_cpu_twin_with_contacts() {
         for _ in 0..100 {
             cpu.engine_mut().step();
         }
-        gpu.run_steps_blocking(100).unwrap();
+        gpu.probe().run_steps(100).unwrap();
         let (xg, vg) = gpu.read_state().unwrap();
         let (xc, vc) = cpu.read_state().unwrap();
         let on_ground = xc.iter().filter(|p| p[1] <= 1e-9).count();
@@ -123,10 +123,10 @@ fn friction_stops_a_sliding_particle() {
     // the GPU twin: the same stop
     let Some(ctx) = gpu() else { return };
     let mut gs = GpuSimulator::new(&ctx.device, &ctx.queue, &m, Method::SymplecticEuler, settings).unwrap();
-    gs.run_steps_blocking(1).unwrap();
+    gs.probe().run_steps(1).unwrap();
     let (x, v) = gs.read_state().unwrap();
     assert!((v[0][0] - vt1).abs() < 1e-5 && x[0][1].abs() < 1e-7 && v[0][1] == 0.0, "GPU landing: {x:?} {v:?}");
-    gs.run_steps_blocking(steps + 10).unwrap();
+    gs.probe().run_steps(steps + 10).unwrap();
     let (x, v) = gs.read_state().unwrap();
     eprintln!("GPU: slid {:.4} m, v {:?}", x[0][0] - x1, v[0]);
     assert_eq!(v[0], [0.0; 3], "GPU: it stops");

@@ -89,7 +89,7 @@ fn shapes_push_particles_out_to_their_skin() {
     assert!(norm(v[3]) < 1e-12, "{:?}", v[3]);
     let Some(ctx) = gpu() else { return };
     let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, Method::SymplecticEuler, settings).unwrap();
-    g.run_steps_blocking(1).unwrap();
+    g.probe().run_steps(1).unwrap();
     let (xg, vg) = g.read_state().unwrap();
     for i in 0..x.len() {
         let ex = norm([xg[i][0] - x[i][0], xg[i][1] - x[i][1], xg[i][2] - x[i][2]]);

@@ -143,7 +143,7 @@ fn two_frames_and_a_host_pass_in_one_submit_match_the_cpu_twin() {
         let (xc, _) = cpu.read_state().unwrap();
         let e = rel_err_motion(&xg, &xc, &x0);
         let moved: f64 = xc.iter().zip(&x0).map(|(a, b)| (0..3).map(|c| (a[c] - b[c]).powi(2)).sum::<f64>()).sum::<f64>().sqrt();
-        eprintln!("{method:17} two frames in one submit: ‖x_gpu − x_cpu‖/‖x_cpu − x0‖ = {e:.2e} (gpu_bytes {})", sim.gpu_bytes());
+        eprintln!("{method:17} two frames in one submit: ‖x_gpu − x_cpu‖/‖x_cpu − x0‖ = {e:.2e} (gpu_bytes {})", sim.probe().gpu_bytes());
         assert!(moved > 1e-4, "{method}: nothing moved ({moved:e} m)");
         assert!(e < TOL, "{method}: {e:.3e} of the motion >= {TOL:e}");
     }
@@ -159,8 +159,10 @@ fn cholesky_global_step_is_refused_by_encode_frame_and_runs_blocking() {
     let mut encoder = ctx.device.create_command_encoder(&Default::default());
     let err = sim.encode_frame(&mut encoder).unwrap_err().to_string();
     assert!(err.contains("cholesky") && err.contains("step_frame"), "{err}");
-    let err = sim.encode_steps(&mut encoder, 1).unwrap_err().to_string();
+    sim.set_frame_steps(Some(1));
+    let err = sim.encode_frame(&mut encoder).unwrap_err().to_string();
     assert!(err.contains("step_frame"), "{err}");
+    sim.set_frame_steps(None);
     assert_eq!(sim.read_state().unwrap().0, x0, "a refused frame runs nothing");
     // the blocking call and step_frame run the same frame
     let mut twin = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, s).unwrap();
@@ -179,13 +181,13 @@ fn gpu_bytes_follow_the_method() {
     let model = springsim::model::cloth(n, None).unwrap();
     let particles = (n * n) as u64;
     let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::SymplecticEuler, StepSettings::default()).unwrap();
-    let symplectic = sim.gpu_bytes();
+    let symplectic = sim.probe().gpu_bytes();
     eprintln!("symplectic Euler, {n}x{n} cloth: {symplectic} B, {} B per particle", symplectic / particles);
     assert!(symplectic <= 300 * particles, "symplectic Euler holds {} B per particle", symplectic / particles);
     let mut per_method = vec![(Method::SymplecticEuler, symplectic)];
     for method in [Method::Rk4, Method::Leu, Method::ImplicitEuler, Method::LocalGlobal, Method::SymplecticEuler] {
         sim.set_method(method).unwrap();
-        let bytes = sim.gpu_bytes();
+        let bytes = sim.probe().gpu_bytes();
         eprintln!("{method:17}: {bytes} B, {} B per particle", bytes / particles);
         per_method.push((method, bytes));
     }

@@ -361,11 +361,11 @@ fn the_wind_pass_is_in_the_cost_model() {
         let s = StepSettings { global, ..settings(None) };
         for (k, m) in [&calm, &windy].into_iter().enumerate() {
             let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, m, method, s.clone()).unwrap();
-            let before = sim.cost();
+            let before = sim.probe().cost();
             sim.prepare_frame().unwrap();
             let mut enc = ctx.device.create_command_encoder(&Default::default());
             sim.encode_frame(&mut enc).unwrap();
-            let got = sim.cost().since(&before);
+            let got = sim.probe().cost().since(&before);
             ctx.queue.submit([enc.finish()]);
             ctx.device.poll(springsim::wgpu::PollType::wait_indefinitely()).unwrap();
             let model = sim.probe().cost_model();

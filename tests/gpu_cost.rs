@@ -147,10 +147,10 @@ fn counted_dispatches_equal_the_plan_and_the_model() {
         let options = if reduce { GpuOptions::default().with_pcg_reduce_from(1) } else { GpuOptions::default() };
         let mut sim = GpuSimulator::new_with_options(&ctx.device, &ctx.queue, &model, method, settings.clone(), options).unwrap();
         let plan = sim.plan();
-        let before = sim.cost();
+        let before = sim.probe().cost();
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         sim.encode_frame(&mut enc).unwrap();
-        let got = sim.cost().since(&before);
+        let got = sim.probe().cost().since(&before);
         ctx.queue.submit([enc.finish()]);
         ctx.device.poll(springsim::wgpu::PollType::wait_indefinitely()).unwrap();
 
@@ -204,13 +204,13 @@ fn the_pipelined_frame_is_the_engines_frame_and_its_report() {
     for policy in [DivergencePolicy::Recover, DivergencePolicy::Ignore] {
         let settings = StepSettings { guard: GuardSettings { policy, ..settings.guard.clone() }, ..settings.clone() };
         let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::SymplecticEuler, settings).unwrap();
-        let before = sim.cost();
+        let before = sim.probe().cost();
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         sim.probe().encode_bare_frame(&mut enc).unwrap();
-        let engine = sim.cost().since(&before);
-        let before = sim.cost();
+        let engine = sim.probe().cost().since(&before);
+        let before = sim.probe().cost();
         sim.encode_frame(&mut enc).unwrap();
-        let pipelined = sim.cost().since(&before);
+        let pipelined = sim.probe().cost().since(&before);
         ctx.queue.submit([enc.finish()]);
         let events = sim.flush_reports().unwrap();
         assert_eq!(events.len(), 1, "{policy:?}: one report: {events:?}");
@@ -239,9 +239,9 @@ fn blocking_steps_count_their_submits_and_read_backs() {
         let (model, settings) = setup(global, Preconditioner::Jacobi);
         let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, method, settings.clone()).unwrap();
         let (steps, n) = (sim.plan().substeps, model.n_particles() as u64);
-        let before = sim.cost();
+        let before = sim.probe().cost();
         sim.probe().take_steps_blocking(steps).unwrap();
-        let got = sim.cost().since(&before);
+        let got = sim.probe().cost().since(&before);
         let label = format!("{method} {}", global.name());
         println!("{label}: {got:?}");
         // one submit of the steps with the report's copy recorded after them, read back once (16 B flags,
@@ -280,10 +280,10 @@ fn timestamps_take_the_path_the_adapter_offers() {
     let support = sim.probe().enable_timestamps();
     println!("timestamps: {}", support.describe());
     assert_eq!(support, TimestampSupport::of(features));
-    let before = sim.cost();
+    let before = sim.probe().cost();
     let steps = sim.plan().substeps;
     sim.probe().take_steps_blocking(steps).unwrap();
-    let got = sim.cost().since(&before);
+    let got = sim.probe().cost().since(&before);
     // the timestamps' own read-back is not the method's cost
     assert_eq!((got.submits, got.readbacks), (1, 1));
     match support {
@@ -318,10 +318,10 @@ fn kernel_timestamps_name_and_time_every_dispatch() {
     let (model, settings) = setup(GlobalSolve::Chebyshev, Preconditioner::Jacobi);
     let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::LocalGlobal, settings).unwrap();
     let support = sim.probe().enable_kernel_timestamps();
-    let before = sim.cost();
+    let before = sim.probe().cost();
     let steps = sim.plan().substeps;
     sim.probe().take_steps_blocking(steps).unwrap();
-    let got = sim.cost().since(&before);
+    let got = sim.probe().cost().since(&before);
     let kernels = sim.probe().kernel_times();
     if support != TimestampSupport::PerPhase {
         assert!(kernels.is_empty(), "{kernels:?}");

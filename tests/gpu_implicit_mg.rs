@@ -89,7 +89,7 @@ fn step_matches_the_cpu_engine() {
     g.write_state(&x, &v).unwrap();
     let h = g.plan().h;
     assert!((h - H).abs() < 1e-12, "the plan's h {h}");
-    g.run_steps_blocking(1).unwrap();
+    g.probe().run_steps(1).unwrap();
     let st = g.probe().cg_state_gpu().unwrap();
     let (xg, _) = g.read_state().unwrap();
     let e = rel_err_motion(&xg, &xc, &x);
@@ -112,7 +112,7 @@ fn multigrid_needs_far_fewer_iterations_than_jacobi() {
     for precond in [Preconditioner::Jacobi, Preconditioner::Multigrid] {
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::ImplicitEuler, settings(precond, 3000, 1e-5)).unwrap();
         g.write_state(&x, &v).unwrap();
-        g.run_steps_blocking(1).unwrap();
+        g.probe().run_steps(1).unwrap();
         let st = g.probe().cg_state_gpu().unwrap();
         assert_eq!(st.status, 1, "{}: converged", precond.name());
         counts.push(st.iterations);

@@ -58,7 +58,7 @@ fn compare(name: &str, model: &Model) {
         for _ in 0..STEPS {
             cpu.engine_mut().step();
         }
-        gpu.run_steps_blocking(STEPS).unwrap();
+        gpu.probe().run_steps(STEPS).unwrap();
         let (xg, vg) = gpu.read_state().unwrap();
         let (xc, vc) = cpu.read_state().unwrap();
         let e = rel_err(&xg, &xc);
@@ -201,7 +201,7 @@ fn cursor_spring_matches_cpu_twin() {
             cpu.engine_mut().step();
             free.engine_mut().step();
         }
-        gpu.run_steps_blocking(50).unwrap();
+        gpu.probe().run_steps(50).unwrap();
         let (xg, vg) = gpu.read_state().unwrap();
         let (xc, vc) = cpu.read_state().unwrap();
         let (xf, _) = free.read_state().unwrap();

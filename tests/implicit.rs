@@ -70,7 +70,7 @@ fn gpu_pcg_matches_cpu_twin_on_curtain() {
         let dv_c = v3s(&c.engine().implicit_scratch().dv);
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::ImplicitEuler, s).unwrap();
         g.write_state(x, v).unwrap();
-        g.run_steps_blocking(1).unwrap();
+        g.probe().run_steps(1).unwrap();
         let st = g.probe().cg_state_gpu().unwrap();
         let dv_g = g.probe().read_dv().unwrap();
         let e = rel_err(&dv_g, &dv_c);
@@ -134,7 +134,7 @@ fn gpu_warm_start_matches_cpu_twin() {
     g.write_state(&x, &v).unwrap();
     for step in 0..3 {
         let rc = c.engine_mut().implicit_step_h(1.0 / 30.0).unwrap();
-        g.run_steps_blocking(1).unwrap();
+        g.probe().run_steps(1).unwrap();
         let st = g.probe().cg_state_gpu().unwrap();
         let e = rel_err(&g.probe().read_dv().unwrap(), &v3s(&c.engine().implicit_scratch().dv));
         eprintln!("warm step {step}: residual gpu {:.4e} cpu {:.4e}, Δv rel. err {e:.2e}", st.residual, rc.residual);

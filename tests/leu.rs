@@ -196,7 +196,7 @@ fn leu_rolls_back_a_diverging_step_inside_the_interval() {
     if let Some(ctx) = gpu() {
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::Leu, settings(h, every, limit)).unwrap();
         g.set_h(h).unwrap();
-        g.run_steps_blocking(STEPS).unwrap();
+        g.probe().run_steps(STEPS).unwrap();
         let r = g.probe().leu_retries_gpu().unwrap();
         // the check is a threshold: f32 may judge a step whose speed is within its rounding of the limit
         // the other way; count those steps (measured: none within 1e-4 here)

@@ -156,7 +156,7 @@ fn orbit_radii(method: Method, backend_gpu: bool) -> Option<Vec<f64>> {
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &model, method, settings).unwrap();
         g.set_h(h).unwrap();
         for _ in 0..100 {
-            g.run_steps_blocking(1).unwrap();
+            g.probe().run_steps(1).unwrap();
             let p = g.read_state().unwrap().0[0];
             radii.push((p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt());
         }
@@ -304,8 +304,8 @@ fn leu_retries_on_divergence_and_recovers() {
         let mut ge = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::ExplicitEuler, settings).unwrap();
         g.set_h(h).unwrap();
         ge.set_h(h).unwrap();
-        g.run_steps_blocking(20).unwrap();
-        ge.run_steps_blocking(20).unwrap();
+        g.probe().run_steps(20).unwrap();
+        ge.probe().run_steps(20).unwrap();
         let r = g.probe().leu_retries_gpu().unwrap();
         assert!(r >= 19, "gpu retries {r}");
         let (a, b) = (g.read_state().unwrap().0, ge.read_state().unwrap().0);

@@ -17,7 +17,7 @@ use springsim::method::{DivergencePolicy, GuardSettings};
 use springsim::reference::model::{CpuModel, V3};
 use springsim::reference::signals::signal_sums;
 use springsim::stepping::guard::Action;
-use springsim::{FrameEvent, GpuSimulator, Method, StepSettings};
+use springsim::{CpuSimulator, FrameEvent, GpuSimulator, Method, Simulator, StepSettings};
 
 fn moving_cloth(n: usize) -> springsim::Model {
     let mut m = springsim::model::curtain(n, None).unwrap();
@@ -87,7 +87,7 @@ fn unstable_run(policy: DivergencePolicy) -> (Vec<FrameEvent>, (u64, u64), usize
         ..Default::default()
     };
     let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::ExplicitEuler, settings).unwrap();
-    let before = sim.cost();
+    let before = sim.probe().cost();
     let mut events = Vec::new();
     for _ in 0..30 {
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
@@ -95,7 +95,7 @@ fn unstable_run(policy: DivergencePolicy) -> (Vec<FrameEvent>, (u64, u64), usize
         ctx.queue.submit([encoder.finish()]);
         events.extend(sim.poll_reports().unwrap());
     }
-    let during = sim.cost().since(&before);
+    let during = sim.probe().cost().since(&before);
     events.extend(sim.flush_reports().unwrap());
     let (x, _) = springsim::Simulator::read_state(&mut sim).unwrap();
     (events, (during.waits, during.submits), sim.frames(), x)
@@ -162,4 +162,75 @@ fn a_method_switch_with_frames_in_flight_forgets_their_reports() {
     let reports = events.iter().filter(|e| matches!(e, FrameEvent::Report { .. })).count();
     assert_eq!(reports, 2, "{events:?}");
     assert!(!events.iter().any(|e| matches!(e, FrameEvent::Diverged(_))), "{events:?}");
+}
+
+#[test]
+fn frames_of_set_steps_run_those_steps_as_the_cpu_twin_does() {
+    // the window's single step: frames of one step through encode_frame, reported and timed as such
+    let Some(ctx) = gpu() else { return };
+    let model = moving_cloth(21);
+    let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::SymplecticEuler, StepSettings::default()).unwrap();
+    let mut cpu = CpuSimulator::new(&model, Method::SymplecticEuler, StepSettings::default()).unwrap();
+    let (x0, _) = sim.read_state().unwrap();
+    let h = sim.plan().h;
+    assert!(sim.plan().substeps > 1, "a frame of one step would not tell them apart");
+    sim.set_frame_steps(Some(1));
+    cpu.set_frame_steps(Some(1));
+    let events = sim.run_frames(3).unwrap();
+    let steps: Vec<usize> = events
+        .iter()
+        .filter_map(|e| match e {
+            FrameEvent::Report { report, .. } => Some(report.substeps),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(steps, vec![1, 1, 1], "{events:?}");
+    assert!((sim.time() - 3.0 * h).abs() < 1e-12 * h.max(1.0), "t = {} after three steps of {h}", sim.time());
+    assert_eq!(sim.frames(), 3);
+    for _ in 0..3 {
+        assert_eq!(cpu.step_frame().unwrap().substeps, 1);
+    }
+    let (xg, _) = sim.read_state().unwrap();
+    let (xc, _) = cpu.read_state().unwrap();
+    let e = common::rel_err_motion(&xg, &xc, &x0);
+    eprintln!("three single steps: ‖x_gpu − x_cpu‖/‖x_cpu − x0‖ = {e:.2e}");
+    assert!(e < 1e-3, "{e:.3e} of the motion");
+    // whole frames again
+    sim.set_frame_steps(None);
+    let events = sim.run_frames(1).unwrap();
+    let substeps = events.iter().find_map(|e| match e {
+        FrameEvent::Report { report, .. } => Some(report.substeps),
+        _ => None,
+    });
+    assert_eq!(substeps, Some(sim.plan().substeps));
+}
+
+#[test]
+fn frames_recorded_past_the_report_ring_are_told_as_unreported() {
+    // a host that records frames without submitting them: past the ring's slots a frame records no
+    // report, and the next poll says which
+    let Some(ctx) = gpu() else { return };
+    let model = moving_cloth(9);
+    let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &model, Method::SymplecticEuler, StepSettings::default()).unwrap();
+    let slots = springsim::gpu::reports::MAX_SLOTS;
+    let mut commands = Vec::new();
+    for _ in 0..slots + 2 {
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        sim.encode_frame(&mut encoder).unwrap();
+        commands.push(encoder.finish());
+    }
+    assert_eq!(sim.reports_in_flight(), slots);
+    ctx.queue.submit(commands);
+    let events = sim.flush_reports().unwrap();
+    let unreported: Vec<usize> = events
+        .iter()
+        .filter_map(|e| match e {
+            FrameEvent::Unreported { frame } => Some(*frame),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(unreported, vec![slots, slots + 1], "{events:?}");
+    let reports = events.iter().filter(|e| matches!(e, FrameEvent::Report { .. })).count();
+    assert_eq!(reports, slots, "{events:?}");
+    assert_eq!(sim.reports_in_flight(), 0);
 }

@@ -51,7 +51,7 @@ fn gpu_hash_equals_the_reference() {
         let settings = if steps == 0 { one_step() } else { StepSettings::default() };
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, Method::SymplecticEuler, settings).unwrap();
         if steps > 0 {
-            g.run_steps_blocking(steps).unwrap();
+            g.probe().run_steps(steps).unwrap();
         }
         let (x, _) = g.read_state().unwrap();
         let sc = m.self_collision.unwrap();
@@ -80,7 +80,7 @@ fn gpu_repulsion_matches_the_reference() {
     let m = cloud(3000);
     let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, Method::SymplecticEuler, one_step()).unwrap();
     let (x0, v0) = g.read_state().unwrap();
-    g.run_steps_blocking(1).unwrap();
+    g.probe().run_steps(1).unwrap();
     let (xg, vg) = g.read_state().unwrap();
     let cm = CpuModel::new(&m).unwrap();
     let (mut x, mut v) = (v3(&x0), v3(&v0));
@@ -109,7 +109,7 @@ fn gpu_self_collision_is_deterministic() {
     let settings = StepSettings { fixed_h: Some(1e-3), frame_dt: 1e-3, ..Default::default() };
     let run = || {
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, Method::SymplecticEuler, settings.clone()).unwrap();
-        g.run_steps_blocking(20).unwrap();
+        g.probe().run_steps(20).unwrap();
         g.read_state().unwrap()
     };
     let (a, b) = (run(), run());
@@ -166,9 +166,9 @@ fn folds_settle_apart_on_the_gpu() {
 fn folds_gpu(ctx: &springsim::gpu::GpuContext, method: Method) {
     let m = model::folds(24, None).unwrap();
     let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, method, StepSettings::default()).unwrap();
-    let before = g.cost();
+    let before = g.probe().cost();
     g.step_frame().unwrap();
-    let got = g.cost().since(&before);
+    let got = g.probe().cost().since(&before);
     let model = g.probe().cost_model();
     assert_eq!(got.dispatches, model.dispatches(), "counted vs planned dispatches");
     assert_eq!(

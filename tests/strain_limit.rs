@@ -132,7 +132,7 @@ fn gpu_passes_match_the_reference() {
             // explicit Euler is switched to from symplectic Euler: the rule follows a change of method
             let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, Method::SymplecticEuler, s).unwrap();
             g.set_method(method).unwrap();
-            g.run_steps_blocking(1).unwrap();
+            g.probe().run_steps(1).unwrap();
             let (gx, gv) = g.read_state().unwrap();
             let (wx, wv) = (flat(&wx), flat(&wv));
             let ex = common::rel_err_motion(&gx, &wx, &m.positions);
@@ -175,7 +175,7 @@ fn gpu_default_curtain_stays_within_the_limit_large_steps() {
         let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, method, settings()).unwrap();
         let mut worst = 0.0f64;
         for _ in 0..10 * g.plan().substeps {
-            g.run_steps_blocking(1).unwrap();
+            g.probe().run_steps(1).unwrap();
             worst = worst.max(strain_stats(&cm, &g.read_state().unwrap().0, Some(TAU)).max_stretch);
         }
         let t = g.strain_passes().unwrap().unwrap();
@@ -208,7 +208,7 @@ fn gpu_soft_curtain_strain_limited() {
             let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, method, settings()).unwrap();
             let steps = g.plan().substeps;
             for _ in 0..10 * steps {
-                g.run_steps_blocking(1).unwrap();
+                g.probe().run_steps(1).unwrap();
                 let (x, _) = g.read_state().unwrap();
                 worst[k] = f64::max(worst[k], strain_stats(&cm, &x, Some(TAU)).max_stretch);
             }
@@ -288,11 +288,11 @@ fn gpu_counts_the_strain_passes_as_the_cost_model() {
             let s = StepSettings { global: springsim::method::GlobalSolve::Cg, ..settings() };
             let s = if method == Method::LocalGlobal { s } else { settings() };
             let mut g = GpuSimulator::new(&ctx.device, &ctx.queue, &m, method, s).unwrap();
-            let before = g.cost();
+            let before = g.probe().cost();
             let mut enc = ctx.device.create_command_encoder(&Default::default());
             // the engine's frame, which the cost model plans (the pipelined frame adds its report)
             g.probe().encode_bare_frame(&mut enc).unwrap();
-            let got = g.cost().since(&before);
+            let got = g.probe().cost().since(&before);
             ctx.queue.submit([enc.finish()]);
             let model = g.probe().cost_model();
             assert_eq!((got.dispatches, got.workgroups), (model.dispatches(), model.workgroups()), "{method}: counted vs cost model");

@@ -65,7 +65,7 @@ fn set_particle_gpu_matches_the_cpu_twin() {
     for _ in 0..200 {
         cpu.engine_mut().step();
     }
-    gpu.run_steps_blocking(200).unwrap();
+    gpu.probe().run_steps(200).unwrap();
     let (xc, _) = cpu.read_state().unwrap();
     let (xg, _) = gpu.read_state().unwrap();
     for c in 0..3 {
@@ -80,7 +80,7 @@ fn set_particle_gpu_matches_the_cpu_twin() {
     for _ in 0..50 {
         cpu.engine_mut().step();
     }
-    gpu.run_steps_blocking(50).unwrap();
+    gpu.probe().run_steps(50).unwrap();
     let (xc, _) = cpu.read_state().unwrap();
     let (xg, _) = gpu.read_state().unwrap();
     assert!(xc[end][1] < held[1] - 1e-4 && xg[end][1] < held[1] - 1e-4, "the freed end should fall");

@@ -332,7 +332,7 @@ pub fn make_simulator(
         }
         Backend::Gpu => {
             let ctx = gpu.ok_or_else(|| Error::NoAdapter("the gpu backend needs a device".into()))?;
-            Box::new(GpuSimulator::new(&ctx.device, &ctx.queue, model, method, settings)?.with_adapter_name(ctx.adapter_name()))
+            Box::new(GpuSimulator::new(&ctx.device, &ctx.queue, model, method, settings)?)
         }
     })
 }
@@ -389,10 +389,10 @@ impl Sim {
     }
 
     /// The GPU engine's counts so far (`None` on the CPU).
-    fn cost(&self) -> Option<springsim::gpu::GpuCost> {
+    fn cost(&mut self) -> Option<springsim::gpu::GpuCost> {
         match self {
             Sim::Cpu(_) => None,
-            Sim::Gpu(g) => Some(g.cost()),
+            Sim::Gpu(g) => Some(g.probe().cost()),
         }
     }
 }
@@ -439,9 +439,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
         }
         Backend::Gpu => {
             let ctx = gpu.ok_or_else(|| Error::NoAdapter("the gpu backend needs a device".into()))?;
-            let mut e = GpuEngine::new(&ctx.device, &ctx.queue, &model, method, settings)?;
-            e.set_adapter_name(ctx.adapter_name());
-            Built::Gpu(Box::new(e))
+            Built::Gpu(Box::new(GpuEngine::new(&ctx.device, &ctx.queue, &model, method, settings)?))
         }
     };
     let engine_ms = ms(t);
@@ -538,7 +536,7 @@ pub fn run(cfg: &BenchConfig, gpu: Option<&GpuContext>, machine: &Machine, tick:
     let mut gpu_bytes = None;
     let mut cost = CostRecord::default();
     if let Sim::Gpu(g) = &mut sim {
-        gpu_bytes = Some(g.gpu_bytes());
+        gpu_bytes = Some(g.probe().gpu_bytes());
         let trial = method == Method::ImplicitEuler && cfg.settings.adaptive;
         let gpu_times = g.probe().gpu_times();
         cost = bench_cost::record(&g.probe(), &counted, times.len(), trial, timestamps, gpu_times);

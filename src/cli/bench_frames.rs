@@ -58,14 +58,12 @@ pub fn run(
         if recorded < total && sim.reports_in_flight() < FRAMES_IN_FLIGHT && out.failed_frame.is_none() {
             if recorded == warmup {
                 sim.probe().reset_gpu_times();
-                before = Some(sim.cost());
+                before = Some(sim.probe().cost());
                 if warmup == 0 {
                     last_arrival = Some(Instant::now());
                 }
             }
-            if sim.needs_prepare() {
-                sim.prepare_frame()?;
-            }
+            sim.prepare_frame()?;
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.bench") });
             sim.encode_frame(&mut encoder)?;
             sim.probe().submit_counted(queue, encoder.finish());
@@ -102,7 +100,7 @@ pub fn run(
             std::thread::yield_now();
         }
     }
-    let after = sim.cost();
+    let after = sim.probe().cost();
     out.counted = before.map(|b| after.since(&b)).unwrap_or_default();
     Ok(out)
 }

@@ -95,9 +95,7 @@ impl Paced {
             sleep_until(tick);
             collect(sim, &mut submitted)?;
             if sim.reports_in_flight() < FRAMES_IN_FLIGHT {
-                if sim.needs_prepare() {
-                    sim.prepare_frame()?;
-                }
+                sim.prepare_frame()?;
                 let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.paced") });
                 sim.encode_frame(&mut encoder)?;
                 sim.probe().submit_counted(queue, encoder.finish());

@@ -181,7 +181,7 @@ pub fn run(cli: RunCli) -> Result<()> {
     // needs the host between its steps
     let mut sim = match gpu.as_ref().filter(|_| backend == Backend::Gpu) {
         Some(ctx) => {
-            let g = springsim::GpuSimulator::new(&ctx.device, &ctx.queue, &model, method, settings)?.with_adapter_name(ctx.adapter_name());
+            let g = springsim::GpuSimulator::new(&ctx.device, &ctx.queue, &model, method, settings)?;
             if g.needs_blocking_frame() {
                 Driver::Blocking(Box::new(g))
             } else {

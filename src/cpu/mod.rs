@@ -412,7 +412,7 @@ impl CpuEngine {
     // --- viewer additions (interaction): keep this block together ---
 
     /// Overwrites one particle's position and velocity and pins or frees it (1/m or 0): the CPU twin of
-    /// [`crate::GpuSimulator::set_particle`].
+    /// the GPU engine's (see [`crate::Simulator::set_particle`]).
     pub fn set_particle(&mut self, i: usize, x: [f64; 3], v: [f64; 3], pinned: bool) -> Result<()> {
         let n = self.model.n;
         if i >= n {
@@ -438,7 +438,7 @@ impl CpuEngine {
     }
 
     /// Sets or clears the cursor spring (the explicit methods' mouse drag, [`crate::model::Cursor`]):
-    /// the CPU twin of [`crate::GpuSimulator::set_cursor`]. The implicit methods keep it but do not
+    /// the CPU twin of the GPU engine's (see [`crate::Simulator::set_cursor`]). The implicit methods keep it but do not
     /// apply it (they drag by a position constraint, `set_particle`). Takes effect at the next step.
     pub fn set_cursor(&mut self, cursor: Option<crate::model::Cursor>) -> Result<()> {
         if let Some(c) = &cursor {
@@ -598,6 +598,30 @@ impl Engine for CpuEngine {
 
     fn signals(&mut self) -> Result<crate::engine::Signals> {
         Ok(crate::engine::Signals::of(&self.model, &self.x, &self.v))
+    }
+
+    fn time(&self) -> f64 {
+        CpuEngine::time(self)
+    }
+
+    fn model(&self) -> &CpuModel {
+        CpuEngine::model(self)
+    }
+
+    fn set_particle(&mut self, i: usize, x: [f64; 3], v: [f64; 3], pinned: bool) -> Result<()> {
+        CpuEngine::set_particle(self, i, x, v, pinned)
+    }
+
+    fn is_pinned(&self, i: usize) -> bool {
+        CpuEngine::is_pinned(self, i)
+    }
+
+    fn set_cursor(&mut self, cursor: Option<crate::model::Cursor>) -> Result<()> {
+        CpuEngine::set_cursor(self, cursor)
+    }
+
+    fn cursor(&self) -> Option<crate::model::Cursor> {
+        CpuEngine::cursor(self)
     }
 
     fn strain_passes(&mut self) -> Result<Option<PassTally>> {

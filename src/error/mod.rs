@@ -258,7 +258,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[non_exhaustive]
 pub enum HostCall {
     /// Local/global with the Cholesky global step solves on the host between submits: the frame needs
-    /// the blocking `Simulator::step_frame` (or `GpuSimulator::run_steps_blocking`), or `--global cg`/`chebyshev`.
+    /// the blocking `Simulator::step_frame` (with `Stepper::set_frame_steps` for single steps), or
+    /// `--global cg`/`chebyshev`.
     HostGlobalStep,
     /// The model depends on time (colliders or pins on paths, gusting wind): `GpuSimulator::prepare_frame`
     /// must write the frame's time and placements before each `encode_frame`.
@@ -270,11 +271,11 @@ impl std::fmt::Display for HostCall {
         f.write_str(match self {
             HostCall::HostGlobalStep => {
                 "global = cholesky: the Cholesky global step runs on the host between submits, so a frame cannot be recorded into \
-                 one encoder: call the blocking Simulator::step_frame (or GpuSimulator::run_steps_blocking), or use --global cg or chebyshev"
+                 one encoder: call the blocking Simulator::step_frame, or use --global cg or chebyshev"
             }
             HostCall::PrepareFrame => {
                 "encode_frame = without prepare_frame: this model depends on time (colliders or pins on paths, or gusting wind): \
-                 call GpuEngine::prepare_frame (it writes the frame's time and placements) before each encode_frame"
+                 call GpuSimulator::prepare_frame (it writes the frame's time and placements) before each encode_frame"
             }
         })
     }

@@ -2,8 +2,8 @@
 //! ([`GpuState`]), the current method's [`Integrator`] (built when the method is chosen, dropped when
 //! another is), the colliders, and the step plan that the stepping policy gave it
 //! ([`crate::stepping::Stepper`]; [`crate::GpuSimulator`] is the two together, and the face a host
-//! uses). The engine's own public face is small: its constructors, [`GpuEngine::set_adapter_name`],
-//! [`GpuEngine::probe`] (what benchmarks and tests inspect, `engine/probe.rs`) and the [`Engine`]
+//! uses). The engine's own public face is small: its constructors (it names its adapter from the
+//! device), [`GpuEngine::probe`] (what benchmarks and tests inspect, `engine/probe.rs`) and the [`Engine`]
 //! trait that the stepping policy drives. It records frames into the caller's encoder (no submit, no
 //! poll, no read-back); the blocking calls (the [`Engine`] steps, the host's Cholesky global step, the
 //! read-backs) are in `engine/blocking.rs`.
@@ -89,6 +89,17 @@ pub struct GpuEngine {
 }
 
 /// The implicit method's settings that the GPU cannot honour are errors, not silent changes.
+/// The device's adapter as [`Engine::backend_name`] names it (`name (backend, type)`; `"caller's device"`
+/// where the backend gives no name).
+fn adapter_name(device: &wgpu::Device) -> String {
+    let info = device.adapter_info();
+    if info.name.is_empty() {
+        String::from("caller's device")
+    } else {
+        crate::gpu::base::context::adapter_name(&info)
+    }
+}
+
 fn check_gpu_settings(method: Method, s: &StepSettings) -> Result<()> {
     if !method.on_gpu() {
         return Err(Error::invalid("method", method.name(), Bound::Unsupported("runs on the CPU only (use --backend cpu)".into())));
@@ -173,7 +184,7 @@ impl GpuEngine {
             model: cm,
             method,
             settings,
-            adapter: String::from("caller's device"),
+            adapter: adapter_name(device),
             cursor: None,
             checkpoint: None,
             timer: None,
@@ -191,19 +202,6 @@ impl GpuEngine {
         Ok(sim)
     }
 
-    /// Names the adapter in reports ([`Engine::backend_name`]: `gpu: <name>`).
-    /// ```no_run
-    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue, adapter: &springsim::wgpu::Adapter) -> springsim::Result<()> {
-    /// # use springsim::{gpu::GpuEngine, Method, StepSettings};
-    /// # let model = springsim::model::curtain(21, None)?;
-    /// let mut engine = GpuEngine::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
-    /// engine.set_adapter_name(adapter.get_info().name);
-    /// # Ok(()) }
-    /// ```
-    pub fn set_adapter_name(&mut self, name: String) {
-        self.adapter = name;
-    }
-
     /// The shared buffers (positions for drawing: `state().state[0]`, range `state().positions_range()`).
     pub(crate) fn state(&self) -> &GpuState {
         &self.state
@@ -214,15 +212,10 @@ impl GpuEngine {
         &self.state.state[0]
     }
 
-    /// The laid-out model.
-    pub(crate) fn model(&self) -> &CpuModel {
-        &self.model
-    }
-
     /// Bytes of every GPU buffer the simulation holds now: the state, the current integrator's buffers
     /// and the colliders' (the power iteration's exist only while it runs; the read-backs' staging
     /// buffers beyond the state's small one only during the read).
-    pub(crate) fn gpu_bytes(&self) -> u64 {
+    fn gpu_bytes(&self) -> u64 {
         self.state.bytes()
             + self.integrator.bytes()
             + self.colliders.as_ref().map_or(0, |c| c.bytes)
@@ -321,27 +314,17 @@ impl GpuEngine {
         self.encode_steps(encoder, self.plan.substeps)
     }
 
-    /// Simulated time (s): the end of the last recorded (or accepted) step.
-    pub(crate) fn time(&self) -> f64 {
-        self.time
-    }
-
     /// Whether the model depends on time: it moves colliders or pins along paths, or has gusting wind
     /// (then [`crate::GpuSimulator::prepare_frame`] comes before every [`crate::GpuSimulator::encode_frame`]).
     pub(crate) fn needs_prepare(&self) -> bool {
         self.model.has_motion() || self.wind.is_some()
     }
 
-    /// Writes what the next frame needs to know of time, before [`crate::GpuSimulator::encode_frame`]: the time
-    /// for the gusts (`Params.time`) and the placements of whatever moves along a path (the
-    /// colliders where they are at the end of each of the frame's steps, the moving pins' offsets and
-    /// velocities: one `write_buffer` of one 256-byte-aligned block per step, evaluated in f64 on the
-    /// host). Nothing to do for a model that does not depend on time.
-    pub(crate) fn prepare_frame(&mut self) -> Result<()> {
-        self.prepare_steps(self.plan.substeps, self.plan.h)
-    }
-
-    /// [`crate::GpuSimulator::prepare_frame`] for `steps` steps of size `h`.
+    /// Writes what the next `steps` steps of size `h` need to know of time, before they are recorded:
+    /// the time for the gusts (`Params.time`) and the placements of whatever moves along a path (the
+    /// colliders where they are at the end of each step, the moving pins' offsets and velocities: one
+    /// `write_buffer` of one 256-byte-aligned block per step, evaluated in f64 on the host). Nothing to
+    /// do for a model that does not depend on time ([`crate::GpuSimulator::prepare_frame`]).
     pub(crate) fn prepare_steps(&mut self, steps: usize, h: f64) -> Result<()> {
         if !self.needs_prepare() {
             return Ok(());
@@ -409,7 +392,7 @@ impl GpuEngine {
 
     /// Runs `steps` steps and waits for them: one submit of the recorded steps, or, for
     /// local/global with the host's Cholesky global step, the multi-submit driver.
-    pub(crate) fn run_steps(&mut self, steps: usize) -> Result<()> {
+    fn run_steps(&mut self, steps: usize) -> Result<()> {
         self.submit_steps(steps, false).map(|_| ())
     }
 
@@ -447,7 +430,7 @@ impl GpuEngine {
     /// What the engine recorded and transferred since it was built ([`GpuCost`]: passes, dispatches,
     /// workgroups, submits, read-backs, uploads, steps); the difference of two snapshots is what happened
     /// between them. [`GpuProbe::cost_model`] gives what a planned frame should record.
-    pub(crate) fn cost(&self) -> GpuCost {
+    fn cost(&self) -> GpuCost {
         self.state.counters.snapshot()
     }
 
@@ -563,6 +546,30 @@ impl Engine for GpuEngine {
 
     fn signals(&mut self) -> Result<Signals> {
         self.guard_signals()
+    }
+
+    fn time(&self) -> f64 {
+        self.time
+    }
+
+    fn model(&self) -> &CpuModel {
+        &self.model
+    }
+
+    fn set_particle(&mut self, i: usize, x: [f64; 3], v: [f64; 3], pinned: bool) -> Result<()> {
+        GpuEngine::set_particle(self, i, x, v, pinned)
+    }
+
+    fn is_pinned(&self, i: usize) -> bool {
+        GpuEngine::is_pinned(self, i)
+    }
+
+    fn set_cursor(&mut self, cursor: Option<crate::model::Cursor>) -> Result<()> {
+        GpuEngine::set_cursor(self, cursor)
+    }
+
+    fn cursor(&self) -> Option<crate::model::Cursor> {
+        GpuEngine::cursor(self)
     }
 
     fn signals_read_back(&self) -> bool {

@@ -99,7 +99,15 @@ pub(super) fn solver_tolerance(method: Method, s: &StepSettings) -> Option<f64> 
 }
 
 impl<E: Engine> Stepper<E> {
-    /// Frames between the guard's checks.
+    /// Frames between the guard's checks: `guard.every`, or when it is 0 every frame on the CPU and
+    /// every [`DEVICE_CHECK_EVERY`] frames on the GPU (its signals come back from the device).
+    /// ```
+    /// use springsim::{CpuSimulator, Method, Simulator, StepSettings};
+    /// let model = springsim::model::curtain(9, None)?;
+    /// let sim = CpuSimulator::new(&model, Method::SymplecticEuler, StepSettings::default())?;
+    /// assert_eq!(sim.guard_every(), 1);
+    /// # Ok::<(), springsim::Error>(())
+    /// ```
     pub fn guard_every(&self) -> usize {
         match self.engine.settings().guard.every {
             0 if self.engine.signals_read_back() => DEVICE_CHECK_EVERY,
@@ -108,26 +116,30 @@ impl<E: Engine> Stepper<E> {
         }
     }
 
-    /// The factor by which the guard's rollbacks have scaled h (1: none; each rollback halves it).
-    pub fn h_scale(&self) -> f64 {
-        self.watch.h_scale
-    }
-
-    /// Frames stepped so far (a rollback takes the count back to its checkpoint).
+    /// Frames stepped (on the GPU: recorded) so far; a rollback takes the count back to its checkpoint.
+    /// ```
+    /// use springsim::{CpuSimulator, Method, Simulator, StepSettings};
+    /// let model = springsim::model::curtain(9, None)?;
+    /// let mut sim = CpuSimulator::new(&model, Method::SymplecticEuler, StepSettings::default())?;
+    /// sim.step_frame()?;
+    /// sim.step_frame()?;
+    /// assert_eq!(sim.frames(), 2);
+    /// # Ok::<(), springsim::Error>(())
+    /// ```
     pub fn frames(&self) -> usize {
         self.watch.frame
     }
 
     /// Tells the guard that the state was edited outside the step (a particle moved by the user): the
     /// next check judges finiteness only and starts the energy baseline again.
-    pub fn mark_edited(&mut self) {
+    pub(super) fn mark_edited(&mut self) {
         self.watch.edited = true;
         self.pipe.edits += 1;
     }
 
     /// Tells the guard whether the cursor spring acts: while it does, its work is unbounded and only
     /// finiteness is judged.
-    pub fn mark_cursor(&mut self, acts: bool) {
+    pub(super) fn mark_cursor(&mut self, acts: bool) {
         self.watch.cursor = acts;
         self.watch.edited = true;
         self.pipe.edits += 1;
@@ -136,7 +148,7 @@ impl<E: Engine> Stepper<E> {
     /// A frame under the guard (`policy` is `report` or `recover`).
     pub(super) fn guarded_frame(&mut self, policy: DivergencePolicy) -> Result<FrameReport> {
         let every = self.guard_every();
-        let dt = self.engine.settings().frame_dt;
+        let dt = self.frame_time();
         let checking = !self.watch.reported;
         if checking && self.watch.frame == 0 && !self.watch.guard.has_baseline() && !self.watch.edited {
             // the energy baseline: the state before the first frame

@@ -51,6 +51,12 @@ pub enum FrameEvent {
     },
     /// The guard found a divergence in a frame's report and did what [`Divergence::action`] says.
     Diverged(Divergence),
+    /// Frame `frame` was recorded without a report: every report slot was busy (a host that records
+    /// frames without submitting them, or never polls). It ran, but the guard did not judge it.
+    Unreported {
+        /// The frame recorded without a report.
+        frame: usize,
+    },
     /// A step of the explicit family went faster than the speed limit (or LEU retried a step), so k₀
     /// was re-estimated on the device at the state after `frame` and the step re-planned (Shinya §5.3).
     Replanned {
@@ -112,6 +118,8 @@ pub(crate) struct Pipe {
     leu_retries: usize,
     /// Reduce the signals every frame even when the guard does not judge them.
     force_signals: bool,
+    /// Frames recorded without a report slot, not yet told to the host.
+    unreported: Vec<usize>,
 }
 
 impl Pipe {
@@ -139,7 +147,7 @@ impl GpuSimulator {
     /// sim.prepare_frame()?;
     /// let mut encoder = device.create_command_encoder(&Default::default());
     /// sim.encode_frame(&mut encoder)?;
-    /// // … the host's own passes, e.g. a draw from sim.positions_buffer() …
+    /// // … the host's own passes, e.g. a draw from sim.positions() …
     /// queue.submit([encoder.finish()]);
     /// for event in sim.poll_reports()? {
     ///     if let springsim::FrameEvent::Diverged(d) = event {
@@ -149,24 +157,7 @@ impl GpuSimulator {
     /// # Ok(()) }
     /// ```
     pub fn encode_frame(&mut self, encoder: &mut wgpu::CommandEncoder) -> Result<()> {
-        self.encode_pipelined(encoder, None)
-    }
-
-    /// [`GpuSimulator::encode_frame`] for `steps` steps of the planned h instead of a frame (a single
-    /// step, a slowed-down view): reported and guarded as a frame, its time `steps` · h.
-    /// ```no_run
-    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
-    /// # use springsim::{GpuSimulator, Method, StepSettings};
-    /// # let model = springsim::model::curtain(21, None)?;
-    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
-    /// // the window's single step while paused
-    /// let mut encoder = device.create_command_encoder(&Default::default());
-    /// sim.encode_steps(&mut encoder, 1)?;
-    /// queue.submit([encoder.finish()]);
-    /// # Ok(()) }
-    /// ```
-    pub fn encode_steps(&mut self, encoder: &mut wgpu::CommandEncoder, steps: usize) -> Result<()> {
-        self.encode_pipelined(encoder, Some(steps))
+        self.encode_pipelined(encoder, self.frame_steps)
     }
 
     fn encode_pipelined(&mut self, encoder: &mut wgpu::CommandEncoder, steps: Option<usize>) -> Result<()> {
@@ -215,6 +206,9 @@ impl GpuSimulator {
                 self.pipe.pending = Some(Saved { slot: s, frame: frame + 1, time: self.watch.time, engine_time: self.engine.time() });
             }
             None => self.pipe.since_save += 1,
+        }
+        if slot.is_none() {
+            self.pipe.unreported.push(frame);
         }
         if let Some(k) = slot {
             let tag = FrameTag {
@@ -334,21 +328,6 @@ impl GpuSimulator {
         self.pipe.ring.in_flight()
     }
 
-    /// Frames recorded without a report because every report slot was busy (a host that records frames
-    /// without submitting them or without polling).
-    /// ```no_run
-    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
-    /// # use springsim::{GpuSimulator, Method, StepSettings};
-    /// # let model = springsim::model::curtain(21, None)?;
-    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
-    /// sim.run_frames(10)?;
-    /// assert_eq!(sim.reports_dropped(), 0, "every frame's report came back");
-    /// # Ok(()) }
-    /// ```
-    pub fn reports_dropped(&self) -> u64 {
-        self.pipe.ring.dropped()
-    }
-
     /// `frames` pipelined frames, each in an encoder of its own, submitted and polled, then every report
     /// waited for: the blocking convenience over [`GpuSimulator::encode_frame`] for scripts and tests.
     /// ```no_run
@@ -364,9 +343,7 @@ impl GpuSimulator {
     pub fn run_frames(&mut self, frames: usize) -> Result<Vec<FrameEvent>> {
         let mut events = Vec::new();
         for _ in 0..frames {
-            if self.engine.needs_prepare() {
-                self.engine.prepare_frame()?;
-            }
+            self.prepare_frame()?;
             let device = self.engine.device().clone();
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.frame") });
             self.encode_frame(&mut encoder)?;
@@ -378,7 +355,7 @@ impl GpuSimulator {
     }
 
     fn judge_reports(&mut self, arrived: Vec<Arrived<FrameTag>>) -> Result<Vec<FrameEvent>> {
-        let mut events = Vec::new();
+        let mut events: Vec<FrameEvent> = self.pipe.unreported.drain(..).map(|frame| FrameEvent::Unreported { frame }).collect();
         for a in arrived {
             let tag = a.content.tag;
             if tag.epoch != self.pipe.epoch {

@@ -39,6 +39,10 @@ struct Scripted {
     /// LEU: steps gain `gain` J while the plan re-linearizes less often than every this many steps
     /// (a linearization held too long; `None`: never).
     stale_above: Option<usize>,
+    /// A small model for the calls that need one (built when first asked for).
+    model: std::sync::OnceLock<crate::reference::model::CpuModel>,
+    pinned: Vec<usize>,
+    cursor: Option<crate::model::Cursor>,
 }
 
 impl Engine for Scripted {
@@ -116,6 +120,32 @@ impl Engine for Scripted {
     }
     fn signals_read_back(&self) -> bool {
         self.read_back
+    }
+    fn time(&self) -> f64 {
+        0.0
+    }
+    fn model(&self) -> &crate::reference::model::CpuModel {
+        self.model.get_or_init(|| {
+            let m = crate::model::curtain(3, None).expect("a 3x3 curtain");
+            crate::reference::model::CpuModel::new(&m).expect("laid out")
+        })
+    }
+    fn set_particle(&mut self, i: usize, _x: [f64; 3], _v: [f64; 3], pinned: bool) -> Result<()> {
+        self.pinned.retain(|&p| p != i);
+        if pinned {
+            self.pinned.push(i);
+        }
+        Ok(())
+    }
+    fn is_pinned(&self, i: usize) -> bool {
+        self.pinned.contains(&i)
+    }
+    fn set_cursor(&mut self, cursor: Option<crate::model::Cursor>) -> Result<()> {
+        self.cursor = cursor;
+        Ok(())
+    }
+    fn cursor(&self) -> Option<crate::model::Cursor> {
+        self.cursor
     }
     fn checkpoint(&mut self) -> Result<Checkpoint> {
         self.checkpoints += 1;
@@ -265,7 +295,7 @@ fn report_records_the_first_divergence_with_frame_and_cause_and_leaves_the_state
     assert_eq!(d.frame, 3);
     assert!(matches!(d.cause, Cause::Energy { gained, .. } if gained == 15.0), "{d:?}");
     assert_eq!(d.action, Action::Reported);
-    assert_eq!((s.engine.rollbacks, s.engine.checkpoints, s.h_scale()), (0, 0, 1.0), "report does not intervene");
+    assert_eq!((s.engine.rollbacks, s.engine.checkpoints, s.watch.h_scale), (0, 0, 1.0), "report does not intervene");
     let calls = s.engine.signal_calls;
     for _ in 0..3 {
         assert_eq!(s.step_frame().unwrap().divergence, None);
@@ -293,7 +323,7 @@ fn recover_rolls_back_and_halves_h_until_the_step_is_stable() {
     for f in 0..5 {
         assert_eq!(s.step_frame().unwrap().divergence, None, "frame {f} at the halved step");
     }
-    assert_eq!((s.engine.rollbacks, s.h_scale(), s.frames(), s.engine.energy), (2, 0.25, 5, 0.0));
+    assert_eq!((s.engine.rollbacks, s.watch.h_scale, s.frames(), s.engine.energy), (2, 0.25, 5, 0.0));
     assert!(s.plan().h < 0.5e-3 && s.plan().substeps >= 4 * 21 - 2, "{:?}", s.plan());
     assert_eq!(s.divergences().len(), 2);
 }
@@ -321,7 +351,7 @@ fn recover_halves_leus_relinearization_interval_before_h() {
     for f in 0..3 {
         assert_eq!(s.step_frame().unwrap().divergence, None, "frame {f}");
     }
-    assert_eq!((s.h_scale(), s.frames(), s.engine.energy, s.engine.rollbacks), (1.0, 3, 0.0, 2));
+    assert_eq!((s.watch.h_scale, s.frames(), s.engine.energy, s.engine.rollbacks), (1.0, 3, 0.0, 2));
 
     // re-linearized every step already: h halves
     let settings = StepSettings { guard: GuardSettings { policy: DivergencePolicy::Recover, ..Default::default() }, ..Default::default() };
@@ -331,7 +361,7 @@ fn recover_halves_leus_relinearization_interval_before_h() {
     assert_eq!(s.plan().relinearize_every, 1);
     let d = s.step_frame().unwrap().divergence.expect("the step gains energy");
     assert!(matches!(d.action, Action::RolledBack { h, leu_interval: None, .. } if h < 1.0e-3), "{d:?}");
-    assert_eq!((s.h_scale(), s.step_frame().unwrap().divergence), (0.5, None));
+    assert_eq!((s.watch.h_scale, s.step_frame().unwrap().divergence), (0.5, None));
 }
 
 #[test]

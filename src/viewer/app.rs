@@ -7,6 +7,7 @@ use super::render;
 use super::write_png;
 use super::{demo_methods, demo_scenes, Demo, DemoArgs};
 use crate::gpu::base::context::adapter_name;
+use crate::Simulator;
 use anyhow::{anyhow, Context, Result};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;

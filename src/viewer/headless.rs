@@ -3,6 +3,7 @@
 //! PNG writer.
 
 use super::{animation, render, Demo, DemoArgs};
+use crate::Simulator;
 use anyhow::{Context, Result};
 use std::time::Instant;
 

@@ -256,7 +256,7 @@ impl Demo {
         let model = build_model(&scene, &options, &controls, &BTreeMap::new())?;
         let guard = (args.divergence, args.allow_unstable);
         let settings = demo_settings(&base_settings, &controls, guard);
-        let mut sim = GpuSimulator::new(&device, &queue, &model, args.method, settings)?.with_adapter_name(adapter.clone());
+        let mut sim = GpuSimulator::new(&device, &queue, &model, args.method, settings)?;
         sim.set_frame_signals(true);
         let mut renderer = SceneRenderer::new(&device, format, samples);
         renderer.set_model(&device, &model, &sim);
@@ -314,7 +314,7 @@ impl Demo {
         // a browser page cannot read the state back (that waits on the GPU): it starts the scene afresh
         let keep_state = keep_state && cfg!(not(target_arch = "wasm32"));
         let state = if keep_state && model.n_particles() == self.model.n_particles() { Some(self.sim.read_state()?) } else { None };
-        let mut sim = GpuSimulator::new(&self.device, &self.queue, &model, method, settings)?.with_adapter_name(self.adapter.clone());
+        let mut sim = GpuSimulator::new(&self.device, &self.queue, &model, method, settings)?;
         sim.set_frame_signals(true);
         if let Some((x, v)) = state {
             sim.write_state(&x, &v)?;
@@ -408,20 +408,13 @@ impl Demo {
         // planned steps (encode_frame), and local/global runs the GPU's CG (web_settings).
         let cholesky = self.sim.method() == Method::LocalGlobal && self.sim.needs_blocking_frame();
         let blocking = self.sim.needs_blocking_frame() && (cholesky || !cfg!(target_arch = "wasm32"));
+        // single steps and the steps slider: frames of that many steps
+        self.sim.set_frame_steps((steps > 0).then_some(steps));
         if blocking && (steps == 0 || cholesky) {
-            if steps == 0 {
-                self.stats.report = self.sim.step_frame()?;
-                if let Some(d) = self.stats.report.divergence {
-                    self.guard_banner = Some(d.to_string());
-                }
-            } else {
-                self.sim.run_steps_blocking(steps)?;
-                self.stats.report = FrameReport { substeps: steps, ..Default::default() };
+            self.stats.report = self.sim.step_frame()?;
+            if let Some(d) = self.stats.report.divergence {
+                self.guard_banner = Some(d.to_string());
             }
-        } else if steps > 0 {
-            // single steps and the steps slider
-            self.sim.prepare_steps(steps)?;
-            self.sim.encode_steps(encoder, steps)?;
         } else {
             self.sim.prepare_frame()?;
             self.sim.encode_frame(encoder)?;

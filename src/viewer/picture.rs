@@ -4,6 +4,7 @@
 
 use super::overlay::{self, Action, OverlayState};
 use super::Demo;
+use crate::Simulator;
 
 /// The egui panel's context and its wgpu renderer.
 pub struct Panel {

@@ -7,7 +7,7 @@ use super::camera::Camera;
 use super::pins::{PinList, PinPipeline};
 use super::solids::{SolidPipeline, Solids};
 use crate::model::Model;
-use crate::stepping::GpuSimulator;
+use crate::stepping::{GpuSimulator, Simulator};
 use wgpu::util::DeviceExt;
 
 /// The depth buffer's format.
@@ -256,9 +256,9 @@ impl SceneRenderer {
     /// the simulation is rebuilt.
     pub fn set_model(&mut self, device: &wgpu::Device, model: &Model, sim: &GpuSimulator) {
         let n = model.n_particles();
-        let positions = sim.positions_buffer();
+        let positions = sim.positions();
         let pos_binding =
-            wgpu::BufferBinding { buffer: positions, offset: 0, size: wgpu::BufferSize::new(sim.positions_range().end.max(16)) };
+            wgpu::BufferBinding { buffer: positions.buffer(), offset: positions.offset(), size: wgpu::BufferSize::new(positions.size()) };
         let init = |label: &str, data: &[u8], usage: wgpu::BufferUsages| {
             let mut bytes = data.to_vec();
             bytes.resize(bytes.len().max(16), 0);
@@ -344,7 +344,7 @@ impl SceneRenderer {
             layout: &self.ground_layout,
             entries: &[wgpu::BindGroupEntry { binding: 2, resource: b.as_entire_binding() }],
         });
-        let positions = (positions.clone(), pos_binding.size.map_or(16, |s| s.get()));
+        let positions = (positions.buffer().clone(), pos_binding.size.map_or(16, |s| s.get()));
         let (structure, springs) = (segs("springsim.structure", &structure), segs("springsim.springs", &all));
         let solids = Solids::new(device, &self.solid_pipe, model);
         self.model = Some(ModelGpu { mesh, structure, springs, ground, pins: None, solids, positions });
@@ -479,7 +479,7 @@ impl SceneRenderer {
             (false, _) => {}
             (true, Some(mesh)) => {
                 pass.set_pipeline(&self.cloth_pipe);
-                pass.set_vertex_buffer(0, sim.positions_buffer().slice(sim.positions_range()));
+                pass.set_vertex_buffer(0, sim.positions());
                 pass.set_vertex_buffer(1, mesh.normals.slice(..));
                 pass.set_index_buffer(mesh.tris.slice(..), wgpu::IndexFormat::Uint32);
                 pass.draw_indexed(0..mesh.n_indices, 0, 0..1);

@@ -22,7 +22,7 @@ use input::{Input, MouseMode};
 use springsim::viewer::overlay::{Action, OverlayState};
 use springsim::viewer::picture::Panel;
 use springsim::viewer::{render, Demo, DemoArgs};
-use springsim::{GlobalSolve, Method, StepSettings};
+use springsim::{GlobalSolve, Method, Simulator, StepSettings};
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;

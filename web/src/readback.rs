@@ -28,15 +28,15 @@ pub fn xyz(buffer: &wgpu::Buffer) -> Result<Vec<f32>, String> {
 
 /// A `MAP_READ` buffer holding a copy of the simulator's positions, recorded into `encoder`.
 pub fn copy_positions(device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder, sim: &GpuSimulator) -> wgpu::Buffer {
-    let range = sim.positions_range();
-    let size = range.end - range.start;
+    let positions = sim.positions();
+    let size = positions.size();
     let buffer = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("springsim.web_positions"),
         size,
         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
-    encoder.copy_buffer_to_buffer(sim.positions_buffer(), range.start, &buffer, 0, size);
+    encoder.copy_buffer_to_buffer(positions.buffer(), positions.offset(), &buffer, 0, size);
     buffer
 }
 

@@ -37,7 +37,7 @@ impl GpuOptions {
     /// `Model::validate` (endpoints < n) and from `Incidence::build` (offsets\[n\] = entries.len()); the
     /// buffers are sized from the same counts; the loops are bounded by the CSR offsets, the partial
     /// count or the workgroup size. A host that writes the engine's buffers itself (positions through
-    /// `positions_buffer`, or anything bound to the kernels) must keep those invariants: an index out of
+    /// `GpuSimulator::positions`, or anything bound to the kernels) must keep those invariants: an index out of
     /// range then reads or writes outside the buffer, which is undefined behaviour on the device.
     pub unsafe fn with_unchecked_shaders(mut self) -> Self {
         self.unchecked_shaders = true;

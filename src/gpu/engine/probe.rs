@@ -60,6 +60,57 @@ impl GpuProbe<'_> {
         self.engine.state.counters.submit(queue, commands);
     }
 
+    /// Bytes of every GPU buffer the engine holds now: the state, the current integrator's buffers, the
+    /// colliders', self-collision's, strain limiting's, the wind's, the device checkpoints and the frame
+    /// scratch (the power iteration's exist only while it runs; the read-backs' staging buffers beyond
+    /// the state's small one only during the read).
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, Simulator, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// let mut sim = GpuSimulator::new(device, queue, &model, Method::ImplicitEuler, StepSettings::default())?;
+    /// let n = sim.model().n as u64;
+    /// println!("{} B a particle on the GPU", sim.probe().gpu_bytes() / n);
+    /// # Ok(()) }
+    /// ```
+    pub fn gpu_bytes(&self) -> u64 {
+        self.engine.gpu_bytes()
+    }
+
+    /// What the engine recorded, transferred and waited for since it was built ([`crate::gpu::GpuCost`]:
+    /// passes, dispatches, workgroups, submits, read-backs, uploads, waits, steps); the difference of two
+    /// snapshots is what happened between them. [`GpuProbe::cost_model`] gives what a planned frame
+    /// should record.
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// # let mut sim = GpuSimulator::new(device, queue, &model, Method::SymplecticEuler, StepSettings::default())?;
+    /// let before = sim.probe().cost();
+    /// sim.run_frames(10)?;
+    /// let spent = sim.probe().cost().since(&before);
+    /// println!("{} dispatches, {} waits (the final flush's)", spent.dispatches, spent.waits);
+    /// # Ok(()) }
+    /// ```
+    pub fn cost(&self) -> crate::gpu::GpuCost {
+        self.engine.cost()
+    }
+
+    /// `steps` steps of the planned h submitted and waited for, outside the guard and the frame
+    /// reports: one submit of the recorded steps, or for local/global with the host's Cholesky global
+    /// step its multi-submit driver. For tests and benchmarks that step the engine bare.
+    /// ```no_run
+    /// # fn demo(device: &springsim::wgpu::Device, queue: &springsim::wgpu::Queue) -> springsim::Result<()> {
+    /// # use springsim::{GpuSimulator, Method, StepSettings};
+    /// # let model = springsim::model::curtain(21, None)?;
+    /// let mut sim = GpuSimulator::new(device, queue, &model, Method::LocalGlobal, StepSettings::default())?;
+    /// sim.probe().run_steps(1)?; // one local/global step with the host's Cholesky solve
+    /// # Ok(()) }
+    /// ```
+    pub fn run_steps(&mut self, steps: usize) -> Result<()> {
+        self.engine.run_steps(steps)
+    }
+
     /// `steps` steps submitted and waited for, with the report the stepping policy reads (the PCG's
     /// iterations and residual, local/global's residual, LEU's retries, the explicit methods' speed
     /// flag): the engine's blocking step, not judged by the divergence guard.
