@@ -435,7 +435,7 @@ impl GpuEngine {
     }
 
     /// Reads the timestamps of the work submitted since the last read (waits for the device; its
-    /// read-back is not counted in [`crate::GpuSimulator::cost`]). Nothing without timestamps.
+    /// read-back is not counted in [`GpuProbe::cost`](crate::gpu::GpuProbe::cost)). Nothing without timestamps.
     pub(super) fn read_timestamps(&mut self) -> Result<()> {
         match self.timer.as_mut() {
             Some(t) => t.read(&self.device),

@@ -100,7 +100,7 @@ pub(super) fn solver_tolerance(method: Method, s: &StepSettings) -> Option<f64> 
 
 impl<E: Engine> Stepper<E> {
     /// Frames between the guard's checks: `guard.every`, or when it is 0 every frame on the CPU and
-    /// every [`DEVICE_CHECK_EVERY`] frames on the GPU (its signals come back from the device).
+    /// every 8 frames on the GPU (its signals come back from the device).
     /// ```
     /// use springsim::{CpuSimulator, Method, Simulator, StepSettings};
     /// let model = springsim::model::curtain(9, None)?;

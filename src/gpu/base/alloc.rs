@@ -1,6 +1,6 @@
 //! `Allocator`: every buffer of the GPU engine is created here, checked against the device's limits
 //! before it is allocated (a buffer that would not fit is an [`Error::BufferTooLarge`] naming it, never a
-//! panic in `create_buffer` or `create_bind_group`), and counted, so that [`crate::GpuSimulator::gpu_bytes`]
+//! panic in `create_buffer` or `create_bind_group`), and counted, so that [`crate::gpu::GpuProbe::gpu_bytes`]
 //! is the sum of what the state and the current integrator hold.
 
 use crate::error::{Error, Result};

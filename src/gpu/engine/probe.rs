@@ -54,7 +54,7 @@ impl GpuProbe<'_> {
         self.engine.encode_frame(encoder)
     }
 
-    /// Submits `commands` on the host's `queue`, counted in [`crate::GpuSimulator::cost`] (a benchmark's own
+    /// Submits `commands` on the host's `queue`, counted in [`GpuProbe::cost`](crate::gpu::GpuProbe::cost) (a benchmark's own
     /// submits, so that its figures per frame include them).
     pub fn submit_counted(&self, queue: &wgpu::Queue, commands: wgpu::CommandBuffer) {
         self.engine.state.counters.submit(queue, commands);
@@ -130,7 +130,7 @@ impl GpuProbe<'_> {
     }
 
     /// Reads the timestamps of the work submitted since the last read (waits for the device; not
-    /// counted in [`crate::GpuSimulator::cost`]). Nothing without timestamps.
+    /// counted in [`GpuProbe::cost`](crate::gpu::GpuProbe::cost)). Nothing without timestamps.
     pub fn read_timestamps(&mut self) -> Result<()> {
         self.engine.read_timestamps()
     }

@@ -1,6 +1,6 @@
 //! The GPU engine's counting layer: [`GpuCounters`], which every compute pass, dispatch, submit,
 //! read-back and queue write of the engine goes through, and [`GpuCost`], its snapshot (public API:
-//! [`crate::GpuSimulator::cost`]). Dispatches are recorded through [`CountedPass`], a thin wrapper around
+//! [`GpuProbe::cost`](crate::gpu::GpuProbe::cost)). Dispatches are recorded through [`CountedPass`], a thin wrapper around
 //! `wgpu::ComputePass` that every `encode_*` function of the engine takes: it forwards each call
 //! unchanged and counts the dispatches and workgroups, per [`Phase`], and, when a [`crate::gpu::profiling::timestamps::PhaseTimer`] rides
 //! along, writes a GPU timestamp where the phase changes. The plan-derived figures that these counts
