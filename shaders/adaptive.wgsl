@@ -7,9 +7,11 @@
 // adaptive_trial picks the trial's step h (the step in use, capped by what is left of the frame), writes
 // it into Params.h (word PARAMS_H_WORD) for the step's kernels and writes the gate: the third word of each of the trial's
 // indirect dispatch arguments, 1 while the frame has time left, 0 once it is full (zero workgroups).
-// The trial step runs from state[0] into state[1], with the step's end and the strain check
-// (implicit_strain raises cg_state[5]). adaptive_judge decides as AdaptiveStep::judge does: a step that
-// strained a spring, or whose solve stopped short of the retry residual (or broke down), is discarded
+// The trial step runs from state[0] into state[1], with the step's end, the strain check
+// (implicit_strain raises cg_state[5]) and the energy check (signals.wgsl's signals_step_partial and
+// signals_reduce into `energy`). adaptive_judge decides as AdaptiveStep::judge does: a step that
+// strained a spring, whose solve stopped short of the retry residual (or broke down), or that gained
+// energy beyond the external forces' work, is discarded
 // and h halved, unless h is at the floor (h_plan/1024); an accepted step advances the frame's time and
 // opens the accept gate, and after two accepted steps in a row h doubles again, never above the plan.
 // adaptive_accept copies state[1] over state[0]. When the trial slots left are only enough for the
@@ -25,7 +27,11 @@ struct AdaptiveConfig {
     slots: u32,          // trial slots recorded per frame
     gate_slots: u32,     // indirect argument slots of a trial (the accept gate follows them)
     n: u32,              // particles
-    _pad0: u32,
+    energy_check: u32,   // 1: a trial that gained energy is retaken (0 where something moves along a path)
+    mass_g: f32,         // Σ m |g| (N): the energy scale's gravity term per metre of extent
+    power0: f32,         // the drag against the wind's power bound (W)
+    fields: f32,         // the force fields' power bound per unit of Σ m|v|: Σ|a| (m/s²)
+    _pad1: u32,
 }
 
 // The words of `ad` (twin: gpu::methods::implicit::adaptive's AD_* constants). Kept between frames:
@@ -48,6 +54,22 @@ override ADAPTIVE_LOG: u32 = 64u;
 override PARAMS_H_WORD: u32 = 14u;
 // A frame whose time left is below this fraction of the frame is full (f32's rounding of the sum of steps).
 const END_SLACK: f32 = 1e-5;
+// The energy a trial may gain beyond the external forces' work, as a fraction of the energy scale
+// (twin: method::STEP_ENERGY_SLACK).
+override STEP_ENERGY_SLACK: f32 = 1e-6;
+
+// Whether the trial gained energy beyond the external forces' most work over h (twin:
+// reference::signals::StepEnergy::gain compared with STEP_ENERGY_SLACK); a trial that is not finite did.
+fn gained_energy(h: f32) -> bool {
+    if (C.energy_check == 0u) { return false; }
+    let s = energy[0];
+    let extent = length(energy[2].xyz + energy[3].xyz);
+    let scale = max(C.mass_g * extent + s.w, 1e-30);
+    let power = C.power0 + C.fields * energy[1].x;
+    let gain = (s.x + s.y + s.z - power * h) / scale;
+    // `!(x <= limit)` also catches NaN
+    return energy[1].z != 0.0 || !(gain <= STEP_ENERGY_SLACK);
+}
 
 // adaptive_accept binds the first three only (its own bind group: its dispatch reads `gate` as its
 // indirect arguments, which a storage binding in the same dispatch would conflict with).
@@ -61,6 +83,10 @@ const END_SLACK: f32 = 1e-5;
 @group(0) @binding(5) var<storage, read_write> ad: array<u32>;
 // indirect dispatch arguments, three words a slot: the trial's gate_slots slots, then the accept gate
 @group(0) @binding(6) var<storage, read_write> gate: array<u32>;
+// the trial's energy sums (shaders/signals.wgsl's signals_step_partial, reduced): [0] (Δ kinetic +
+// central, Δ gravity, Δ spring, the start's positive energy), [1].x the start's Σ m|v|, [1].z 1 when
+// the trial is not finite, [2] and [3] the start's extent
+@group(0) @binding(7) var<storage, read> energy: array<vec4<f32>, 4>;
 
 fn set_gate(first: u32, count: u32, go: u32) {
     for (var s = first; s < first + count; s++) {
@@ -131,7 +157,7 @@ fn adaptive_judge(@builtin(global_invocation_id) gid: vec3<u32>) {
     let residual = bitcast<f32>(cg_state[2]);
     // `!(x <= limit)` also catches NaN; status 2: the solve broke down
     let short = !(residual <= C.retry_residual) || cg_state[0] == 2u;
-    let bad = cg_state[5] != 0u || short;
+    let bad = cg_state[5] != 0u || short || gained_energy(h);
     var entry = bitcast<u32>(h);
     if (bad && h > C.floor && ad[AD_FORCING] == 0u) {
         ad[AD_H] = bitcast<u32>(h * 0.5);

@@ -19,6 +19,8 @@
 @group(0) @binding(5) var<storage, read_write> signals: array<vec4<f32>, 4>;
 // The incidence records from SPLIT_VEC4 on (a placeholder when `nbr` holds them all): nbr_at.
 @group(0) @binding(6) var<storage, read> nbr_1: array<Nbr>;
+// signals_step_partial only: the adaptive step's trial state (`src` is the state it started from).
+@group(0) @binding(7) var<storage, read> trial: array<vec4<f32>>;
 
 // A coordinate bound below which a value counts as finite (the comparison is false for NaN).
 const SG_FINITE: f32 = 3.0e38;
@@ -102,6 +104,75 @@ fn signals_partial(
         sum.w = spring;
         mix.y = worst;
         mix.w = stretch;
+    }
+    sg_store(lid, sum, mix, hi, lo);
+    sg_fold(lid);
+    if (lid == 0u) {
+        let g = 4u * wid.x;
+        partials[g] = sg_sum[0];
+        partials[g + 1u] = sg_mix[0];
+        partials[g + 2u] = sg_hi[0];
+        partials[g + 3u] = sg_lo[0];
+    }
+}
+
+// The adaptive step's energy check (twin: reference::signals::signals_step_partial): one thread per
+// particle over the trial step from `src` to `trial`, folded as signals_partial's rows are, then by
+// signals_reduce:
+//   [0]: (the change of the kinetic and central-field energy, of the gravity potential, of the spring
+//        energy, the start's kinetic + central + spring energy) (J), each difference formed per particle
+//        (a(b1 - b0)(b1 + b0)) before it is summed;
+//   [1]: (the start's Σ m|v| over the free particles, 0, 1 when a trial coordinate is not finite, 0);
+//   [2], [3]: the start's extent, as signals_partial's.
+@compute @workgroup_size(WG)
+fn signals_step_partial(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+) {
+    let i = gid.x;
+    let n = P.n_particles;
+    var sum = vec4<f32>(0.0);
+    var mix = vec4<f32>(0.0, 0.0, 0.0, 0.0);
+    var hi = vec4<f32>(-SG_FINITE);
+    var lo = vec4<f32>(-SG_FINITE);
+    if (i < n) {
+        let xw = src[i];
+        let x0 = xw.xyz;
+        let v0 = src[n + i].xyz;
+        let x1 = trial[i].xyz;
+        let v1 = trial[n + i].xyz;
+        let bound = vec3<f32>(SG_FINITE);
+        if (!(all(abs(x1) <= bound) && all(abs(v1) <= bound))) {
+            mix.z = 1.0;
+        }
+        hi = vec4<f32>(x0, 0.0);
+        lo = vec4<f32>(-x0, 0.0);
+        if (xw.w != 0.0) {
+            let m = 1.0 / xw.w;
+            sum.x = 0.5 * m * dot(v1 - v0, v1 + v0);
+            sum.y = -m * dot(P.gravity.xyz, x1 - x0);
+            sum.w = 0.5 * m * dot(v0, v0);
+            if (P.wind.w != 0.0) {
+                let c0 = x0 - P.center.xyz;
+                let c1 = x1 - P.center.xyz;
+                sum.x += 0.5 * m * P.wind.w * dot(c1 - c0, c1 + c0);
+                sum.w += 0.5 * m * P.wind.w * dot(c0, c0);
+            }
+            mix.x = m * length(v0);
+        }
+        var change = 0.0;
+        var positive = 0.0;
+        let e_end = csr[i + 1u];
+        for (var e = csr[i]; e < e_end; e++) {
+            let s = nbr_at(e);
+            let d0 = length(x0 - src[s.j].xyz) - s.rest;
+            let d1 = length(x1 - trial[s.j].xyz) - s.rest;
+            change += 0.25 * s.k * (d1 - d0) * (d1 + d0);
+            positive += 0.25 * s.k * d0 * d0;
+        }
+        sum.z = change;
+        sum.w += positive;
     }
     sg_store(lid, sum, mix, hi, lo);
     sg_fold(lid);

@@ -8,6 +8,12 @@ use crate::error::{Bound, Error, Result};
 /// `stepping::adaptive` and the device's adaptive frame both read it.
 pub const ADAPTIVE_MIN_FRACTION: f64 = 1.0 / 1024.0;
 
+/// The energy a trial step of the adaptive implicit Euler may gain beyond the external forces' work, as a
+/// fraction of the model's energy scale, before it is retaken with h/2: rounding only (the energy of a
+/// 512² cloth sums 1.5 million springs). Judged by the stepping policy on the engine's
+/// [`crate::engine::StepsReport::energy_gain`], and by the GPU's adaptive step on the device.
+pub const STEP_ENERGY_SLACK: f64 = 1e-6;
+
 /// An integration method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Method {
@@ -369,10 +375,11 @@ pub struct StepSettings {
     pub retry_residual: f64,
     /// Implicit Euler's adaptive step on the GPU's pipelined frame ([`crate::GpuSimulator::encode_frame`]):
     /// the frame is recorded once, with room for this many halvings (three trial slots each: the
-    /// discarded step and the climb back, two steps at each halved h; default 4). A frame that needs more takes its remaining
-    /// steps at the planned h, accepted as they are and counted in the frame's report
-    /// ([`crate::FrameReport::forced_steps`]). The blocking `step_frame` halves without a bound (down to
-    /// h/1024).
+    /// discarded step and the climb back, two steps at each halved h; default 4). A frame that needs
+    /// more takes its remaining steps at the planned h, accepted as they are and counted in the frame's
+    /// report ([`crate::FrameReport::forced_steps`]), and the frames recorded after that report get
+    /// twice the room, up to four times this. The blocking `step_frame` halves without a bound (down
+    /// to h/1024).
     pub max_frame_halvings: usize,
     /// Implicit Euler: use the exact spring Jacobian (Kauppila §2.2). Off (default): its transverse term
     /// k(1 − L/l)(I − n̂n̂ᵀ) is clamped at zero for compressed springs (Choi & Ko), which keeps the matrix

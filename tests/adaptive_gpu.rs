@@ -169,3 +169,65 @@ fn a_frame_without_room_to_halve_ends_on_time_and_counts_its_forced_steps() {
     assert!(device.step_log().iter().all(|(_, ok)| *ok), "nothing discarded without room");
     assert!((device.time() - 5.0 * frame).abs() < 1e-9, "time {} after 5 frames of {frame}", device.time());
 }
+
+#[test]
+fn a_frame_that_forced_steps_gives_the_next_frames_more_room_and_the_folds_settle() {
+    // the folds at 11²: contact and self-collision make the energy check retake steps down to h/16 and
+    // below, more halvings than the default room has: the first frames force steps, the room doubles
+    // (to 4 × max_frame_halvings at most), and then the frames end without forcing, the layers apart
+    let Some(ctx) = gpu() else { return };
+    let m = springsim::model::folds(11, None).unwrap();
+    let s = StepSettings::default();
+    let room = s.max_frame_halvings;
+    let mut sim = GpuSimulator::new(&ctx.device, &ctx.queue, &m, Method::ImplicitEuler, s).unwrap();
+    assert_eq!(sim.probe().adaptive_room(), room);
+    let (reports, waits, _) = pipelined(&ctx, &mut sim, 40);
+    assert_eq!(waits, 0);
+    let forced: Vec<usize> = reports.iter().map(|r| r.forced_steps).collect();
+    let grown = sim.probe().adaptive_room();
+    eprintln!("folds 11²: forced steps per frame {forced:?}, room {room} → {grown} halvings");
+    assert!(forced.iter().sum::<usize>() > 0, "the default room suffices here: the test no longer tests growth");
+    assert!(grown > room && grown <= springsim::gpu::methods::implicit::adaptive::ADAPTIVE_ROOM_GROWTH * room, "room {grown}");
+    assert!(forced[forced.len() - 10..].iter().all(|&f| f == 0), "the last frames still force steps: {forced:?}");
+    assert!(reports.iter().all(|r| r.divergence.is_none()), "{reports:?}");
+    let (x, _) = sim.read_state().unwrap();
+    let spacing = 1.0 / 10.0;
+    let gap = common::cloth_gap(sim.model(), &x, spacing);
+    eprintln!("folds 11²: self gap {gap:.3} after 40 frames");
+    assert!(gap >= 0.5, "the layers passed through each other: gap {gap}");
+    // new settings: the room goes back to the setting
+    sim.set_h(sim.plan().h).unwrap();
+    assert_eq!(sim.probe().adaptive_room(), room);
+    // with room enough from the start, the device's trials are the blocking driver's, step by step: the
+    // energy check is judged alike on the device and by the stepping policy
+    let s = StepSettings { max_frame_halvings: 4 * room, ..StepSettings::default() };
+    let mut device = GpuSimulator::new(&ctx.device, &ctx.queue, &m, Method::ImplicitEuler, s.clone()).unwrap();
+    let mut blocking = GpuSimulator::new(&ctx.device, &ctx.queue, &m, Method::ImplicitEuler, s).unwrap();
+    let (reports, _, _) = pipelined(&ctx, &mut device, 3);
+    assert!(reports.iter().all(|r| r.forced_steps == 0), "{reports:?}");
+    for _ in 0..3 {
+        blocking.step_frame().unwrap();
+    }
+    same_steps("folds 11", blocking.step_log(), device.step_log());
+}
+
+#[test]
+fn the_device_retakes_the_steps_that_gain_energy_as_the_blocking_driver_does() {
+    // drape-sphere at 15²: from the fourth frame the cloth wraps the sphere and a step of 1/30 s gains
+    // energy (strain alone would let it through: without the energy check the GPU's run reported an
+    // `energy` divergence at frame 5, strain 0.25); both drivers retake those steps alike
+    let Some(ctx) = gpu() else { return };
+    let opts = springsim::model::scene_builders::SceneOptions { size: Some(15), ..Default::default() };
+    let m = springsim::scene::build("drape-sphere", &opts).unwrap();
+    let s = StepSettings::default();
+    let mut device = GpuSimulator::new(&ctx.device, &ctx.queue, &m, Method::ImplicitEuler, s.clone()).unwrap();
+    let mut blocking = GpuSimulator::new(&ctx.device, &ctx.queue, &m, Method::ImplicitEuler, s).unwrap();
+    let (reports, waits, _) = pipelined(&ctx, &mut device, 8);
+    assert_eq!(waits, 0);
+    assert!(reports.iter().all(|r| r.forced_steps == 0 && r.divergence.is_none()), "{reports:?}");
+    for _ in 0..8 {
+        assert!(blocking.step_frame().unwrap().divergence.is_none());
+    }
+    same_steps("drape-sphere 15", blocking.step_log(), device.step_log());
+    assert!(device.step_log().iter().any(|(_, ok)| !ok), "no step retaken: the check was not exercised");
+}

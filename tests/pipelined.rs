@@ -234,3 +234,63 @@ fn frames_recorded_past_the_report_ring_are_told_as_unreported() {
     assert_eq!(reports, slots, "{events:?}");
     assert_eq!(sim.reports_in_flight(), 0);
 }
+
+#[test]
+fn twin_step_energy_is_the_energys_change() {
+    // the adaptive step's energy check: the rows' differenced terms sum to forces::energy's change (the
+    // pinned particles do not move, so their terms cancel), the positive energy and m|v| are the start's
+    let model = moving_cloth(9);
+    let cm = CpuModel::new(&model).unwrap();
+    let x0: Vec<V3> = model.positions.iter().map(|p| V3::from(*p)).collect();
+    // pinned particles at rest, as the engines keep them
+    let v0: Vec<V3> =
+        model.velocities.iter().enumerate().map(|(i, p)| if cm.inv_mass[i] == 0.0 { V3::zeros() } else { V3::from(*p) }).collect();
+    let moves = |i: usize, k: u64| if cm.inv_mass[i] == 0.0 { 0.0 } else { 0.01 * (common::hash01(7 * i as u64 + k) - 0.5) };
+    let x1: Vec<V3> = x0.iter().enumerate().map(|(i, p)| p + V3::new(moves(i, 1), moves(i, 2), moves(i, 3))).collect();
+    let v1: Vec<V3> = v0.iter().enumerate().map(|(i, p)| if cm.inv_mass[i] == 0.0 { *p } else { p * 0.9 }).collect();
+    let e = springsim::reference::signals::step_energy(&cm, &x0, &v0, &x1, &v1);
+    let change = springsim::reference::forces::energy(&cm, &x1, &v1) - springsim::reference::forces::energy(&cm, &x0, &v0);
+    let start = Signals::of(&cm, &x0, &v0);
+    assert!((e.change - change).abs() <= 1e-12 * start.energy_scale, "{} vs {change}", e.change);
+    assert!(!e.non_finite);
+    let h = 1e-3;
+    let gain = e.gain(&cm, h);
+    let plain = (change - start.external_power * h) / start.energy_scale;
+    assert!((gain - plain).abs() <= 1e-12, "{gain} vs {plain}");
+    let mut bad = v1.clone();
+    bad[5].x = f64::NAN;
+    assert!(springsim::reference::signals::step_energy(&cm, &x0, &v0, &x1, &bad).gain(&cm, h).is_nan(), "a NaN trial gained");
+}
+
+#[test]
+fn gpu_step_energy_matches_its_twin_on_the_same_trial() {
+    use springsim::engine::Engine;
+    let Some(ctx) = gpu() else { return };
+    let model = moving_cloth(15);
+    let settings = StepSettings { adaptive: true, ..StepSettings::default() };
+    let plan = CpuSimulator::new(&model, Method::ImplicitEuler, settings.clone()).unwrap().plan();
+    let mut e = springsim::gpu::GpuEngine::new(&ctx.device, &ctx.queue, &model, Method::ImplicitEuler, settings).unwrap();
+    e.set_plan(&plan).unwrap();
+    let (x0, v0) = e.read_state().unwrap();
+    let r = e.try_step(plan.h).unwrap();
+    let gpu = e.probe().step_energy().unwrap().expect("a trial ran");
+    e.accept_trial().unwrap();
+    let (x1, v1) = e.read_state().unwrap();
+    let cm = CpuModel::new(&model).unwrap();
+    let v3 = |a: &[[f64; 3]]| a.iter().map(|p| V3::from(*p)).collect::<Vec<_>>();
+    let twin = springsim::reference::signals::step_energy(&cm, &v3(&x0), &v3(&v0), &v3(&x1), &v3(&v1));
+    let scale = Signals::of(&cm, &v3(&x0), &v3(&v0)).energy_scale;
+    eprintln!("trial of {:.4} s: change {:.6e} J gpu, {:.6e} J twin (scale {scale:.3e} J)", plan.h, gpu.change, twin.change);
+    assert!((gpu.change - twin.change).abs() <= 1e-6 * scale, "change {} vs {}", gpu.change, twin.change);
+    assert!(
+        (gpu.positive - twin.positive).abs() <= 1e-5 * twin.positive.abs().max(1e-12),
+        "positive {} vs {}",
+        gpu.positive,
+        twin.positive
+    );
+    assert!((gpu.momentum_norm - twin.momentum_norm).abs() <= 1e-5 * twin.momentum_norm.max(1e-12));
+    assert!((gpu.hi - twin.hi).norm() <= 1e-6 && (gpu.lo - twin.lo).norm() <= 1e-6);
+    assert!(!gpu.non_finite);
+    let (g, t) = (r.energy_gain.expect("judged: nothing moves along a path"), twin.gain(&cm, plan.h));
+    assert!((g - t).abs() <= 1e-6, "gain {g:e} gpu, {t:e} twin");
+}

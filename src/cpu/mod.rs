@@ -287,9 +287,7 @@ impl CpuEngine {
         let strained = implicit::strained(&self.model, self.settings.strain_limit, self.settings.step_strain_limit, &self.x, &self.x_next);
         // the cursor's spring does work no bound covers: no energy judgement while it acts
         let energy_gain = (self.model.cursor.is_none() && !self.model.has_motion()).then(|| {
-            let before = crate::engine::Signals::of(&self.model, &self.x, &self.v);
-            let after = crate::reference::forces::energy(&self.model, &self.x_next, &self.v_next);
-            (after - before.energy - before.external_power * h) / before.energy_scale.max(f64::MIN_POSITIVE)
+            crate::reference::signals::step_energy(&self.model, &self.x, &self.v, &self.x_next, &self.v_next).gain(&self.model, h)
         });
         Ok(StepsReport { iterations: rep.iterations, residual: rep.residual, strained, energy_gain, ..Default::default() })
     }

@@ -76,6 +76,9 @@ pub struct GpuEngine {
     checkpoint_time: f64,
     /// The steps whose placements [`crate::GpuSimulator::prepare_frame`] wrote: (start time, steps).
     prepared: Option<(f64, usize)>,
+    /// Implicit Euler's adaptive step on the device: the halvings a frame has room for now
+    /// (`max_frame_halvings`, grown after frames that forced steps; [`GpuEngine::note_forced_steps`]).
+    adaptive_room: usize,
     /// The aerodynamic wind's pass, `None` without the wind.
     wind: Option<Wind>,
     /// The guard's signal kernels, built by the first pipelined frame that reduces them.
@@ -170,6 +173,7 @@ impl GpuEngine {
         let rule = crate::reference::strain_limit::VelocityRule::of(method);
         let strain = StrainLimiter::new(device, &options, &state, cm.strain_limit, rule)?;
         let wind = Wind::new(device, &options, &state, &cm)?;
+        let room = settings.max_frame_halvings;
         let sim = GpuEngine {
             device: device.clone(),
             queue: queue.clone(),
@@ -192,6 +196,7 @@ impl GpuEngine {
             trial_h: 0.0,
             checkpoint_time: 0.0,
             prepared: None,
+            adaptive_room: room,
             wind,
             signals: None,
             frame_checkpoints: Vec::new(),
@@ -459,6 +464,7 @@ impl Engine for GpuEngine {
 
     fn set_settings(&mut self, settings: StepSettings) -> Result<()> {
         check_gpu_settings(self.method, &settings)?;
+        self.adaptive_room = settings.max_frame_halvings;
         self.settings = settings;
         self.write_params();
         Ok(())
@@ -483,6 +489,7 @@ impl Engine for GpuEngine {
             s.set_rule(&self.state.counters, &self.queue, crate::reference::strain_limit::VelocityRule::of(method));
         }
         self.method = method;
+        self.adaptive_room = self.settings.max_frame_halvings;
         Ok(())
     }
 

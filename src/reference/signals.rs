@@ -121,3 +121,116 @@ pub fn signals_reduce(rows: impl IntoIterator<Item = SignalSums>) -> SignalSums 
 pub fn signal_sums(m: &CpuModel, x: &[V3], v: &[V3]) -> SignalSums {
     signals_reduce((0..m.n).map(|i| signals_partial(i, m, x, v)))
 }
+
+/// What `signals_step_partial` gives for one particle over a trial step from (`x0`, `v0`) to (`x1`,
+/// `v1`), and what `signals_reduce` folds them into (the same four `vec4` a row as [`SignalSums`]):
+/// the energy's change, the start's positive energy, momentum and extent (for the energy scale and the
+/// external forces' power bound), and whether the trial's coordinates are finite.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepEnergy {
+    /// The change of the kinetic, gravity, central-field and spring energy over the step (J), each
+    /// particle's own terms differenced before they are summed.
+    pub change: f64,
+    /// The start's kinetic, central-field and spring energy (J).
+    pub positive: f64,
+    /// The start's Σ m|v| over the free particles (kg m/s).
+    pub momentum_norm: f64,
+    /// A coordinate of the trial's x or v is not finite.
+    pub non_finite: bool,
+    /// The start's largest coordinates.
+    pub hi: V3,
+    /// The start's smallest coordinates.
+    pub lo: V3,
+}
+
+impl StepEnergy {
+    /// The fold's neutral element.
+    pub fn empty() -> Self {
+        StepEnergy {
+            change: 0.0,
+            positive: 0.0,
+            momentum_norm: 0.0,
+            non_finite: false,
+            hi: V3::repeat(f64::NEG_INFINITY),
+            lo: V3::repeat(f64::INFINITY),
+        }
+    }
+
+    /// `self` and `other` folded.
+    pub fn fold(self, o: StepEnergy) -> StepEnergy {
+        StepEnergy {
+            change: self.change + o.change,
+            positive: self.positive + o.positive,
+            momentum_norm: self.momentum_norm + o.momentum_norm,
+            non_finite: self.non_finite || o.non_finite,
+            hi: self.hi.sup(&o.hi),
+            lo: self.lo.inf(&o.lo),
+        }
+    }
+
+    /// The step's energy gain beyond the external forces' most work over `h`, as a fraction of the
+    /// start's energy scale (Σm|g| times the extent's diagonal, plus the positive energy): what the
+    /// adaptive step compares with [`crate::method::STEP_ENERGY_SLACK`] (`adaptive_judge` in
+    /// `shaders/adaptive.wgsl` in f32). NaN where the trial is not finite. The external power is
+    /// [`crate::engine::Signals::from_sums`]'s bound: the drag against the wind and Σ|a| Σm|v| for the
+    /// force fields.
+    pub fn gain(&self, m: &CpuModel, h: f64) -> f64 {
+        if self.non_finite || !self.change.is_finite() {
+            return f64::NAN;
+        }
+        let mass: f64 = m.mass.iter().sum();
+        let extent = if self.hi.x >= self.lo.x { (self.hi - self.lo).norm() } else { 0.0 };
+        let scale = mass * m.gravity.norm() * extent + self.positive;
+        let power = step_power_constant(m) + step_power_fields(m) * self.momentum_norm;
+        (self.change - power * h) / scale.max(f64::MIN_POSITIVE)
+    }
+}
+
+/// The part of the external forces' power bound that does not depend on the state: the drag against
+/// the wind, d₀ m|w|²/4 per particle (W).
+pub fn step_power_constant(m: &CpuModel) -> f64 {
+    0.25 * m.drag * m.mass.iter().sum::<f64>() * m.wind.norm_squared()
+}
+
+/// The force fields' power bound per unit of Σm|v|: Σ|a| (m/s²).
+pub fn step_power_fields(m: &CpuModel) -> f64 {
+    m.fields.iter().map(|f| f.strength.abs()).sum()
+}
+
+/// `signals_step_partial`: particle `i`'s row over the trial step from (`x0`, `v0`) to (`x1`, `v1`):
+/// the change of its kinetic, gravity and central-field energy when it is free (w = 1/m ≠ 0), and of a
+/// quarter of ½k(l − L)² of each spring of its incidence list (as ¼k(d₁ − d₀)(d₁ + d₀)); the start's
+/// positive energy and m|v|, whether the trial's coordinates are finite, and the start's position for
+/// the extent.
+pub fn signals_step_partial(i: usize, m: &CpuModel, x0: &[V3], v0: &[V3], x1: &[V3], v1: &[V3]) -> StepEnergy {
+    let mut row = StepEnergy::empty();
+    row.non_finite = !(x1[i].iter().chain(v1[i].iter()).all(|c| c.is_finite()));
+    row.hi = x0[i];
+    row.lo = x0[i];
+    if m.inv_mass[i] != 0.0 {
+        let mass = 1.0 / m.inv_mass[i];
+        let kinetic0 = 0.5 * mass * v0[i].norm_squared();
+        row.change += 0.5 * mass * (v1[i] - v0[i]).dot(&(v1[i] + v0[i])) - mass * m.gravity.dot(&(x1[i] - x0[i]));
+        row.positive += kinetic0;
+        if m.central_strength != 0.0 {
+            let (c0, c1) = (x0[i] - m.central_center, x1[i] - m.central_center);
+            row.change += 0.5 * mass * m.central_strength * (c1 - c0).dot(&(c1 + c0));
+            row.positive += 0.5 * mass * m.central_strength * c0.norm_squared();
+        }
+        row.momentum_norm = mass * v0[i].norm();
+    }
+    for &e in m.incidence.of(i) {
+        let s = (e >> 1) as usize;
+        let j = if e & 1 == 0 { m.end_b[s] } else { m.end_a[s] } as usize;
+        let d0 = (x0[i] - x0[j]).norm() - m.rest[s];
+        let d1 = (x1[i] - x1[j]).norm() - m.rest[s];
+        row.change += 0.25 * m.k[s] * (d1 - d0) * (d1 + d0);
+        row.positive += 0.25 * m.k[s] * d0 * d0;
+    }
+    row
+}
+
+/// `signals_step_partial` over every particle of `m`, folded as `signals_reduce` folds it.
+pub fn step_energy(m: &CpuModel, x0: &[V3], v0: &[V3], x1: &[V3], v1: &[V3]) -> StepEnergy {
+    (0..m.n).map(|i| signals_step_partial(i, m, x0, v0, x1, v1)).fold(StepEnergy::empty(), StepEnergy::fold)
+}

@@ -238,10 +238,7 @@ pub trait Simulator {
     fn cursor(&self) -> Option<Cursor>;
 }
 
-/// The energy a trial step of the adaptive implicit Euler may gain beyond the external forces' work, as a
-/// fraction of the model's energy scale ([`StepsReport::energy_gain`]), before it is retaken with h/2:
-/// rounding only (the energy of a 512² cloth sums 1.5 million springs).
-pub const STEP_ENERGY_SLACK: f64 = 1e-6;
+pub use crate::method::STEP_ENERGY_SLACK;
 
 /// Whether `method`'s plan needs k₀: the explicit family and LEU take their step from it (Shinya
 /// eq. 27, eq. 33) and their Rayleigh α from that step; the implicit methods step by the frame.

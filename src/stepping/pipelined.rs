@@ -391,6 +391,8 @@ impl GpuSimulator {
             if let Some(a) = self.engine.decode_adaptive_report(a.integrator()) {
                 frame_report.substeps = a.accepted;
                 frame_report.forced_steps = a.forced;
+                // the frames recorded from now on get more room for halvings
+                self.engine.note_forced_steps(a.forced);
                 self.adaptive.record(&a.log);
                 // the steps that ran, retries included (recorded as trial slots, counted now)
                 self.engine.counters().steps(a.trials);

@@ -4,7 +4,7 @@
 
 use super::GpuEngine;
 use crate::error::{Bound, Error, Result};
-use crate::gpu::methods::implicit::adaptive::{AdaptiveReport, DeviceAdaptive, ADAPTIVE_REPORT_AT};
+use crate::gpu::methods::implicit::adaptive::{AdaptiveReport, DeviceAdaptive, ADAPTIVE_REPORT_AT, ADAPTIVE_ROOM_GROWTH};
 use crate::gpu::methods::integrator::Integrator;
 use crate::gpu::profiling::cost::CountedPass;
 use crate::gpu::step_end::StepEnd;
@@ -24,8 +24,8 @@ impl GpuEngine {
     pub(super) fn encode_adaptive_frame(&mut self, encoder: &mut wgpu::CommandEncoder) -> Result<()> {
         let n = self.state.n;
         let frame = self.settings.frame_dt;
-        let slots = DeviceAdaptive::slots(self.plan.substeps, &self.settings);
-        let config = DeviceAdaptive::config(n, self.plan.h, frame, slots, &self.settings);
+        let slots = DeviceAdaptive::slots(self.plan.substeps, self.adaptive_room);
+        let config = DeviceAdaptive::config(&self.model, self.plan.h, frame, slots, &self.settings);
         let Integrator::Implicit(implicit) = &mut self.integrator else {
             return Err(Error::invalid("method", self.method.name(), Bound::Unsupported("the adaptive step is for implicit-euler".into())));
         };
@@ -50,6 +50,7 @@ impl GpuEngine {
                 implicit.encode_step(&mut pass, 0, n, self.settings.cg_max_iterations);
                 end.encode(&mut pass, 1, n, 0);
                 implicit.encode_strain(&mut pass, 0, n);
+                ad.encode_energy(&mut pass, n);
                 let gate = pass.set_gate(None);
                 if let Some(s) = ad.encode_judge(&mut pass, gate, n, k == 0)? {
                     sizes = s;
@@ -72,6 +73,18 @@ impl GpuEngine {
         self.time += frame;
         self.prepared = None;
         Ok(())
+    }
+
+    /// After an adaptive frame's report: a frame that forced `forced` steps (its room for halvings ran
+    /// out) doubles the room of the frames recorded from now on, up to [`ADAPTIVE_ROOM_GROWTH`] times
+    /// `max_frame_halvings` (a contact-rich scene needs many steps at a small h; a frame it does not
+    /// use costs its gated dispatches, zero workgroups each). The room goes back to the setting with new
+    /// settings or a new method.
+    pub(crate) fn note_forced_steps(&mut self, forced: usize) {
+        let cap = ADAPTIVE_ROOM_GROWTH * self.settings.max_frame_halvings;
+        if forced > 0 && self.adaptive_room < cap {
+            self.adaptive_room = (2 * self.adaptive_room).min(cap);
+        }
     }
 
     /// Records the copy of the adaptive frame's report after the PCG's words (the integrator's report at

@@ -8,11 +8,13 @@ use super::{GpuCgState, GpuEngine};
 use crate::engine::StepsReport;
 use crate::error::{Bound, Error, Result};
 use crate::gpu::base::specialize::Splits;
+use crate::gpu::base::state::read_words;
 use crate::gpu::methods::integrator::Integrator;
 use crate::gpu::methods::local_global::integrator::LocalGlobalIntegrator;
 use crate::gpu::methods::local_global::LocalGlobalSplit;
 use crate::gpu::methods::power::PowerKernels;
 use crate::gpu::profiling::cost::CountedPass;
+use crate::gpu::reports::signals::{decode_step_energy, SIGNAL_BYTES};
 use crate::gpu::step_end::StepEnd;
 use crate::method::GlobalSolve;
 
@@ -104,18 +106,26 @@ impl GpuEngine {
     }
 
     /// Implicit Euler's trial step of size `h` for the adaptive step (Kauppila §3.2.3): one submit from
-    /// state\[0\] into state\[1\] followed by the strain check, whose flag is read back after the step (never
-    /// inside the CG). state\[0\] keeps the old state until [`crate::engine::Engine::accept_trial`] copies
-    /// the new one over.
+    /// state\[0\] into state\[1\] followed by the strain check and the energy check, whose flag and
+    /// sums are read back after the step (never inside the CG; the energy's only where it is judged: not
+    /// where something moves along a path). state\[0\] keeps the old state until
+    /// [`crate::engine::Engine::accept_trial`] copies the new one over.
     pub(super) fn try_implicit_step(&mut self, h: f64) -> Result<StepsReport> {
         let n = self.state.n;
         self.write_params_h(h);
         self.prepare_steps(1, h)?;
         self.prepared = None;
         self.trial_h = h;
+        if let Integrator::Implicit(implicit) = &mut self.integrator {
+            implicit.device_adaptive(&self.device, &self.options, &self.state)?;
+        }
         let Integrator::Implicit(implicit) = &self.integrator else {
             return Err(Error::invalid("method", self.method.name(), Bound::Unsupported("the adaptive step is for implicit-euler".into())));
         };
+        let Some(energy) = implicit.adaptive().map(|a| &a.energy) else {
+            return Err(Error::internal_gpu("the adaptive step's state".to_string()));
+        };
+        let judged = !self.model.has_motion();
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.adaptive") });
         implicit.begin_frame(&mut enc);
         if let Some(w) = &self.wind {
@@ -134,6 +144,7 @@ impl GpuEngine {
                 StepEnd { strain: self.strain.as_ref(), self_collider: self.self_collider.as_ref(), colliders: self.colliders.as_ref() };
             end.encode(&mut pass, 1, n, 0);
             implicit.encode_strain(&mut pass, 0, n);
+            energy.encode(&mut pass, n);
             pass.finish();
         }
         if let Some(w) = &self.wind {
@@ -151,8 +162,15 @@ impl GpuEngine {
             implicit.clear_solution(&self.device, &self.queue, &self.state.counters);
             return Err(Error::GpuCgBreakdown { steps: None, local_global: false });
         }
+        let energy_gain = match judged {
+            true => {
+                let words = read_words(&self.device, &self.queue, &self.state, &energy.out, 0, (SIGNAL_BYTES / 4) as usize)?;
+                Some(decode_step_energy(bytemuck::cast_slice(&words)).gain(&self.model, h))
+            }
+            false => None,
+        };
         self.read_timestamps()?;
-        Ok(StepsReport { iterations: cg.total_iterations, residual: cg.residual, strained: cg.strained, ..Default::default() })
+        Ok(StepsReport { iterations: cg.total_iterations, residual: cg.residual, strained: cg.strained, energy_gain, ..Default::default() })
     }
 
     /// k₀ by `iters` power iterations on the GPU at the current positions (submits and reads back; the

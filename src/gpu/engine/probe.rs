@@ -11,6 +11,7 @@ use crate::gpu::methods::integrator::Integrator;
 use crate::gpu::methods::local_global::LocalGlobalSplit;
 use crate::gpu::profiling::cost_model::{frame_model, CostModel, FrameShape};
 use crate::gpu::profiling::timestamps::{GpuTimes, KernelTime, PhaseTimer, TimestampSupport};
+use crate::gpu::reports::signals::{decode_step_energy, SIGNAL_BYTES};
 use crate::gpu::step_end::self_collision::GpuHash;
 use crate::method::Method;
 
@@ -320,6 +321,24 @@ impl GpuProbe<'_> {
             Integrator::LocalGlobal(lg) => lg.cg_state(&self.engine.device, &self.engine.queue, &self.engine.state),
             _ => Ok(GpuCgState::default()),
         }
+    }
+
+    /// Implicit Euler's adaptive step on the device: the halvings a frame recorded now has room for
+    /// (`max_frame_halvings`, doubled after frames that forced steps, up to
+    /// [`crate::gpu::methods::implicit::adaptive::ADAPTIVE_ROOM_GROWTH`] times it).
+    pub fn adaptive_room(&self) -> usize {
+        self.engine.adaptive_room
+    }
+
+    /// Implicit Euler's adaptive step: the energy sums of the last trial step (`signals_step_partial`
+    /// and `signals_reduce`, one read-back), for checks against their twin
+    /// ([`crate::reference::signals::step_energy`]); `None` before the first trial.
+    pub fn step_energy(&self) -> Result<Option<crate::reference::signals::StepEnergy>> {
+        let Integrator::Implicit(i) = &self.engine.integrator else { return Ok(None) };
+        let Some(a) = i.adaptive() else { return Ok(None) };
+        let words = SIGNAL_BYTES as usize / 4;
+        let words = read_words(&self.engine.device, &self.engine.queue, &self.engine.state, &a.energy.out, 0, words)?;
+        Ok(Some(decode_step_energy(bytemuck::cast_slice(&words))))
     }
 
     /// Implicit Euler: Δv of the last solve, read back (for checks).

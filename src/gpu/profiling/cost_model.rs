@@ -57,7 +57,8 @@ pub struct FrameShape {
     pub relinearize_every: u64,
     /// Implicit Euler: the CG budget per step.
     pub cg_iterations: u64,
-    /// Implicit Euler: each step is a trial step followed by the strain check (the adaptive step).
+    /// Implicit Euler: each step is a trial step followed by the strain and energy checks (the adaptive
+    /// step).
     pub trial: bool,
     /// Local/global: iterations per step.
     pub local_global_iterations: u64,
@@ -216,6 +217,9 @@ pub fn frame_model(s: &FrameShape) -> CostModel {
             m.add("implicit_integrate", Phase::Integrate, steps, g, n * (ST + V), n * ST);
             if s.trial {
                 m.add("implicit_strain", Phase::Integrate, steps, g, n * (2 * ST + CSR) + e * (NB + 2 * ST), 4);
+                // the energy check: both states and the springs' ends in both, four vec4 a workgroup folded
+                m.add("signals_step_partial", Phase::Integrate, steps, g, n * (4 * V + CSR) + e * (NB + 2 * V), g * 4 * V);
+                m.add("signals_reduce", Phase::Integrate, steps, 1, g * 4 * V, 4 * V);
             }
             iterations = steps * it;
         }

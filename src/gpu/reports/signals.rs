@@ -12,7 +12,7 @@ use crate::gpu::base::specialize::Splits;
 use crate::gpu::base::state::GpuState;
 use crate::gpu::profiling::cost::{CountedPass, Phase};
 use crate::reference::model::V3;
-use crate::reference::signals::SignalSums;
+use crate::reference::signals::{SignalSums, StepEnergy};
 
 /// Bytes of the reduced signals (four `vec4<f32>`).
 pub const SIGNAL_BYTES: u64 = 64;
@@ -58,6 +58,76 @@ impl SignalKernels {
         pass.dispatch_workgroups(groups(n).max(1), 1, 1);
         pass.set_pipeline(&self.reduce);
         pass.dispatch_workgroups(1, 1, 1);
+    }
+}
+
+/// The adaptive step's energy check of a trial step (`signals_step_partial` from `state[0]` to
+/// `state[1]`, then `signals_reduce`; twin [`crate::reference::signals::signals_step_partial`]): two
+/// dispatches that write [`SIGNAL_BYTES`], judged on the device by `adaptive_judge` or read back by the
+/// blocking trial step ([`decode_step_energy`]). Made with implicit Euler's adaptive step.
+pub struct StepEnergyKernels {
+    partial: Kernel,
+    reduce: Kernel,
+    group: Bindings,
+    /// The reduced sums ([`SIGNAL_BYTES`]).
+    pub out: wgpu::Buffer,
+    /// Bytes of the buffers.
+    pub bytes: u64,
+}
+
+impl StepEnergyKernels {
+    /// Compiles the kernels and allocates the partials (four `vec4` a workgroup) and the result.
+    pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState) -> Result<Self> {
+        let entries = [
+            params(0),
+            storage(1, true),
+            storage(2, true),
+            storage(3, true),
+            storage(4, false),
+            storage(5, false),
+            storage(6, true),
+            storage(7, true),
+        ];
+        let names = ["signals_step_partial", "signals_reduce"];
+        let k = build_specialized(device, options, "signals.wgsl", &[&entries], &names, &Splits::of(st).constants())?;
+        let layout = k.layout(0)?;
+        let mut alloc = Allocator::new(device);
+        let none = wgpu::BufferUsages::empty();
+        let partials = alloc.storage("springsim.step_energy_partials", (groups(st.n).max(1) as u64) * 64, none)?;
+        let out = alloc.storage("springsim.step_energy", SIGNAL_BYTES, wgpu::BufferUsages::COPY_SRC)?;
+        let buffers = [&st.params, &st.nbr, &st.csr, &st.state[0], &partials, &out, &st.nbr_1, &st.state[1]];
+        let group = bind(device, &layout, "springsim.step_energy", &buffers);
+        Ok(StepEnergyKernels {
+            partial: k.pipeline("signals_step_partial")?,
+            reduce: k.pipeline("signals_reduce")?,
+            group,
+            out,
+            bytes: alloc.bytes(),
+        })
+    }
+
+    /// Records the two dispatches over the trial step from `state[0]` to `state[1]` (n particles).
+    pub fn encode(&self, pass: &mut CountedPass, n: usize) {
+        pass.phase(Phase::Integrate);
+        pass.set_bind_group(0, &self.group, &[]);
+        pass.set_pipeline(&self.partial);
+        pass.dispatch_workgroups(groups(n).max(1), 1, 1);
+        pass.set_pipeline(&self.reduce);
+        pass.dispatch_workgroups(1, 1, 1);
+    }
+}
+
+/// The sums of [`StepEnergyKernels`] from the [`SIGNAL_BYTES`] they wrote.
+pub fn decode_step_energy(bytes: &[u8]) -> StepEnergy {
+    let f: &[f32] = bytemuck::cast_slice(&bytes[..SIGNAL_BYTES as usize]);
+    let d = |k: usize| f[k] as f64;
+    StepEnergy {
+        change: d(0) + d(1) + d(2),
+        positive: d(3),
+        momentum_norm: d(4),
+        non_finite: !(f[6] == 0.0),
+        hi: V3::new(d(8), d(9), d(10)),
+        lo: V3::new(-d(12), -d(13), -d(14)),
     }
 }
 

@@ -14,7 +14,15 @@ use crate::gpu::base::options::GpuOptions;
 use crate::gpu::base::pipelines::{bind, build_specialized, params, storage, Bindings, Kernel};
 use crate::gpu::base::state::GpuState;
 use crate::gpu::profiling::cost::{CountedPass, Gate, GpuCounters, Phase};
-use crate::method::{StepSettings, ADAPTIVE_MIN_FRACTION};
+use crate::gpu::reports::signals::StepEnergyKernels;
+use crate::method::{StepSettings, ADAPTIVE_MIN_FRACTION, STEP_ENERGY_SLACK};
+use crate::reference::model::CpuModel;
+use crate::reference::signals::{step_power_constant, step_power_fields};
+
+/// The most the room for halvings of implicit Euler's adaptive frame grows, as a multiple of
+/// `max_frame_halvings`: 16 halvings by default, which the `folds` scene needs (at 4 its frames forced
+/// steps at the planned h, 21 in 30 frames, and the energy check's guard reported a divergence).
+pub const ADAPTIVE_ROOM_GROWTH: usize = 4;
 
 /// Steps logged per frame in the report (a frame tries more only with many halvings; they are counted).
 pub const ADAPTIVE_LOG: usize = 64;
@@ -45,6 +53,14 @@ pub struct AdaptiveConfig {
     pub gate_slots: u32,
     /// Particles.
     pub n: u32,
+    /// 1: a trial that gained energy is retaken (0 where something moves along a path).
+    pub energy_check: u32,
+    /// Σ m|g| (N).
+    pub mass_g: f32,
+    /// The drag against the wind's power bound (W).
+    pub power0: f32,
+    /// The force fields' power bound per unit of Σ m|v| (m/s²).
+    pub fields: f32,
     /// Padding.
     pub _pad: u32,
 }
@@ -89,6 +105,8 @@ pub struct DeviceAdaptive {
     state: wgpu::Buffer,
     /// The indirect arguments: [`GATE_SLOTS`] for the trial, then the accept gate.
     gate: wgpu::Buffer,
+    /// The trial's energy check.
+    pub energy: StepEnergyKernels,
     /// The config and the gate's sizes last written (written again only when they change).
     written: Option<(AdaptiveConfig, Vec<[u32; 2]>)>,
     /// Bytes of the buffers.
@@ -99,9 +117,14 @@ impl DeviceAdaptive {
     /// Compiles the kernels and allocates the state for `st`, with the PCG's status words `cg_status`.
     pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState, cg_status: &wgpu::Buffer) -> Result<Self> {
         let copy = [params(0), storage(1, false), storage(2, true)];
-        let entries = [copy.as_slice(), &[storage(3, false), storage(4, false), storage(5, false), storage(6, false)]].concat();
+        let entries =
+            [copy.as_slice(), &[storage(3, false), storage(4, false), storage(5, false), storage(6, false), storage(7, true)]].concat();
         let names = ["adaptive_begin", "adaptive_trial", "adaptive_judge", "adaptive_end"];
-        let constants = [("ADAPTIVE_LOG", ADAPTIVE_LOG as f64), ("PARAMS_H_WORD", (std::mem::offset_of!(GpuParams, h) / 4) as f64)];
+        let constants = [
+            ("ADAPTIVE_LOG", ADAPTIVE_LOG as f64),
+            ("PARAMS_H_WORD", (std::mem::offset_of!(GpuParams, h) / 4) as f64),
+            ("STEP_ENERGY_SLACK", STEP_ENERGY_SLACK),
+        ];
         let k = build_specialized(device, options, "adaptive.wgsl", &[&entries], &names, &constants)?;
         let layout = k.layout(0)?;
         // the copy's pipeline binds the config and the state only: its dispatch reads the gate as its
@@ -112,8 +135,9 @@ impl DeviceAdaptive {
         let state = alloc.buffer("springsim.adaptive_state", (4 * STATE_WORDS) as u64, STORAGE_RW)?;
         let usage = STORAGE_RW | wgpu::BufferUsages::INDIRECT;
         let gate = alloc.buffer("springsim.adaptive_gate", (12 * (GATE_SLOTS + 1)) as u64, usage)?;
-        let group =
-            bind(device, &layout, "springsim.adaptive", &[&config, &st.state[0], &st.state[1], &st.params, cg_status, &state, &gate]);
+        let energy = StepEnergyKernels::new(device, options, st)?;
+        let buffers = [&config, &st.state[0], &st.state[1], &st.params, cg_status, &state, &gate, &energy.out];
+        let group = bind(device, &layout, "springsim.adaptive", &buffers);
         let copy_group = bind(device, &a.layout(0)?, "springsim.adaptive_accept", &[&config, &st.state[0], &st.state[1]]);
         Ok(DeviceAdaptive {
             begin: k.pipeline("adaptive_begin")?,
@@ -127,19 +151,23 @@ impl DeviceAdaptive {
             state,
             gate,
             written: None,
-            bytes: alloc.bytes(),
+            bytes: alloc.bytes() + energy.bytes,
+            energy,
         })
     }
 
-    /// Trial slots a frame of `substeps` planned steps records: three for each halving it has room for
-    /// (the discarded step, and the climb back: two steps at each halved h before h doubles), so that a
-    /// frame halving k ≤ `max_frame_halvings` times in a row still ends as the blocking driver's does.
-    pub fn slots(substeps: usize, settings: &StepSettings) -> usize {
-        substeps + 3 * settings.max_frame_halvings
+    /// Trial slots a frame of `substeps` planned steps records: three for each of the `halvings` it has
+    /// room for (the discarded step, and the climb back: two steps at each halved h before h doubles),
+    /// so that a frame halving k ≤ `halvings` times in a row still ends as the blocking driver's does.
+    pub fn slots(substeps: usize, halvings: usize) -> usize {
+        substeps + 3 * halvings
     }
 
-    /// The config for the planned step `planned` and `slots` trial slots of a frame of `frame` seconds.
-    pub fn config(n: usize, planned: f64, frame: f64, slots: usize, settings: &StepSettings) -> AdaptiveConfig {
+    /// The config for the planned step `planned` and `slots` trial slots of a frame of `frame` seconds of
+    /// model `m` (the energy check's constants; off where something moves along a path, whose work no
+    /// bound covers: as on the CPU).
+    pub fn config(m: &CpuModel, planned: f64, frame: f64, slots: usize, settings: &StepSettings) -> AdaptiveConfig {
+        let n = m.n;
         AdaptiveConfig {
             planned: planned as f32,
             frame: frame as f32,
@@ -148,6 +176,10 @@ impl DeviceAdaptive {
             slots: slots as u32,
             gate_slots: GATE_SLOTS as u32,
             n: n as u32,
+            energy_check: u32::from(!m.has_motion()),
+            mass_g: (m.mass.iter().sum::<f64>() * m.gravity.norm()) as f32,
+            power0: step_power_constant(m) as f32,
+            fields: step_power_fields(m) as f32,
             _pad: 0,
         }
     }
@@ -175,6 +207,11 @@ impl DeviceAdaptive {
     pub fn encode_trial<'g>(&'g self, pass: &mut CountedPass) -> Gate<'g> {
         self.one(pass, &self.trial);
         Gate::new(&self.gate, GATE_SLOTS)
+    }
+
+    /// Records the trial's energy check (two dispatches, through the trial's gate), after its strain check.
+    pub fn encode_energy(&self, pass: &mut CountedPass, n: usize) {
+        self.energy.encode(pass, n);
     }
 
     /// Records the trial's judgement (`adaptive_judge`) and the gated copy of an accepted state
