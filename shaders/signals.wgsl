@@ -54,6 +54,20 @@ fn sg_fold(lid: u32) {
     workgroupBarrier();
 }
 
+// A workgroup's rows folded into partials[4 wid .. 4 wid + 4] (every thread calls it: the fold has
+// barriers).
+fn sg_partial(lid: u32, wid: u32, sum: vec4<f32>, mix: vec4<f32>, hi: vec4<f32>, lo: vec4<f32>) {
+    sg_store(lid, sum, mix, hi, lo);
+    sg_fold(lid);
+    if (lid == 0u) {
+        let g = 4u * wid;
+        partials[g] = sg_sum[0];
+        partials[g + 1u] = sg_mix[0];
+        partials[g + 2u] = sg_hi[0];
+        partials[g + 3u] = sg_lo[0];
+    }
+}
+
 // One thread per particle: its energy terms, its springs' (half each) and its extent; one workgroup's
 // fold into partials[4 wid .. 4 wid + 4].
 @compute @workgroup_size(WG)
@@ -105,15 +119,7 @@ fn signals_partial(
         mix.y = worst;
         mix.w = stretch;
     }
-    sg_store(lid, sum, mix, hi, lo);
-    sg_fold(lid);
-    if (lid == 0u) {
-        let g = 4u * wid.x;
-        partials[g] = sg_sum[0];
-        partials[g + 1u] = sg_mix[0];
-        partials[g + 2u] = sg_hi[0];
-        partials[g + 3u] = sg_lo[0];
-    }
+    sg_partial(lid, wid.x, sum, mix, hi, lo);
 }
 
 // The adaptive step's energy check (twin: reference::signals::signals_step_partial): one thread per
@@ -174,15 +180,7 @@ fn signals_step_partial(
         sum.z = change;
         sum.w += positive;
     }
-    sg_store(lid, sum, mix, hi, lo);
-    sg_fold(lid);
-    if (lid == 0u) {
-        let g = 4u * wid.x;
-        partials[g] = sg_sum[0];
-        partials[g + 1u] = sg_mix[0];
-        partials[g + 2u] = sg_hi[0];
-        partials[g + 3u] = sg_lo[0];
-    }
+    sg_partial(lid, wid.x, sum, mix, hi, lo);
 }
 
 // One workgroup: folds the workgroups' partials of `signals_partial` into `signals`.

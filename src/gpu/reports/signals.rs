@@ -31,34 +31,53 @@ pub struct SignalKernels {
 impl SignalKernels {
     /// Compiles the kernels and allocates the partials (four `vec4` a workgroup) and the result.
     pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState) -> Result<Self> {
-        let entries =
-            [params(0), storage(1, true), storage(2, true), storage(3, true), storage(4, false), storage(5, false), storage(6, true)];
-        let names = ["signals_partial", "signals_reduce"];
-        let k = build_specialized(device, options, "signals.wgsl", &[&entries], &names, &Splits::of(st).constants())?;
-        let layout = k.layout(0)?;
-        let mut alloc = Allocator::new(device);
-        let none = wgpu::BufferUsages::empty();
-        let partials = alloc.storage("springsim.signals_partials", (groups(st.n).max(1) as u64) * 64, none)?;
-        let out = alloc.storage("springsim.signals", SIGNAL_BYTES, wgpu::BufferUsages::COPY_SRC)?;
-        let group = bind(device, &layout, "springsim.signals", &[&st.params, &st.nbr, &st.csr, &st.state[0], &partials, &out, &st.nbr_1]);
-        Ok(SignalKernels {
-            partial: k.pipeline("signals_partial")?,
-            reduce: k.pipeline("signals_reduce")?,
-            group,
-            out,
-            bytes: alloc.bytes(),
-        })
+        let (partial, reduce, group, out, bytes) = reduction(device, options, st, "signals_partial", "springsim.signals")?;
+        Ok(SignalKernels { partial, reduce, group, out, bytes })
     }
 
     /// Records the two dispatches over `state[0]` (n particles) into `pass`.
     pub fn encode(&self, pass: &mut CountedPass, n: usize) {
         pass.phase(Phase::Collide);
-        pass.set_bind_group(0, &self.group, &[]);
-        pass.set_pipeline(&self.partial);
-        pass.dispatch_workgroups(groups(n).max(1), 1, 1);
-        pass.set_pipeline(&self.reduce);
-        pass.dispatch_workgroups(1, 1, 1);
+        encode_reduction(pass, &self.partial, &self.reduce, &self.group, n);
     }
+}
+
+/// A per-particle kernel of `signals.wgsl` (`partial`: `signals_partial` over `state[0]`, or
+/// `signals_step_partial` from `state[0]` to `state[1]`) and `signals_reduce` after it, with their
+/// partials (four `vec4` a workgroup), their result ([`SIGNAL_BYTES`]), the bind group and the bytes.
+fn reduction(
+    device: &wgpu::Device,
+    options: &GpuOptions,
+    st: &GpuState,
+    partial: &'static str,
+    label: &str,
+) -> Result<(Kernel, Kernel, Bindings, wgpu::Buffer, u64)> {
+    let step = partial == "signals_step_partial";
+    let mut entries =
+        vec![params(0), storage(1, true), storage(2, true), storage(3, true), storage(4, false), storage(5, false), storage(6, true)];
+    if step {
+        entries.push(storage(7, true));
+    }
+    let k = build_specialized(device, options, "signals.wgsl", &[&entries], &[partial, "signals_reduce"], &Splits::of(st).constants())?;
+    let mut alloc = Allocator::new(device);
+    let none = wgpu::BufferUsages::empty();
+    let partials = alloc.storage(&format!("{label}_partials"), (groups(st.n).max(1) as u64) * 64, none)?;
+    let out = alloc.storage(label, SIGNAL_BYTES, wgpu::BufferUsages::COPY_SRC)?;
+    let mut buffers = vec![&st.params, &st.nbr, &st.csr, &st.state[0], &partials, &out, &st.nbr_1];
+    if step {
+        buffers.push(&st.state[1]);
+    }
+    let group = bind(device, &k.layout(0)?, label, &buffers);
+    Ok((k.pipeline(partial)?, k.pipeline("signals_reduce")?, group, out, alloc.bytes()))
+}
+
+/// Records `partial` over n particles and `signals_reduce` after it.
+fn encode_reduction(pass: &mut CountedPass, partial: &Kernel, reduce: &Kernel, group: &Bindings, n: usize) {
+    pass.set_bind_group(0, group, &[]);
+    pass.set_pipeline(partial);
+    pass.dispatch_workgroups(groups(n).max(1), 1, 1);
+    pass.set_pipeline(reduce);
+    pass.dispatch_workgroups(1, 1, 1);
 }
 
 /// The adaptive step's energy check of a trial step (`signals_step_partial` from `state[0]` to
@@ -78,42 +97,14 @@ pub struct StepEnergyKernels {
 impl StepEnergyKernels {
     /// Compiles the kernels and allocates the partials (four `vec4` a workgroup) and the result.
     pub fn new(device: &wgpu::Device, options: &GpuOptions, st: &GpuState) -> Result<Self> {
-        let entries = [
-            params(0),
-            storage(1, true),
-            storage(2, true),
-            storage(3, true),
-            storage(4, false),
-            storage(5, false),
-            storage(6, true),
-            storage(7, true),
-        ];
-        let names = ["signals_step_partial", "signals_reduce"];
-        let k = build_specialized(device, options, "signals.wgsl", &[&entries], &names, &Splits::of(st).constants())?;
-        let layout = k.layout(0)?;
-        let mut alloc = Allocator::new(device);
-        let none = wgpu::BufferUsages::empty();
-        let partials = alloc.storage("springsim.step_energy_partials", (groups(st.n).max(1) as u64) * 64, none)?;
-        let out = alloc.storage("springsim.step_energy", SIGNAL_BYTES, wgpu::BufferUsages::COPY_SRC)?;
-        let buffers = [&st.params, &st.nbr, &st.csr, &st.state[0], &partials, &out, &st.nbr_1, &st.state[1]];
-        let group = bind(device, &layout, "springsim.step_energy", &buffers);
-        Ok(StepEnergyKernels {
-            partial: k.pipeline("signals_step_partial")?,
-            reduce: k.pipeline("signals_reduce")?,
-            group,
-            out,
-            bytes: alloc.bytes(),
-        })
+        let (partial, reduce, group, out, bytes) = reduction(device, options, st, "signals_step_partial", "springsim.step_energy")?;
+        Ok(StepEnergyKernels { partial, reduce, group, out, bytes })
     }
 
     /// Records the two dispatches over the trial step from `state[0]` to `state[1]` (n particles).
     pub fn encode(&self, pass: &mut CountedPass, n: usize) {
         pass.phase(Phase::Integrate);
-        pass.set_bind_group(0, &self.group, &[]);
-        pass.set_pipeline(&self.partial);
-        pass.dispatch_workgroups(groups(n).max(1), 1, 1);
-        pass.set_pipeline(&self.reduce);
-        pass.dispatch_workgroups(1, 1, 1);
+        encode_reduction(pass, &self.partial, &self.reduce, &self.group, n);
     }
 }
 
