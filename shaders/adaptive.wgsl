@@ -27,7 +27,7 @@ struct AdaptiveConfig {
     slots: u32,          // trial slots recorded per frame
     gate_slots: u32,     // indirect argument slots of a trial (the accept gate follows them)
     n: u32,              // particles
-    energy_check: u32,   // 1: a trial that gained energy is retaken (0 where something moves along a path)
+    energy_check: u32,   // 1: a trial that gained energy is retaken (0 where some work has no bound)
     mass_g: f32,         // Σ m |g| (N): the energy scale's gravity term per metre of extent
     power0: f32,         // the drag against the wind's power bound (W)
     fields: f32,         // the force fields' power bound per unit of Σ m|v|: Σ|a| (m/s²)

@@ -123,7 +123,7 @@ impl Signals {
             max_strain: s.max_strain,
             energy_scale: mass * model.gravity.norm() * s.extent() + s.kinetic + s.central + s.spring,
             external_power: 0.25 * model.drag * mass * model.wind.norm_squared() + a_fields * s.momentum_norm,
-            scripted: model.has_motion() || model.aero.is_some(),
+            scripted: model.unbounded_work(),
         }
     }
 }

@@ -286,7 +286,7 @@ impl CpuEngine {
         self.trial_h = h;
         let strained = implicit::strained(&self.model, self.settings.strain_limit, self.settings.step_strain_limit, &self.x, &self.x_next);
         // the cursor's spring does work no bound covers: no energy judgement while it acts
-        let energy_gain = (self.model.cursor.is_none() && !self.model.has_motion()).then(|| {
+        let energy_gain = (self.model.cursor.is_none() && !self.model.unbounded_work()).then(|| {
             crate::reference::signals::step_energy(&self.model, &self.x, &self.v, &self.x_next, &self.v_next).gain(&self.model, h)
         });
         Ok(StepsReport { iterations: rep.iterations, residual: rep.residual, strained, energy_gain, ..Default::default() })

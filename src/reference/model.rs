@@ -82,6 +82,13 @@ impl CpuModel {
         !self.motions.is_empty()
     }
 
+    /// Whether something does work that the external forces' power bound does not cover: a collider or
+    /// pin moving along a path, or the aerodynamic wind (its bound needs every particle's air speed).
+    /// Then the energy is not judged: neither by the guard nor by the adaptive step's energy check.
+    pub fn unbounded_work(&self) -> bool {
+        self.has_motion() || self.aero.is_some()
+    }
+
     /// Each motion's (offset, velocity) at time `t` (s): [`crate::model::Path::offset`] and
     /// [`crate::model::Path::velocity`].
     pub fn motion_at(&self, t: f64) -> Vec<(V3, V3)> {

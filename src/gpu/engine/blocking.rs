@@ -108,7 +108,7 @@ impl GpuEngine {
     /// Implicit Euler's trial step of size `h` for the adaptive step (Kauppila §3.2.3): one submit from
     /// state\[0\] into state\[1\] followed by the strain check and the energy check, whose flag and
     /// sums are read back after the step (never inside the CG; the energy's only where it is judged: not
-    /// where something moves along a path). state\[0\] keeps the old state until
+    /// where something moves along a path or the aerodynamic wind blows). state\[0\] keeps the old state until
     /// [`crate::engine::Engine::accept_trial`] copies the new one over.
     pub(super) fn try_implicit_step(&mut self, h: f64) -> Result<StepsReport> {
         let n = self.state.n;
@@ -125,7 +125,7 @@ impl GpuEngine {
         let Some(energy) = implicit.adaptive().map(|a| &a.energy) else {
             return Err(Error::internal_gpu("the adaptive step's state".to_string()));
         };
-        let judged = !self.model.has_motion();
+        let judged = !self.model.unbounded_work();
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("springsim.adaptive") });
         implicit.begin_frame(&mut enc);
         if let Some(w) = &self.wind {

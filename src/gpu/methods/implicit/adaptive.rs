@@ -53,7 +53,7 @@ pub struct AdaptiveConfig {
     pub gate_slots: u32,
     /// Particles.
     pub n: u32,
-    /// 1: a trial that gained energy is retaken (0 where something moves along a path).
+    /// 1: a trial that gained energy is retaken (0 where something does work no bound covers).
     pub energy_check: u32,
     /// Σ m|g| (N).
     pub mass_g: f32,
@@ -164,8 +164,8 @@ impl DeviceAdaptive {
     }
 
     /// The config for the planned step `planned` and `slots` trial slots of a frame of `frame` seconds of
-    /// model `m` (the energy check's constants; off where something moves along a path, whose work no
-    /// bound covers: as on the CPU).
+    /// model `m` (the energy check's constants; off where something does work no bound covers:
+    /// [`CpuModel::unbounded_work`], as on the CPU).
     pub fn config(m: &CpuModel, planned: f64, frame: f64, slots: usize, settings: &StepSettings) -> AdaptiveConfig {
         let n = m.n;
         AdaptiveConfig {
@@ -176,7 +176,7 @@ impl DeviceAdaptive {
             slots: slots as u32,
             gate_slots: GATE_SLOTS as u32,
             n: n as u32,
-            energy_check: u32::from(!m.has_motion()),
+            energy_check: u32::from(!m.unbounded_work()),
             mass_g: (m.mass.iter().sum::<f64>() * m.gravity.norm()) as f32,
             power0: step_power_constant(m) as f32,
             fields: step_power_fields(m) as f32,
